@@ -1,0 +1,272 @@
+//! Gateway configuration: the TOML file, its documented fields and start-up validation.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Errors found while loading or validating the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// Path given on the command line.
+        path: String,
+        /// Underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown / mistyped fields.
+    #[error("invalid config file {path}: {message}")]
+    Parse {
+        /// Path given on the command line.
+        path: String,
+        /// Parser message, with line and column.
+        message: String,
+    },
+    /// The file parsed but a value is unusable.
+    #[error("invalid config: {0}")]
+    Invalid(String),
+}
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Where the gateway accepts client connections.
+    pub listen: ListenConfig,
+    /// The database server the gateway forwards to (one server until routing lands).
+    pub backend: BackendConfig,
+    /// Accounts clients may log in with. The gateway authenticates each client itself, then logs in
+    /// to the backend with the same user name and password.
+    #[serde(default)]
+    pub users: Vec<UserConfig>,
+    /// Logging settings.
+    #[serde(default)]
+    pub log: LogConfig,
+}
+
+/// Client-facing listener settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListenConfig {
+    /// Address and port to listen on, for example `127.0.0.1:2883`.
+    pub address: SocketAddr,
+    /// Largest logical packet (after joining 16 MiB frames) accepted from a client, in bytes.
+    /// Larger packets get MySQL error 1153 and the connection is closed. Default 64 MiB.
+    #[serde(default = "default_max_packet")]
+    pub max_packet_size: usize,
+    /// Seconds a client may take to finish the handshake and authentication. Default 10.
+    #[serde(default = "default_handshake_timeout")]
+    pub handshake_timeout_secs: u64,
+    /// Server version string announced to clients. Default: the backend's own version string.
+    #[serde(default)]
+    pub server_version: Option<String>,
+}
+
+/// The backend server.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackendConfig {
+    /// SQL address of the server, for example `127.0.0.1:3306`.
+    pub address: SocketAddr,
+    /// Milliseconds allowed for the TCP connect and the server's greeting. Default 5000.
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_ms: u64,
+}
+
+/// Authentication plugin the gateway asks a client to use for an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum AuthPlugin {
+    /// SHA1 challenge-response (MySQL 5.x, MariaDB default).
+    #[serde(rename = "mysql_native_password")]
+    NativePassword,
+    /// SHA256 challenge-response with a fast path and RSA full authentication (MySQL 8 default).
+    #[serde(rename = "caching_sha2_password")]
+    CachingSha2Password,
+}
+
+impl AuthPlugin {
+    /// The plugin's protocol name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthPlugin::NativePassword => "mysql_native_password",
+            AuthPlugin::CachingSha2Password => "caching_sha2_password",
+        }
+    }
+}
+
+/// One account.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserConfig {
+    /// Login name, as the client sends it.
+    pub name: String,
+    /// Plain-text password (may be empty). Either this or `password_hash` must be set.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Stored `mysql_native_password` hash as in `mysql.user` (`*` followed by 40 hex digits), used
+    /// instead of a plain password. Only works with `auth_plugin = "mysql_native_password"`.
+    #[serde(default)]
+    pub password_hash: Option<String>,
+    /// Plugin the client is asked to authenticate with. Default `mysql_native_password`.
+    #[serde(default = "default_plugin")]
+    pub auth_plugin: AuthPlugin,
+    /// Database selected when the client connects without one.
+    #[serde(default)]
+    pub default_database: Option<String>,
+    /// Default OceanBase tenant of this account (used by tenant routing; informational for now).
+    #[serde(default)]
+    pub tenant: Option<String>,
+}
+
+/// Logging settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    /// `tracing` filter, e.g. `info` or `gateway=debug`. `RUST_LOG` overrides it.
+    #[serde(default = "default_log_level")]
+    pub level: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig { level: default_log_level() }
+    }
+}
+
+fn default_max_packet() -> usize {
+    64 * 1024 * 1024
+}
+fn default_handshake_timeout() -> u64 {
+    10
+}
+fn default_connect_timeout() -> u64 {
+    5000
+}
+fn default_plugin() -> AuthPlugin {
+    AuthPlugin::NativePassword
+}
+fn default_log_level() -> String {
+    "info".into()
+}
+
+impl Config {
+    /// Reads, parses and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: shown.clone(), source })?;
+        Config::parse(&text, &shown)
+    }
+
+    /// Parses and validates configuration text; `origin` names it in messages.
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks values that TOML types alone cannot express.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.listen.max_packet_size < 1024 {
+            return Err(ConfigError::Invalid("listen.max_packet_size must be at least 1024 bytes".into()));
+        }
+        if self.listen.max_packet_size > 1 << 30 {
+            return Err(ConfigError::Invalid("listen.max_packet_size must be at most 1 GiB (MySQL's limit)".into()));
+        }
+        if self.users.is_empty() {
+            return Err(ConfigError::Invalid("no [[users]] configured: nobody could log in".into()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for u in &self.users {
+            validate_user(u)?;
+            if !seen.insert(u.name.as_str()) {
+                return Err(ConfigError::Invalid(format!("user {:?} is configured twice", u.name)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The account with this login name.
+    pub fn user(&self, name: &str) -> Option<&UserConfig> {
+        self.users.iter().find(|u| u.name == name)
+    }
+
+    /// Backend connect timeout.
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_millis(self.backend.connect_timeout_ms)
+    }
+}
+
+fn validate_user(u: &UserConfig) -> Result<(), ConfigError> {
+    let who = format!("user {:?}", u.name);
+    if u.name.is_empty() {
+        return Err(ConfigError::Invalid("a user has an empty name".into()));
+    }
+    match (&u.password, &u.password_hash) {
+        (Some(_), Some(_)) => {
+            Err(ConfigError::Invalid(format!("{who}: set either password or password_hash, not both")))
+        }
+        (None, None) => Err(ConfigError::Invalid(format!("{who}: set password or password_hash"))),
+        (None, Some(h)) => {
+            if u.auth_plugin != AuthPlugin::NativePassword {
+                return Err(ConfigError::Invalid(format!(
+                    "{who}: password_hash needs auth_plugin = \"mysql_native_password\" \
+                     (caching_sha2_password needs the plain password to log in to the backend)"
+                )));
+            }
+            crate::protocol::auth::parse_native_hash(h)
+                .map(|_| ())
+                .ok_or_else(|| ConfigError::Invalid(format!("{who}: password_hash must be '*' and 40 hex digits")))
+        }
+        (Some(_), None) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+[listen]
+address = "127.0.0.1:2883"
+[backend]
+address = "127.0.0.1:3306"
+"#;
+
+    #[test]
+    fn parses_minimal_config() {
+        let text = format!("{BASE}\n[[users]]\nname = \"root\"\npassword = \"\"\n");
+        let c = Config::parse(&text, "t").unwrap();
+        assert_eq!(c.listen.max_packet_size, 64 << 20);
+        assert_eq!(c.user("root").unwrap().auth_plugin, AuthPlugin::NativePassword);
+    }
+
+    #[test]
+    fn rejects_unknown_field_with_its_name() {
+        let text = format!("{BASE}\nbogus = 1\n[[users]]\nname = \"r\"\npassword = \"\"\n");
+        let e = Config::parse(&text, "t").unwrap_err().to_string();
+        assert!(e.contains("bogus"), "{e}");
+    }
+
+    #[test]
+    fn rejects_hash_with_sha2() {
+        let text = format!(
+            "{BASE}\n[[users]]\nname = \"r\"\nauth_plugin = \"caching_sha2_password\"\n\
+             password_hash = \"*0000000000000000000000000000000000000000\"\n"
+        );
+        let e = Config::parse(&text, "t").unwrap_err().to_string();
+        assert!(e.contains("password_hash needs"), "{e}");
+    }
+
+    #[test]
+    fn rejects_bad_hash_and_duplicates() {
+        let bad = format!("{BASE}\n[[users]]\nname = \"r\"\npassword_hash = \"*12\"\n");
+        assert!(Config::parse(&bad, "t").is_err());
+        let dup = format!("{BASE}\n[[users]]\nname = \"r\"\npassword = \"\"\n[[users]]\nname = \"r\"\npassword = \"x\"\n");
+        assert!(Config::parse(&dup, "t").unwrap_err().to_string().contains("twice"));
+    }
+}

@@ -1,0 +1,7 @@
+//! Gateway: a transparent routing gateway for OceanBase and MySQL-protocol traffic.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod config;
+pub mod protocol;
+pub mod server;
+pub mod session;

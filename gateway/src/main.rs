@@ -1,0 +1,54 @@
+//! The `gateway` command line: run the daemon, check a config.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+/// Transparent routing gateway for OceanBase and MySQL-protocol traffic.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the gateway: accept clients, authenticate them and proxy their commands to the backend.
+    Run {
+        /// Path of the TOML configuration file (every field is documented in README.md).
+        #[arg(long, short = 'c')]
+        config: PathBuf,
+    },
+    /// Validate a configuration file and exit: status 0 if it is usable, else a message and 1.
+    CheckConfig {
+        /// Path of the TOML configuration file to check.
+        #[arg(long, short = 'c')]
+        config: PathBuf,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run { config } => {
+            let config = gateway::config::Config::load(&config)?;
+            init_logging(&config.log.level);
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("tokio runtime")?;
+            rt.block_on(gateway::server::run(config))?;
+            Ok(())
+        }
+        Command::CheckConfig { config } => {
+            gateway::config::Config::load(&config)?;
+            println!("{}: ok", config.display());
+            Ok(())
+        }
+    }
+}
+
+fn init_logging(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).init();
+}

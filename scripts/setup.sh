@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Installs everything the build, the demo and the tests need. Idempotent: each step checks first,
+# so a second run on a prepared machine takes a few seconds.
+#
+#   Debian packages: mariadb-server, mariadb-client, sysbench, haproxy, iproute2, python3-venv, unzip
+#   Rust: a dated nightly with rust-src (the eBPF crate), bpf-linker (links the eBPF object)
+#   Python venv with PyMySQL (a real client driver for the tests)
+#   The OceanBase kernel (seekdb server binary from the pylibseekdb wheel)
+#
+# Environment: GATEWAY_TOOLS (default ~/.cache/gateway) holds the venv and the seekdb binary.
+set -euo pipefail
+
+EBPF_NIGHTLY="${GATEWAY_EBPF_TOOLCHAIN:-nightly-2026-05-19}"
+BPF_LINKER_VERSION="0.10.0"
+TOOLS="${GATEWAY_TOOLS:-$HOME/.cache/gateway}"
+VENV="$TOOLS/venv"
+SEEKDB_HOME="$TOOLS/seekdb"
+SEEKDB_WHEEL="pylibseekdb==1.4.0.post1"
+
+log() { printf '[setup] %s\n' "$*"; }
+
+apt_packages() {
+    local want=(mariadb-server mariadb-client sysbench haproxy iproute2 python3-venv unzip ca-certificates)
+    local missing=()
+    for p in "${want[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        log "installing Debian packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        log "Debian packages present"
+    fi
+}
+
+rust_toolchains() {
+    if ! rustup run "$EBPF_NIGHTLY" rustc --version >/dev/null 2>&1 \
+        || ! rustup component list --toolchain "$EBPF_NIGHTLY" --installed 2>/dev/null | grep -q '^rust-src'; then
+        log "installing $EBPF_NIGHTLY with rust-src"
+        rustup toolchain install "$EBPF_NIGHTLY" --profile minimal --component rust-src
+    else
+        log "$EBPF_NIGHTLY with rust-src present"
+    fi
+    if ! bpf-linker --version 2>/dev/null | grep -q "$BPF_LINKER_VERSION"; then
+        log "installing bpf-linker $BPF_LINKER_VERSION"
+        cargo install bpf-linker --version "$BPF_LINKER_VERSION" --locked
+    else
+        log "bpf-linker $BPF_LINKER_VERSION present"
+    fi
+}
+
+python_env() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        log "creating venv $VENV"
+        python3 -m venv "$VENV"
+    fi
+    if ! "$VENV/bin/python" -c 'import pymysql, cryptography' 2>/dev/null; then
+        log "installing PyMySQL"
+        "$VENV/bin/pip" install -q 'PyMySQL==1.1.1' 'cryptography'
+    else
+        log "PyMySQL present"
+    fi
+}
+
+seekdb() {
+    if [ -x "$SEEKDB_HOME/pylibseekdb/seekdb" ]; then
+        log "seekdb present"
+        return
+    fi
+    log "fetching the OceanBase kernel ($SEEKDB_WHEEL)"
+    local wheels="$TOOLS/wheels"
+    mkdir -p "$wheels" "$SEEKDB_HOME"
+    "$VENV/bin/pip" download -q --no-deps "$SEEKDB_WHEEL" -d "$wheels" \
+        --python-version 3.11 --only-binary=:all: --platform manylinux_2_28_x86_64
+    unzip -q -o "$wheels"/pylibseekdb-*.whl 'pylibseekdb/seekdb' 'pylibseekdb/libaio.so.1' -d "$SEEKDB_HOME"
+    chmod +x "$SEEKDB_HOME/pylibseekdb/seekdb"
+}
+
+apt_packages
+rust_toolchains
+python_env
+seekdb
+log "done (tools in $TOOLS)"

@@ -1,0 +1,2 @@
+//! Developer tasks: `cargo xtask demo`, `cargo xtask bench`.
+fn main() {}
