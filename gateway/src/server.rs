@@ -1,0 +1,63 @@
+//! The listener: accepts clients, spawns one session task each, stops on SIGINT/SIGTERM.
+
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tracing::{info, warn};
+
+use crate::config::Config;
+use crate::session::{self, Shared};
+
+/// Errors that stop the gateway.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// Configured address.
+        addr: std::net::SocketAddr,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// Signal handler installation failed.
+    #[error("signal handling: {0}")]
+    Signal(std::io::Error),
+}
+
+/// Runs the gateway until SIGINT or SIGTERM.
+pub async fn run(config: Config) -> Result<(), ServerError> {
+    let addr = config.listen.address;
+    let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
+    let shared = Arc::new(Shared::new(config));
+    probe_backend(&shared).await;
+    info!(%addr, backend = %shared.config.backend.address, "gateway listening");
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(ServerError::Signal)?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    tokio::spawn(session::proxy::serve(stream, peer, shared.clone()));
+                }
+                // Out of file descriptors and the like: keep serving the existing sessions.
+                Err(e) => {
+                    warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+            _ = tokio::signal::ctrl_c() => { info!("SIGINT: stopping"); return Ok(()); }
+            _ = term.recv() => { info!("SIGTERM: stopping"); return Ok(()); }
+        }
+    }
+}
+
+/// Reads the backend's greeting once so that clients are greeted with its version and
+/// capabilities from the first connection on.
+async fn probe_backend(shared: &Shared) {
+    match session::backend::connect(shared.config.backend.address, shared.config.connect_timeout()).await {
+        Ok((_, greeting)) => {
+            info!(version = %greeting.server_version, "backend reachable");
+            shared.learn_profile(&greeting);
+        }
+        Err(e) => warn!(error = %e, "backend not reachable at start; will retry per connection"),
+    }
+}

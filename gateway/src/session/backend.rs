@@ -1,0 +1,184 @@
+//! The gateway as a client of a backend server: connect, log in with the client's credentials.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::net::TcpStream;
+
+use super::{Credential, SessionError};
+use crate::protocol::auth::{self, CACHING_SHA2, NATIVE};
+use crate::protocol::frame::Wire;
+use crate::protocol::handshake::{encode_change_user, parse_auth_switch, Greeting, HandshakeResponse};
+use crate::protocol::message::{ErrPacket, ERR, OK};
+use crate::protocol::{caps, codes, ProtocolError};
+
+/// Largest packet accepted from a backend during login.
+const MAX_LOGIN_PACKET: usize = 1 << 20;
+
+/// An open backend connection.
+pub struct Backend {
+    /// The socket with its read buffer.
+    pub wire: Wire<TcpStream>,
+    /// The backend's greeting (its salt is reused by COM_CHANGE_USER).
+    pub greeting: Greeting,
+    /// Capabilities in effect on this leg.
+    pub capabilities: u32,
+}
+
+/// How a backend login ended.
+#[derive(Debug)]
+pub enum LoginOutcome {
+    /// The server's OK payload.
+    Ok(Bytes),
+    /// The server's ERR, to relay to the client.
+    Denied(ErrPacket),
+}
+
+/// What the gateway logs in with.
+#[derive(Debug, Clone)]
+pub struct LoginRequest<'a> {
+    /// User name.
+    pub user: &'a str,
+    /// Secret.
+    pub credential: &'a Credential,
+    /// Database to select, if any.
+    pub database: Option<&'a str>,
+    /// Collation id.
+    pub charset: u8,
+    /// Capabilities of the client leg (the backend leg asks for the same).
+    pub client_caps: u32,
+    /// Connection attributes to pass on.
+    pub attributes: &'a [(Vec<u8>, Vec<u8>)],
+}
+
+/// Opens a TCP connection and reads the greeting, within `timeout`.
+pub async fn connect(addr: SocketAddr, timeout: Duration) -> Result<(Wire<TcpStream>, Greeting), SessionError> {
+    let unreachable = |why: String| {
+        SessionError::Refused { err: ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: cannot connect to backend {addr}: {why}")), seq: 0 }
+    };
+    let attempt = async {
+        let stream = TcpStream::connect(addr).await.map_err(|e| unreachable(e.to_string()))?;
+        stream.set_nodelay(true).map_err(|e| unreachable(e.to_string()))?;
+        let mut wire = Wire::new(stream);
+        let p = wire.read_packet(MAX_LOGIN_PACKET).await.map_err(|e| unreachable(e.to_string()))?;
+        if p.payload.first() == Some(&ERR) {
+            let e = ErrPacket::parse(&p.payload).map_err(|e| unreachable(e.to_string()))?;
+            return Err(unreachable(e.to_string()));
+        }
+        let g = Greeting::parse(&p.payload).map_err(|e| unreachable(e.to_string()))?;
+        Ok((wire, g))
+    };
+    tokio::time::timeout(timeout, attempt).await.map_err(|_| unreachable("timed out".into()))?
+}
+
+/// Logs in on a fresh connection. Errors here are backend failures; a refusal by the server is
+/// `LoginOutcome::Denied`.
+pub async fn login(
+    mut wire: Wire<TcpStream>,
+    greeting: Greeting,
+    req: &LoginRequest<'_>,
+) -> Result<(Backend, LoginOutcome), SessionError> {
+    let mut capabilities = (req.client_caps & caps::SUPPORTED & greeting.capabilities)
+        | caps::PROTOCOL_41
+        | caps::SECURE_CONNECTION
+        | (caps::PLUGIN_AUTH & greeting.capabilities);
+    if req.database.is_some() {
+        capabilities |= caps::CONNECT_WITH_DB & greeting.capabilities;
+    }
+    let plugin = greeting.auth_plugin.clone();
+    let auth_response = scramble(&plugin, &greeting.salt, req.credential)?;
+    let response = HandshakeResponse {
+        capabilities,
+        max_packet: 1 << 30,
+        charset: req.charset,
+        user: req.user.to_string(),
+        auth_response,
+        database: req.database.map(str::to_string),
+        auth_plugin: Some(plugin.clone()),
+        attributes: req.attributes.to_vec(),
+    };
+    wire.write_packet(1, &response.encode()).await.map_err(SessionError::Backend)?;
+    let outcome = auth_loop(&mut wire, &plugin, &greeting.salt, req.credential).await?;
+    Ok((Backend { wire, greeting, capabilities }, outcome))
+}
+
+impl Backend {
+    /// Re-authenticates this connection as another user (COM_CHANGE_USER).
+    pub async fn change_user(&mut self, req: &LoginRequest<'_>) -> Result<LoginOutcome, SessionError> {
+        let plugin = self.greeting.auth_plugin.clone();
+        let response = HandshakeResponse {
+            capabilities: self.capabilities,
+            charset: req.charset,
+            user: req.user.to_string(),
+            auth_response: scramble(&plugin, &self.greeting.salt, req.credential)?,
+            database: req.database.map(str::to_string),
+            auth_plugin: Some(plugin.clone()),
+            attributes: req.attributes.to_vec(),
+            ..Default::default()
+        };
+        self.wire.write_packet(0, &encode_change_user(&response)).await.map_err(SessionError::Backend)?;
+        let salt = self.greeting.salt.clone();
+        auth_loop(&mut self.wire, &plugin, &salt, req.credential).await
+    }
+}
+
+/// The auth response for `plugin`.
+fn scramble(plugin: &str, salt: &[u8], cred: &Credential) -> Result<Vec<u8>, SessionError> {
+    match (plugin, cred) {
+        (_, Credential::Plain(pw)) if pw.is_empty() => Ok(Vec::new()),
+        (NATIVE, Credential::Plain(pw)) => Ok(auth::native_scramble(&auth::native_stage1(pw), salt).to_vec()),
+        (NATIVE, Credential::NativeStage1(s1)) => Ok(auth::native_scramble(s1, salt).to_vec()),
+        (CACHING_SHA2, Credential::Plain(pw)) => Ok(auth::sha2_scramble(pw, salt).to_vec()),
+        (other, _) => Err(SessionError::refuse(
+            codes::ACCESS_DENIED,
+            0,
+            format!("gateway: the backend asks for authentication plugin '{other}', which the gateway cannot use with this account's credentials"),
+        )),
+    }
+}
+
+/// Answers auth switches and caching_sha2 requests until the server says OK or ERR.
+async fn auth_loop(
+    wire: &mut Wire<TcpStream>,
+    plugin: &str,
+    salt: &[u8],
+    cred: &Credential,
+) -> Result<LoginOutcome, SessionError> {
+    let (mut plugin, mut salt) = (plugin.to_string(), salt.to_vec());
+    loop {
+        let p = wire.read_packet(MAX_LOGIN_PACKET).await.map_err(SessionError::Backend)?;
+        let seq = p.last_seq.wrapping_add(1);
+        match p.payload.first().copied() {
+            Some(OK) => return Ok(LoginOutcome::Ok(p.payload)),
+            Some(ERR) => return Ok(LoginOutcome::Denied(ErrPacket::parse(&p.payload).map_err(SessionError::Backend)?)),
+            Some(0xFE) => {
+                let (new_plugin, new_salt) = parse_auth_switch(&p.payload).map_err(SessionError::Backend)?;
+                plugin = new_plugin;
+                salt = new_salt;
+                let resp = scramble(&plugin, &salt, cred)?;
+                wire.write_packet(seq, &resp).await.map_err(SessionError::Backend)?;
+            }
+            Some(0x01) if plugin == CACHING_SHA2 => match p.payload.get(1).copied() {
+                Some(auth::SHA2_FAST_OK) => {}
+                Some(auth::SHA2_FULL_AUTH) => sha2_full_auth(wire, seq, &salt, cred).await?,
+                _ => return Err(SessionError::Backend(ProtocolError::Malformed("unexpected caching_sha2 data"))),
+            },
+            _ => return Err(SessionError::Backend(ProtocolError::Malformed("unexpected packet during login"))),
+        }
+    }
+}
+
+/// caching_sha2_password full authentication towards a backend, over RSA (no TLS yet).
+async fn sha2_full_auth(wire: &mut Wire<TcpStream>, seq: u8, salt: &[u8], cred: &Credential) -> Result<(), SessionError> {
+    let Credential::Plain(pw) = cred else {
+        return Err(SessionError::refuse(codes::ACCESS_DENIED, 0, "gateway: backend full authentication needs the plain password"));
+    };
+    wire.write_packet(seq, &[auth::SHA2_REQUEST_PUBLIC_KEY]).await.map_err(SessionError::Backend)?;
+    let p = wire.read_packet(MAX_LOGIN_PACKET).await.map_err(SessionError::Backend)?;
+    let pem = p.payload.get(1..).ok_or(SessionError::Backend(ProtocolError::Malformed("empty public key")))?;
+    let cipher = auth::rsa_encrypt_password(pem, pw, salt)
+        .map_err(|e| SessionError::refuse(codes::ACCESS_DENIED, 0, format!("gateway: backend public key: {e}")))?;
+    wire.write_packet(p.last_seq.wrapping_add(1), &cipher).await.map_err(SessionError::Backend)?;
+    Ok(())
+}

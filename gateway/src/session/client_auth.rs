@@ -1,0 +1,199 @@
+//! The gateway as a server: greeting, handshake response, auth switch and password checks.
+
+use std::net::IpAddr;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::{Credential, SessionError, Shared};
+use crate::config::{AuthPlugin, UserConfig};
+use crate::protocol::auth::{self, NATIVE};
+use crate::protocol::frame::Wire;
+use crate::protocol::handshake::{auth_switch_request, Greeting, HandshakeResponse};
+use crate::protocol::message::ErrPacket;
+use crate::protocol::{caps, codes, status, ProtocolError};
+
+/// Largest packet accepted during authentication.
+const MAX_AUTH_PACKET: usize = 64 * 1024;
+
+/// A client that proved who it is.
+#[derive(Debug)]
+pub struct ClientLogin {
+    /// What the client sent (capabilities, user, database, attributes).
+    pub response: HandshakeResponse,
+    /// Capabilities in effect on the client leg.
+    pub capabilities: u32,
+    /// The secret for logging in to backends.
+    pub credential: Credential,
+    /// Sequence id of the gateway's next packet to the client (the final OK or ERR).
+    pub seq: u8,
+    /// The salt the client was greeted with (COM_CHANGE_USER scrambles reuse it).
+    pub salt: Vec<u8>,
+}
+
+/// One authentication conversation on the client leg.
+pub struct Exchange<'a, S> {
+    /// The client connection.
+    pub wire: &'a mut Wire<S>,
+    /// Process state (config, sha2 cache, RSA key).
+    pub shared: &'a Shared,
+    /// Client address, for error messages.
+    pub peer: IpAddr,
+    /// Salt the client scrambles with.
+    pub salt: &'a [u8],
+    /// Sequence id of the gateway's next packet.
+    pub seq: u8,
+    /// Capabilities of the client leg.
+    pub capabilities: u32,
+}
+
+/// Greets the client and authenticates it against the configured users.
+pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
+    wire: &mut Wire<S>,
+    shared: &Shared,
+    connection_id: u32,
+    peer: IpAddr,
+) -> Result<ClientLogin, SessionError> {
+    let salt = auth::new_salt();
+    let profile = shared.profile();
+    let announced = (profile.capabilities & caps::SUPPORTED)
+        | caps::PROTOCOL_41
+        | caps::SECURE_CONNECTION
+        | caps::PLUGIN_AUTH
+        | caps::LONG_PASSWORD;
+    let greeting = Greeting {
+        server_version: profile.server_version,
+        connection_id,
+        salt: salt.clone(),
+        capabilities: announced,
+        charset: profile.charset,
+        status: status::AUTOCOMMIT,
+        auth_plugin: NATIVE.into(),
+    };
+    wire.write_packet(0, &greeting.encode()).await.map_err(SessionError::Client)?;
+    let packet = wire.read_packet(MAX_AUTH_PACKET).await.map_err(|e| handshake_error(e, 2))?;
+    if packet.first_seq != 1 {
+        return Err(SessionError::refuse(codes::OUT_OF_ORDER, packet.last_seq.wrapping_add(1), "Got packets out of order"));
+    }
+    let seq = packet.last_seq.wrapping_add(1);
+    if HandshakeResponse::is_ssl_request(&packet.payload) {
+        return Err(SessionError::refuse(codes::HANDSHAKE, seq, "SSL connection error: TLS is not enabled on this gateway"));
+    }
+    let response = HandshakeResponse::parse(&packet.payload)
+        .map_err(|_| SessionError::refuse(codes::HANDSHAKE, seq, "Bad handshake"))?;
+    let capabilities = response.capabilities & announced;
+    let mut ex = Exchange { wire, shared, peer, salt: &salt, seq, capabilities };
+    let credential = ex.authenticate(&response).await?;
+    let seq = ex.seq;
+    Ok(ClientLogin { response, capabilities, credential, seq, salt })
+}
+
+fn handshake_error(e: ProtocolError, seq: u8) -> SessionError {
+    match e {
+        ProtocolError::TooLarge { .. } | ProtocolError::OutOfOrder { .. } | ProtocolError::Malformed(_) => {
+            SessionError::refuse(codes::HANDSHAKE, seq, "Bad handshake")
+        }
+        other => SessionError::Client(other),
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Exchange<'_, S> {
+    /// Checks the client's proof for `response.user`, switching plugin when needed.
+    pub async fn authenticate(&mut self, response: &HandshakeResponse) -> Result<Credential, SessionError> {
+        let used_password = !response.auth_response.is_empty();
+        let Some(user) = self.shared.config.user(&response.user).cloned() else {
+            return Err(self.denied(&response.user, used_password));
+        };
+        let wanted = user.auth_plugin.name();
+        let client_plugin = response.auth_plugin.as_deref().unwrap_or(NATIVE);
+        let mut data = response.auth_response.clone();
+        if client_plugin != wanted {
+            if self.capabilities & caps::PLUGIN_AUTH == 0 {
+                return Err(self.denied(&user.name, used_password));
+            }
+            self.send(&auth_switch_request(wanted, self.salt)).await?;
+            data = self.receive().await?;
+        }
+        let used_password = !data.is_empty();
+        let verdict = match user.auth_plugin {
+            AuthPlugin::NativePassword => self.check_native(&user, &data),
+            AuthPlugin::CachingSha2Password => self.check_sha2(&user, &data).await?,
+        };
+        verdict.ok_or_else(|| self.denied(&user.name, used_password))
+    }
+
+    fn check_native(&self, user: &UserConfig, data: &[u8]) -> Option<Credential> {
+        if let Some(pw) = &user.password {
+            if pw.is_empty() {
+                return data.is_empty().then(|| Credential::Plain(Vec::new()));
+            }
+            let stage2 = auth::native_stage2(&auth::native_stage1(pw.as_bytes()));
+            return auth::native_verify(data, self.salt, &stage2).map(|_| Credential::Plain(pw.as_bytes().to_vec()));
+        }
+        let stage2 = auth::parse_native_hash(user.password_hash.as_deref()?)?;
+        auth::native_verify(data, self.salt, &stage2).map(Credential::NativeStage1)
+    }
+
+    async fn check_sha2(&mut self, user: &UserConfig, data: &[u8]) -> Result<Option<Credential>, SessionError> {
+        let pw = user.password.clone().unwrap_or_default().into_bytes();
+        if data.is_empty() || pw.is_empty() {
+            return Ok((data.is_empty() && pw.is_empty()).then(|| Credential::Plain(pw)));
+        }
+        let cache_key = format!("{}\0{}", user.name, hex::encode(auth::sha2_scramble(&pw, b"")));
+        if self.shared.sha2_cached(&cache_key) {
+            // PyMySQL scrambles with the auth-switch data including its trailing NUL.
+            let salt_nul: Vec<u8> = self.salt.iter().copied().chain([0]).collect();
+            if !auth::sha2_verify(data, self.salt, &pw) && !auth::sha2_verify(data, &salt_nul, &pw) {
+                return Ok(None);
+            }
+            self.send(&[0x01, auth::SHA2_FAST_OK]).await?;
+            return Ok(Some(Credential::Plain(pw)));
+        }
+        self.send(&[0x01, auth::SHA2_FULL_AUTH]).await?;
+        let mut reply = self.receive().await?;
+        if reply == [auth::SHA2_REQUEST_PUBLIC_KEY] {
+            let Some(keys) = self.shared.rsa_keys().await else {
+                return Err(SessionError::refuse(codes::HANDSHAKE, self.seq, "gateway has no RSA key for full authentication"));
+            };
+            let mut more = vec![0x01];
+            more.extend_from_slice(keys.public_pem.as_bytes());
+            self.send(&more).await?;
+            let cipher = self.receive().await?;
+            let Ok(claimed) = keys.decrypt_password(&cipher, self.salt) else {
+                return Ok(None);
+            };
+            reply = claimed;
+        } else if !self.peer.is_loopback() {
+            // A clear-text password over an unencrypted network connection is refused, as MySQL
+            // does. Loopback is accepted like MySQL's unix socket: the bytes never leave the host
+            // (libmariadb sends clear text here instead of asking for the RSA key).
+            tracing::warn!(user = %user.name, "client sent a clear-text password without TLS; refused");
+            return Ok(None);
+        } else if reply.last() == Some(&0) {
+            reply.pop();
+        }
+        if !auth::password_eq(&reply, &pw) {
+            return Ok(None);
+        }
+        self.shared.sha2_remember(cache_key);
+        Ok(Some(Credential::Plain(pw)))
+    }
+
+    async fn send(&mut self, payload: &[u8]) -> Result<(), SessionError> {
+        self.seq = self.wire.write_packet(self.seq, payload).await.map_err(SessionError::Client)?;
+        Ok(())
+    }
+
+    async fn receive(&mut self) -> Result<Vec<u8>, SessionError> {
+        let p = self.wire.read_packet(MAX_AUTH_PACKET).await.map_err(|e| handshake_error(e, self.seq))?;
+        if p.first_seq != self.seq {
+            return Err(SessionError::refuse(codes::OUT_OF_ORDER, p.last_seq.wrapping_add(1), "Got packets out of order"));
+        }
+        self.seq = p.last_seq.wrapping_add(1);
+        Ok(p.payload.to_vec())
+    }
+
+    fn denied(&self, user: &str, used_password: bool) -> SessionError {
+        let err = ErrPacket::access_denied(user, &self.peer.to_string(), used_password);
+        SessionError::Refused { err, seq: self.seq }
+    }
+}

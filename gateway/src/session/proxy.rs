@@ -1,0 +1,212 @@
+//! One client session end to end: authenticate, log in to the backend, then relay each command.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+use tracing::{debug, info, Instrument};
+
+use super::backend::{self, Backend, LoginOutcome, LoginRequest};
+use super::client_auth::{self, ClientLogin, Exchange};
+use super::relay::{self, RelayError};
+use super::{Credential, SessionError, Shared};
+use crate::protocol::command::{self, Handling};
+use crate::protocol::frame::{encode_packet, Wire};
+use crate::protocol::handshake::parse_change_user;
+use crate::protocol::message::ErrPacket;
+use crate::protocol::response::ResponseTracker;
+use crate::protocol::{caps, codes, ProtocolError};
+
+/// Serves one accepted client connection until it ends; never panics, logs why it ended.
+pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+    let id = shared.next_connection_id();
+    let span = tracing::info_span!("conn", id, peer = %peer);
+    async move {
+        let _ = stream.set_nodelay(true);
+        let mut client = Wire::new(stream);
+        match run(&mut client, peer, &shared, id).await {
+            Ok(()) => debug!("session closed"),
+            Err(SessionError::Refused { err, seq }) => {
+                info!(code = err.code, message = %err.message, "session refused");
+                let _ = client.write_packet(seq, &err.encode()).await;
+            }
+            Err(e) => info!(error = %e, "session ended"),
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+async fn run(client: &mut Wire<TcpStream>, peer: SocketAddr, shared: &Shared, id: u32) -> Result<(), SessionError> {
+    let handshake_timeout = Duration::from_secs(shared.config.listen.handshake_timeout_secs);
+    let login = tokio::time::timeout(handshake_timeout, client_auth::accept(client, shared, id, peer.ip()))
+        .await
+        .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
+    let mut session = Session::open(client, shared, login, peer).await?;
+    session.command_loop().await
+}
+
+/// An authenticated session with its backend connection.
+struct Session<'a> {
+    client: &'a mut Wire<TcpStream>,
+    backend: Backend,
+    shared: &'a Shared,
+    peer: SocketAddr,
+    client_caps: u32,
+    salt: Vec<u8>,
+}
+
+impl<'a> Session<'a> {
+    async fn open(
+        client: &'a mut Wire<TcpStream>,
+        shared: &'a Shared,
+        login: ClientLogin,
+        peer: SocketAddr,
+    ) -> Result<Session<'a>, SessionError> {
+        let seq = login.seq;
+        let resp = &login.response;
+        let default_db = shared.config.user(&resp.user).and_then(|u| u.default_database.clone());
+        let database = resp.database.clone().or(default_db);
+        let req = LoginRequest {
+            user: &resp.user,
+            credential: &login.credential,
+            database: database.as_deref(),
+            charset: resp.charset,
+            client_caps: login.capabilities,
+            attributes: &resp.attributes,
+        };
+        let (wire, greeting) = backend::connect(shared.config.backend.address, shared.config.connect_timeout())
+            .await
+            .map_err(|e| at_seq(e, seq))?;
+        shared.learn_profile(&greeting);
+        let (backend, outcome) = backend::login(wire, greeting, &req).await.map_err(|e| at_seq(e, seq))?;
+        match outcome {
+            LoginOutcome::Ok(ok) => {
+                let mut out = Vec::new();
+                encode_packet(&mut out, seq, &ok);
+                client.write_raw(&out).await.map_err(SessionError::Client)?;
+            }
+            LoginOutcome::Denied(err) => return Err(SessionError::Refused { err, seq }),
+        }
+        if backend.capabilities & caps::DEPRECATE_EOF != login.capabilities & caps::DEPRECATE_EOF {
+            tracing::warn!("client and backend legs disagree on DEPRECATE_EOF; answers may confuse the client");
+        }
+        info!(user = %resp.user, db = ?database, backend_thread = backend.greeting.connection_id, "session open");
+        Ok(Session { client, backend, shared, peer, client_caps: login.capabilities, salt: login.salt })
+    }
+
+    async fn command_loop(&mut self) -> Result<(), SessionError> {
+        let max = self.shared.config.listen.max_packet_size;
+        loop {
+            let packet = match self.client.read_packet(max).await {
+                Ok(p) => p,
+                Err(ProtocolError::Closed) => return Ok(()),
+                Err(ProtocolError::TooLarge { .. }) => {
+                    return Err(SessionError::refuse(codes::PACKET_TOO_LARGE, 1, "Got a packet bigger than 'max_allowed_packet' bytes"));
+                }
+                Err(ProtocolError::OutOfOrder { .. }) => {
+                    return Err(SessionError::refuse(codes::OUT_OF_ORDER, 1, "Got packets out of order"));
+                }
+                Err(e) => return Err(SessionError::Client(e)),
+            };
+            if packet.first_seq != 0 {
+                return Err(SessionError::refuse(codes::OUT_OF_ORDER, packet.last_seq.wrapping_add(1), "Got packets out of order"));
+            }
+            let Some(&cmd) = packet.payload.first() else {
+                return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
+            };
+            let reply_seq = packet.last_seq.wrapping_add(1);
+            match command::handling(cmd) {
+                Handling::Forward(shape) => self.forward(&packet.payload, shape).await?,
+                Handling::Quit => {
+                    let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
+                    return Ok(());
+                }
+                Handling::ChangeUser => self.change_user(&packet.payload).await?,
+                Handling::Refuse(what) => {
+                    let err = ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: {what} are not supported"));
+                    self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+                }
+                Handling::Unknown => {
+                    debug!(cmd, "unknown command");
+                    let err = ErrPacket::with_state(codes::UNKNOWN_COMMAND, b"08S01", "Unknown command");
+                    self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+                }
+            }
+        }
+    }
+
+    async fn forward(&mut self, payload: &[u8], shape: command::Shape) -> Result<(), SessionError> {
+        let cmd = payload[0];
+        debug!(command = command::name(cmd), len = payload.len(), "forward");
+        let mut out = Vec::with_capacity(payload.len() + 8);
+        let reply_seq = encode_packet(&mut out, 0, payload);
+        if let Err(e) = self.backend.wire.write_raw(&out).await {
+            return Err(lost_backend(e, reply_seq));
+        }
+        let mut tracker = ResponseTracker::new(shape, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
+        if tracker.is_done() {
+            return Ok(());
+        }
+        match relay::answer(&mut self.backend.wire, self.client, &mut tracker).await {
+            Ok(()) => Ok(()),
+            Err(RelayError::BackendBeforeAnswer(e)) => Err(lost_backend(e, reply_seq)),
+            Err(RelayError::Backend(e)) => Err(SessionError::Backend(e)),
+            Err(RelayError::Client(e)) => Err(SessionError::Client(e)),
+        }
+    }
+
+    /// COM_CHANGE_USER: authenticate the new user here, then switch the backend connection.
+    async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
+        let resp = parse_change_user(payload, self.client_caps)
+            .map_err(|_| SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"))?;
+        let mut ex = Exchange {
+            wire: self.client,
+            shared: self.shared,
+            peer: self.peer.ip(),
+            salt: &self.salt,
+            seq: 1,
+            capabilities: self.client_caps,
+        };
+        let credential: Credential = ex.authenticate(&resp).await?;
+        let seq = ex.seq;
+        let default_db = self.shared.config.user(&resp.user).and_then(|u| u.default_database.clone());
+        let database = resp.database.clone().or(default_db);
+        let req = LoginRequest {
+            user: &resp.user,
+            credential: &credential,
+            database: database.as_deref(),
+            charset: resp.charset,
+            client_caps: self.client_caps,
+            attributes: &resp.attributes,
+        };
+        match self.backend.change_user(&req).await.map_err(|e| at_seq(e, seq))? {
+            LoginOutcome::Ok(ok) => {
+                self.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
+                info!(user = %resp.user, "changed user");
+                Ok(())
+            }
+            LoginOutcome::Denied(err) => Err(SessionError::Refused { err, seq }),
+        }
+    }
+}
+
+/// Gives a backend-side refusal the client's sequence id.
+fn at_seq(e: SessionError, seq: u8) -> SessionError {
+    match e {
+        SessionError::Refused { err, .. } => SessionError::Refused { err, seq },
+        SessionError::Backend(p) => SessionError::Refused {
+            err: ErrPacket::new(codes::BACKEND_LOST, format!("gateway: lost connection to backend during login: {p}")),
+            seq,
+        },
+        other => other,
+    }
+}
+
+fn lost_backend(e: ProtocolError, seq: u8) -> SessionError {
+    SessionError::Refused {
+        err: ErrPacket::new(codes::BACKEND_LOST, format!("Lost connection to backend server during query: {e}")),
+        seq,
+    }
+}

@@ -1,0 +1,110 @@
+//! State shared by all sessions: config, connection ids, the caching_sha2 cache, the backend's profile.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::config::Config;
+use crate::protocol::auth::RsaKeys;
+use crate::protocol::caps;
+use crate::protocol::handshake::Greeting;
+
+/// What the gateway announces to clients, learnt from the backend's own greeting.
+#[derive(Debug, Clone)]
+pub struct BackendProfile {
+    /// Version string the backend announces.
+    pub server_version: String,
+    /// The backend's capability flags.
+    pub capabilities: u32,
+    /// The backend's default collation.
+    pub charset: u8,
+}
+
+impl Default for BackendProfile {
+    fn default() -> Self {
+        BackendProfile {
+            server_version: "5.7.25-gateway".into(),
+            capabilities: caps::SUPPORTED,
+            charset: 45, // utf8mb4_general_ci
+        }
+    }
+}
+
+/// Process-wide session state.
+pub struct Shared {
+    /// The configuration.
+    pub config: Config,
+    next_id: AtomicU32,
+    sha2_cache: Mutex<HashSet<String>>,
+    rsa: tokio::sync::OnceCell<Arc<RsaKeys>>,
+    profile: RwLock<BackendProfile>,
+}
+
+impl Shared {
+    /// New state for a configuration.
+    pub fn new(config: Config) -> Self {
+        let mut profile = BackendProfile::default();
+        if let Some(v) = &config.listen.server_version {
+            profile.server_version = v.clone();
+        }
+        Shared {
+            config,
+            next_id: AtomicU32::new(1),
+            sha2_cache: Mutex::new(HashSet::new()),
+            rsa: tokio::sync::OnceCell::new(),
+            profile: RwLock::new(profile),
+        }
+    }
+
+    /// A fresh gateway connection id (never 0).
+    pub fn next_connection_id(&self) -> u32 {
+        loop {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            if id != 0 {
+                return id;
+            }
+        }
+    }
+
+    /// Whether `user` completed caching_sha2 full authentication with this password since start.
+    pub fn sha2_cached(&self, key: &str) -> bool {
+        self.sha2_cache.lock().map(|c| c.contains(key)).unwrap_or(false)
+    }
+
+    /// Remembers a caching_sha2 full authentication.
+    pub fn sha2_remember(&self, key: String) {
+        if let Ok(mut c) = self.sha2_cache.lock() {
+            c.insert(key);
+        }
+    }
+
+    /// The RSA key pair, generated on first use (in a blocking thread: it takes a moment).
+    pub async fn rsa_keys(&self) -> Option<Arc<RsaKeys>> {
+        self.rsa
+            .get_or_try_init(|| async {
+                tokio::task::spawn_blocking(RsaKeys::generate)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(|e| tracing::error!(error = %e, "cannot create the RSA key for caching_sha2_password"))
+            .ok()
+            .cloned()
+    }
+
+    /// What to announce to clients.
+    pub fn profile(&self) -> BackendProfile {
+        self.profile.read().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// Learns the backend's version and capabilities from one of its greetings.
+    pub fn learn_profile(&self, g: &Greeting) {
+        if let Ok(mut p) = self.profile.write() {
+            p.server_version = self.config.listen.server_version.clone().unwrap_or_else(|| g.server_version.clone());
+            p.capabilities = g.capabilities;
+            p.charset = g.charset;
+        }
+    }
+}
