@@ -115,6 +115,8 @@ pub mod codes {
     pub const UNKNOWN_COMMAND: u16 = 1047;
     /// ER_HANDSHAKE_ERROR ("Bad handshake")
     pub const HANDSHAKE: u16 = 1043;
+    /// ER_NO_SUCH_THREAD
+    pub const NO_SUCH_THREAD: u16 = 1094;
     /// ER_NET_PACKET_TOO_LARGE
     pub const PACKET_TOO_LARGE: u16 = 1153;
     /// ER_NET_PACKETS_OUT_OF_ORDER

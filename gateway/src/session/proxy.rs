@@ -10,7 +10,7 @@ use tracing::{debug, info, Instrument};
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::client_auth::{self, ClientLogin, Exchange};
 use super::relay::{self, RelayError};
-use super::{Credential, SessionError, Shared};
+use super::{kill, Credential, SessionError, Shared};
 use crate::protocol::command::{self, Handling};
 use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
@@ -25,7 +25,9 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     async move {
         let _ = stream.set_nodelay(true);
         let mut client = Wire::new(stream);
-        match run(&mut client, peer, &shared, id).await {
+        let result = run(&mut client, peer, &shared, id).await;
+        shared.unregister_thread(id);
+        match result {
             Ok(()) => debug!("session closed"),
             Err(SessionError::Refused { err, seq }) => {
                 info!(code = err.code, message = %err.message, "session refused");
@@ -43,7 +45,7 @@ async fn run(client: &mut Wire<TcpStream>, peer: SocketAddr, shared: &Shared, id
     let login = tokio::time::timeout(handshake_timeout, client_auth::accept(client, shared, id, peer.ip()))
         .await
         .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
-    let mut session = Session::open(client, shared, login, peer).await?;
+    let mut session = Session::open(client, shared, login, peer, id).await?;
     session.command_loop().await
 }
 
@@ -63,6 +65,7 @@ impl<'a> Session<'a> {
         shared: &'a Shared,
         login: ClientLogin,
         peer: SocketAddr,
+        id: u32,
     ) -> Result<Session<'a>, SessionError> {
         let seq = login.seq;
         let resp = &login.response;
@@ -93,6 +96,7 @@ impl<'a> Session<'a> {
             tracing::warn!("client and backend legs disagree on DEPRECATE_EOF; answers may confuse the client");
         }
         info!(user = %resp.user, db = ?database, backend_thread = backend.greeting.connection_id, "session open");
+        shared.register_thread(id, backend.greeting.connection_id);
         Ok(Session { client, backend, shared, peer, client_caps: login.capabilities, salt: login.salt })
     }
 
@@ -118,6 +122,7 @@ impl<'a> Session<'a> {
             };
             let reply_seq = packet.last_seq.wrapping_add(1);
             match command::handling(cmd) {
+                Handling::Forward(_) if kill::parse(&packet.payload).is_some() => self.kill(&packet.payload, reply_seq).await?,
                 Handling::Forward(shape) => self.forward(&packet.payload, shape).await?,
                 Handling::Quit => {
                     let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
@@ -154,6 +159,19 @@ impl<'a> Session<'a> {
             Err(RelayError::BackendBeforeAnswer(e)) => Err(lost_backend(e, reply_seq)),
             Err(RelayError::Backend(e)) => Err(SessionError::Backend(e)),
             Err(RelayError::Client(e)) => Err(SessionError::Client(e)),
+        }
+    }
+
+    /// KILL on a gateway connection id: sent to the backend thread serving that session.
+    async fn kill(&mut self, payload: &[u8], reply_seq: u8) -> Result<(), SessionError> {
+        let Some(k) = kill::parse(payload) else { return Ok(()) };
+        match self.shared.backend_thread(k.id) {
+            Some(thread) => self.forward(&kill::rewrite(k, thread), command::Shape::Results).await,
+            None => {
+                let err = ErrPacket::new(codes::NO_SUCH_THREAD, format!("Unknown thread id: {}", k.id));
+                self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+                Ok(())
+            }
         }
     }
 

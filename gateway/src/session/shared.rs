@@ -1,6 +1,6 @@
 //! State shared by all sessions: config, connection ids, the caching_sha2 cache, the backend's profile.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -38,6 +38,7 @@ pub struct Shared {
     sha2_cache: Mutex<HashSet<String>>,
     rsa: tokio::sync::OnceCell<Arc<RsaKeys>>,
     profile: RwLock<BackendProfile>,
+    threads: Mutex<HashMap<u32, u32>>,
 }
 
 impl Shared {
@@ -53,6 +54,7 @@ impl Shared {
             sha2_cache: Mutex::new(HashSet::new()),
             rsa: tokio::sync::OnceCell::new(),
             profile: RwLock::new(profile),
+            threads: Mutex::new(HashMap::new()),
         }
     }
 
@@ -92,6 +94,25 @@ impl Shared {
             .map_err(|e| tracing::error!(error = %e, "cannot create the RSA key for caching_sha2_password"))
             .ok()
             .cloned()
+    }
+
+    /// Records which backend thread serves gateway connection `id`.
+    pub fn register_thread(&self, id: u32, backend_thread: u32) {
+        if let Ok(mut t) = self.threads.lock() {
+            t.insert(id, backend_thread);
+        }
+    }
+
+    /// Forgets gateway connection `id` (its session ended).
+    pub fn unregister_thread(&self, id: u32) {
+        if let Ok(mut t) = self.threads.lock() {
+            t.remove(&id);
+        }
+    }
+
+    /// The backend thread serving gateway connection `id`.
+    pub fn backend_thread(&self, id: u32) -> Option<u32> {
+        self.threads.lock().ok()?.get(&id).copied()
     }
 
     /// What to announce to clients.
