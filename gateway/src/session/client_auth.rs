@@ -136,7 +136,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Exchange<'_, S> {
     async fn check_sha2(&mut self, user: &UserConfig, data: &[u8]) -> Result<Option<Credential>, SessionError> {
         let pw = user.password.clone().unwrap_or_default().into_bytes();
         if data.is_empty() || pw.is_empty() {
-            return Ok((data.is_empty() && pw.is_empty()).then(|| Credential::Plain(pw)));
+            return Ok((data.is_empty() && pw.is_empty()).then_some(Credential::Plain(pw)));
         }
         let cache_key = format!("{}\0{}", user.name, hex::encode(auth::sha2_scramble(&pw, b"")));
         if self.shared.sha2_cached(&cache_key) {

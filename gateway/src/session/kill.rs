@@ -15,12 +15,12 @@ pub struct Kill {
 /// Recognises `KILL [QUERY | CONNECTION] <id>` (an optional trailing `;`) in a COM_QUERY text,
 /// and COM_PROCESS_KILL. Anything else, including KILL with expressions, is not a match.
 pub fn parse(payload: &[u8]) -> Option<Kill> {
-    match payload.first()? {
-        &command::PROCESS_KILL => {
+    match *payload.first()? {
+        command::PROCESS_KILL => {
             let b: [u8; 4] = payload.get(1..5)?.try_into().ok()?;
             Some(Kill { query_only: false, id: u32::from_le_bytes(b) })
         }
-        &command::QUERY => parse_text(std::str::from_utf8(&payload[1..]).ok()?),
+        command::QUERY => parse_text(std::str::from_utf8(&payload[1..]).ok()?),
         _ => None,
     }
 }
