@@ -2,6 +2,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod config;
+pub mod dataplane;
 pub mod protocol;
 pub mod server;
 pub mod session;
