@@ -1,1 +1,116 @@
 //! Test harness: starts real MariaDB servers and the gateway on loopback, and drives real clients.
+//!
+//! * [`MariaDb`] — a private `mariadbd` on a free loopback port with its own data directory
+//!   (copied from a cached, initialised template), general log on; stopped by PID on `Drop`.
+//! * [`Gateway`] — the `gateway` binary run with a TOML configuration; stopped by PID on `Drop`.
+//!   The binary is built once per process with `cargo build -p gateway` (skip with
+//!   `GATEWAY_NO_BUILD=1`, or point `GATEWAY_BIN` at a binary).
+//! * [`clients`] — the `mariadb` CLI and PyMySQL scripts (`tests/py/`) run with the venv python.
+//! * [`mysql`] — `mysql_async` helpers (connect by URL, rows as values, error codes).
+//! * [`sysbench`] — prepare / run / cleanup and the parsed report.
+//! * [`raw`] — a minimal hand-written MySQL client for malformed-input and low-level protocol tests.
+//! * [`Stack`] — one MariaDB plus one gateway in front of it, the usual fixture of a test file.
+//!
+//! Everything binds 127.0.0.1 only (environment.md §0). Servers live under
+//! `<workspace>/target/test-servers/` and are stopped by PID when their owner is dropped, at exit
+//! for the per-file shared stacks, or by a parent-death signal if the test binary is killed.
+//!
+//! Running: `scripts/setup.sh` once (mariadb, sysbench, the PyMySQL venv), then
+//! `cargo test -p gateway-tests` (about 40 s; one file: `--test login`). Environment:
+//! `GATEWAY_BIN` (use this binary, no build), `GATEWAY_NO_BUILD=1` (use `target/debug/gateway` as
+//! is), `GATEWAY_VENV` (python venv), `GATEWAY_KEEP_SERVERS=1` (keep data dirs and logs).
+
+pub mod clients;
+pub mod gateway;
+pub mod mariadb;
+pub mod mysql;
+pub mod process;
+pub mod raw;
+pub mod stack;
+pub mod sysbench;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+
+pub use gateway::{Gateway, GatewayConfig, UserEntry};
+pub use mariadb::{MariaDb, MariaDbOptions};
+pub use stack::Stack;
+
+/// Root of the cargo workspace (the directory holding the top-level `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// The cargo target directory: `CARGO_TARGET_DIR` if set, else `<workspace>/target`.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() {
+                d
+            } else {
+                workspace_root().join(d)
+            }
+        }
+        None => workspace_root().join("target"),
+    }
+}
+
+/// Where the harness puts server data directories, configs and logs.
+pub fn servers_dir() -> PathBuf {
+    target_dir().join("test-servers")
+}
+
+/// A fresh scratch directory under [`servers_dir`], deleted at process exit (kept with
+/// `GATEWAY_KEEP_SERVERS=1`).
+pub fn scratch_dir(name: &str) -> anyhow::Result<PathBuf> {
+    let dir = servers_dir().join(format!("{name}-{}", unique_suffix()));
+    std::fs::create_dir_all(&dir)?;
+    process::register_dir(dir.clone());
+    Ok(dir)
+}
+
+/// A currently free TCP port on 127.0.0.1 (the OS picks it; there is a small window before the
+/// caller binds it, callers that can retry on `EADDRINUSE` do).
+pub fn free_port() -> anyhow::Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Unique suffix for names: `<pid>-<n>` with `n` counting up within this process.
+pub fn unique_suffix() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-1 of `bytes` as lower-case hex.
+pub fn sha1_hex(bytes: &[u8]) -> String {
+    use sha1::{Digest, Sha1};
+    hex(&Sha1::digest(bytes))
+}
+
+/// The `mysql_native_password` hash of `password` as stored by the server: `*` + upper-case hex of
+/// SHA1(SHA1(password)).
+pub fn native_password_hash(password: &str) -> String {
+    use sha1::{Digest, Sha1};
+    let stage2 = Sha1::digest(Sha1::digest(password.as_bytes()));
+    format!("*{}", hex(&stage2).to_uppercase())
+}
+
+/// The last `max` bytes of a text file, for error messages.
+pub fn tail_file(path: &std::path::Path, max: usize) -> String {
+    match std::fs::read(path) {
+        Ok(b) => {
+            let start = b.len().saturating_sub(max);
+            String::from_utf8_lossy(&b[start..]).into_owned()
+        }
+        Err(e) => format!("<cannot read {}: {e}>", path.display()),
+    }
+}

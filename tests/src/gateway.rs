@@ -1,0 +1,281 @@
+//! The gateway process under test: configuration builder, binary lookup / one-time build, start
+//! with `gateway run --config FILE`, readiness (greeting on the listen port), stop by PID on `Drop`.
+//!
+//! The binary is `target/debug/gateway` (or `$GATEWAY_BIN`). Unless `GATEWAY_BIN` or
+//! `GATEWAY_NO_BUILD=1` is set, the harness runs `cargo build -p gateway` once per process first, so
+//! `cargo test -p gateway-tests` always tests the current source.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use crate::process;
+
+/// One `[[users]]` entry.
+#[derive(Debug, Clone)]
+pub struct UserEntry {
+    /// Account name.
+    pub name: String,
+    /// Plaintext password (`password = ...`); `None` with `password_hash` set.
+    pub password: Option<String>,
+    /// `password_hash = "*<40 hex>"`.
+    pub password_hash: Option<String>,
+    /// `mysql_native_password` or `caching_sha2_password`.
+    pub auth_plugin: String,
+    /// `default_database`.
+    pub default_database: Option<String>,
+}
+
+impl UserEntry {
+    /// A `mysql_native_password` account with a plaintext password.
+    pub fn native(name: &str, password: &str) -> Self {
+        UserEntry {
+            name: name.into(),
+            password: Some(password.into()),
+            password_hash: None,
+            auth_plugin: "mysql_native_password".into(),
+            default_database: None,
+        }
+    }
+    /// A `caching_sha2_password` account.
+    pub fn caching_sha2(name: &str, password: &str) -> Self {
+        UserEntry { auth_plugin: "caching_sha2_password".into(), ..Self::native(name, password) }
+    }
+    /// A `mysql_native_password` account given only by its hash.
+    pub fn native_hash(name: &str, hash: &str) -> Self {
+        UserEntry { password: None, password_hash: Some(hash.into()), ..Self::native(name, "") }
+    }
+    /// Sets `default_database`.
+    pub fn with_database(mut self, db: &str) -> Self {
+        self.default_database = Some(db.into());
+        self
+    }
+}
+
+/// Builder for the gateway's TOML configuration.
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    /// Listen port on 127.0.0.1 (a free one by default).
+    pub listen_port: u16,
+    /// `[backend] address`.
+    pub backend: SocketAddr,
+    /// `[listen] max_packet_size`, if set.
+    pub max_packet_size: Option<usize>,
+    /// `[[users]]`.
+    pub users: Vec<UserEntry>,
+    /// `[log] level`.
+    pub log_level: String,
+}
+
+impl GatewayConfig {
+    /// A config on a free port in front of `backend`, with `root` (empty password, native).
+    pub fn new(backend: SocketAddr) -> anyhow::Result<Self> {
+        Ok(GatewayConfig {
+            listen_port: crate::free_port()?,
+            backend,
+            max_packet_size: None,
+            users: vec![UserEntry::native("root", "")],
+            log_level: "info".into(),
+        })
+    }
+    /// Adds a user.
+    pub fn user(mut self, u: UserEntry) -> Self {
+        self.users.push(u);
+        self
+    }
+    /// Sets `max_packet_size`.
+    pub fn max_packet_size(mut self, n: usize) -> Self {
+        self.max_packet_size = Some(n);
+        self
+    }
+    /// Renders the TOML text.
+    pub fn to_toml(&self) -> String {
+        let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+        let mut t = format!("[listen]\naddress = \"127.0.0.1:{}\"\n", self.listen_port);
+        if let Some(n) = self.max_packet_size {
+            t.push_str(&format!("max_packet_size = {n}\n"));
+        }
+        t.push_str(&format!("\n[backend]\naddress = \"{}\"\n", self.backend));
+        for u in &self.users {
+            t.push_str(&format!("\n[[users]]\nname = {}\n", q(&u.name)));
+            if let Some(p) = &u.password {
+                t.push_str(&format!("password = {}\n", q(p)));
+            }
+            if let Some(h) = &u.password_hash {
+                t.push_str(&format!("password_hash = {}\n", q(h)));
+            }
+            t.push_str(&format!("auth_plugin = {}\n", q(&u.auth_plugin)));
+            if let Some(db) = &u.default_database {
+                t.push_str(&format!("default_database = {}\n", q(db)));
+            }
+        }
+        t.push_str(&format!("\n[log]\nlevel = {}\n", q(&self.log_level)));
+        t
+    }
+}
+
+/// A running gateway process.
+pub struct Gateway {
+    dir: PathBuf,
+    port: u16,
+    child: Child,
+}
+
+impl Gateway {
+    /// Writes `config_toml` to a file, runs `gateway run --config FILE` and waits until the listen
+    /// port answers with a MySQL greeting. The listen port is read from `[listen] address`.
+    pub fn start(config_toml: &str) -> anyhow::Result<Gateway> {
+        Self::start_with_bin(&gateway_bin()?, config_toml)
+    }
+
+    /// [`Gateway::start`] with an explicit binary (e.g. a release build), no build step.
+    pub fn start_with_bin(bin: &Path, config_toml: &str) -> anyhow::Result<Gateway> {
+        let port = listen_port(config_toml)?;
+        let dir = crate::servers_dir().join(format!("gateway-{}", crate::unique_suffix()));
+        std::fs::create_dir_all(&dir)?;
+        let config = dir.join("gateway.toml");
+        std::fs::write(&config, config_toml)?;
+        let mut cmd = Command::new(bin);
+        cmd.env("NO_COLOR", "1")
+            .arg("run")
+            .arg("--config")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(dir.join("stdout.log"))?)
+            .stderr(std::fs::File::create(dir.join("stderr.log"))?);
+        let child = process::spawn_owned(cmd).with_context(|| format!("starting {}", bin.display()))?;
+        process::register(child.id(), Some(dir.clone()));
+        let mut gw = Gateway { dir, port, child };
+        gw.wait_ready(Duration::from_secs(30))?;
+        Ok(gw)
+    }
+
+    fn wait_ready(&mut self, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                bail!("gateway exited with {status} during start-up; stderr:\n{}", self.log_tail(4000));
+            }
+            if crate::mariadb::greeting_ok(self.addr()) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "gateway sent no greeting on {} after {timeout:?}; stderr:\n{}",
+                    self.addr(),
+                    self.log_tail(4000)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Listen port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+    /// `127.0.0.1:port`.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+    /// PID of the gateway process.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+    /// Whether the process is still running (reaps it if it exited).
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+    /// Whether the process is still running, without needing `&mut` (signal 0 on the PID; a
+    /// zombie counts as dead).
+    pub fn is_running(&self) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
+        // Field 3 is the state; after the `(comm)` field.
+        match stat.rsplit_once(") ") {
+            Some((_, rest)) => !rest.starts_with('Z') && !rest.starts_with('X'),
+            None => false,
+        }
+    }
+    /// The directory with `gateway.toml`, `stderr.log`, `stdout.log`.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    /// The gateway's log (stderr), where tracing output goes.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("stderr.log")
+    }
+    /// The last `max` bytes of the log (stdout and stderr), for failure messages.
+    pub fn log_tail(&self, max: usize) -> String {
+        let mut s = crate::tail_file(&self.log_path(), max);
+        let out = crate::tail_file(&self.dir.join("stdout.log"), max);
+        if !out.trim().is_empty() {
+            s.push_str("\n--- stdout ---\n");
+            s.push_str(&out);
+        }
+        s
+    }
+    /// A `mysql://` URL for mysql_async.
+    pub fn url(&self, user: &str, password: &str, db: Option<&str>) -> String {
+        format!("mysql://{user}:{password}@127.0.0.1:{}/{}", self.port, db.unwrap_or(""))
+    }
+    /// The `mariadb` CLI against the gateway, as root.
+    pub fn cli(&self) -> crate::clients::MariadbCli {
+        crate::clients::MariadbCli::new(self.port)
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        process::terminate_child(&mut self.child, Duration::from_secs(10));
+        process::unregister(self.child.id());
+        if !std::thread::panicking() {
+            process::remove_dir(&self.dir);
+        }
+    }
+}
+
+fn listen_port(config_toml: &str) -> anyhow::Result<u16> {
+    let v: toml::Value = toml::from_str(config_toml).context("gateway config is not valid TOML")?;
+    let addr = v
+        .get("listen")
+        .and_then(|l| l.get("address"))
+        .and_then(|a| a.as_str())
+        .context("gateway config has no [listen] address")?;
+    let addr: SocketAddr = addr.parse().with_context(|| format!("bad [listen] address {addr}"))?;
+    Ok(addr.port())
+}
+
+/// Path of the gateway binary; builds it once per process unless told not to (module docs).
+pub fn gateway_bin() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("GATEWAY_BIN") {
+        return Ok(PathBuf::from(p));
+    }
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT.get_or_init(|| build_gateway().map_err(|e| format!("{e:#}"))).clone().map_err(|e| anyhow::anyhow!(e))
+}
+
+fn build_gateway() -> anyhow::Result<PathBuf> {
+    let bin = crate::target_dir().join("debug").join("gateway");
+    let skip = std::env::var_os("GATEWAY_NO_BUILD").is_some_and(|v| v != "0");
+    if !skip {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(cargo)
+            .args(["build", "-p", "gateway", "--bin", "gateway"])
+            .current_dir(crate::workspace_root())
+            .stdin(Stdio::null())
+            .output()
+            .context("running cargo build -p gateway")?;
+        if !out.status.success() {
+            let start = out.stderr.len().saturating_sub(6000);
+            bail!("cargo build -p gateway failed:\n{}", String::from_utf8_lossy(&out.stderr[start..]));
+        }
+    }
+    if !bin.exists() {
+        bail!("{} does not exist: run `cargo build -p gateway` (or set GATEWAY_BIN)", bin.display());
+    }
+    Ok(bin)
+}
