@@ -1,2 +1,48 @@
-//! Developer tasks: `cargo xtask demo`, `cargo xtask bench`.
-fn main() {}
+//! Developer tasks: `cargo xtask demo` (the embedded default, end to end) and `cargo xtask bench`
+//! (sysbench direct vs haproxy vs gateway, side by side).
+
+mod bench;
+mod demo;
+mod haproxy;
+mod mariadb_cli;
+mod process;
+mod report;
+mod sysbench;
+mod workspace;
+
+use clap::{Parser, Subcommand};
+
+/// Developer tasks for the gateway workspace.
+#[derive(Parser, Debug)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Build the gateway, start two local MariaDB servers and the gateway in front of the first,
+    /// run a smoke query through it, then wait for Ctrl-C.
+    Demo(demo::DemoArgs),
+    /// sysbench against one MariaDB: direct, through haproxy (TCP mode) and through the gateway,
+    /// interleaved, for point_select and read_write in both prepared-statement modes.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo(args) => demo::run(&args),
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // `{:#}` prints the context chain on one line, without the backtrace that
+            // `RUST_BACKTRACE=1` would add to a returned error.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -33,6 +33,8 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
                 info!(code = err.code, message = %err.message, "session refused");
                 let _ = client.write_packet(seq, &err.encode()).await;
             }
+            // A peer that connects and goes away (health checks, port probes) is not news.
+            Err(SessionError::Client(ProtocolError::Closed | ProtocolError::Io(_))) => debug!("client went away"),
             Err(e) => info!(error = %e, "session ended"),
         }
     }
