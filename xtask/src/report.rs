@@ -1,0 +1,247 @@
+//! Benchmark results: medians over rounds, gateway ratios, and the table as text and markdown.
+
+use crate::sysbench::Outcome;
+
+/// One sysbench run in the matrix.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// Lua test name.
+    pub test: &'static str,
+    /// `--db-ps-mode`.
+    pub ps_mode: &'static str,
+    /// `direct`, `haproxy` or `gateway`.
+    pub target: &'static str,
+    /// 1-based round number.
+    pub round: u32,
+    /// What the run measured.
+    pub outcome: Outcome,
+}
+
+/// Median of the values (mean of the middle two for an even count); `None` if empty.
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+fn good(s: &Sample) -> bool {
+    s.outcome.failure.is_none() && s.outcome.qps > 0.0
+}
+
+/// Median over rounds of `gateway QPS / other QPS`, pairing the runs of the same round.
+fn ratio(samples: &[Sample], test: &str, ps: &str, other: &str) -> Option<f64> {
+    let pick = |target: &str, round: u32| {
+        samples
+            .iter()
+            .find(|s| s.test == test && s.ps_mode == ps && s.target == target && s.round == round && good(s))
+            .map(|s| s.outcome.qps)
+    };
+    let rounds = samples.iter().map(|s| s.round).max().unwrap_or(0);
+    let ratios = (1..=rounds)
+        .filter_map(|r| Some(pick("gateway", r)? / pick(other, r)?))
+        .collect();
+    median(ratios)
+}
+
+/// A rendered table: header and rows of cells.
+pub struct Table {
+    /// Column titles.
+    pub header: Vec<String>,
+    /// Cells, one `Vec` per row.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Builds the summary table, one row per (test, ps mode, target), in first-seen order.
+pub fn summarize(samples: &[Sample]) -> Table {
+    let header = ["test", "ps mode", "target", "QPS", "QPS min-max", "p95 ms", "errors", "gw/direct", "gw/haproxy", "failures"];
+    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
+    for s in samples {
+        let k = (s.test, s.ps_mode, s.target);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let rows = keys
+        .iter()
+        .map(|&(test, ps, target)| {
+            let runs: Vec<&Sample> =
+                samples.iter().filter(|s| s.test == test && s.ps_mode == ps && s.target == target).collect();
+            let ok: Vec<&Sample> = runs.iter().copied().filter(|s| good(s)).collect();
+            let qps: Vec<f64> = ok.iter().map(|s| s.outcome.qps).collect();
+            let lo = qps.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = qps.iter().copied().fold(0.0, f64::max);
+            let p95 = median(ok.iter().map(|s| s.outcome.p95_ms).collect());
+            let errors = errors_cell(runs.iter().map(|s| &s.outcome));
+            let failed: Vec<&Sample> = runs.iter().copied().filter(|s| s.outcome.failure.is_some()).collect();
+            let (r_direct, r_haproxy) = if target == "gateway" {
+                (fmt_ratio(ratio(samples, test, ps, "direct")), fmt_ratio(ratio(samples, test, ps, "haproxy")))
+            } else {
+                (String::new(), String::new())
+            };
+            let failures = match failed.first() {
+                None => String::new(),
+                Some(f) => format!(
+                    "{}/{}: {}",
+                    failed.len(),
+                    runs.len(),
+                    f.outcome.failure.as_deref().unwrap_or("").chars().take(70).collect::<String>()
+                ),
+            };
+            vec![
+                short_test(test).to_string(),
+                ps.to_string(),
+                target.to_string(),
+                median(qps.clone()).map(|q| format!("{q:.0}")).unwrap_or_else(|| "-".into()),
+                if qps.is_empty() { "-".into() } else { format!("{lo:.0}-{hi:.0}") },
+                p95.map(|p| format!("{p:.2}")).unwrap_or_else(|| "-".into()),
+                errors,
+                r_direct,
+                r_haproxy,
+                failures,
+            ]
+        })
+        .collect();
+    let mut table = Table { header: header.iter().map(|s| s.to_string()).collect(), rows };
+    if samples.iter().all(|s| s.round == 1) {
+        table.drop_column("QPS min-max");
+    }
+    table
+}
+
+/// Total ignored errors, with the InnoDB deadlocks behind them when there were any: `2 (2 deadlocks)`.
+fn errors_cell<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> String {
+    let (mut errors, mut deadlocks) = (0, 0);
+    for o in outcomes {
+        errors += o.errors;
+        deadlocks += o.deadlocks.unwrap_or(0);
+    }
+    if errors > 0 && deadlocks > 0 {
+        format!("{errors} ({deadlocks} deadlock{})", if deadlocks == 1 { "" } else { "s" })
+    } else {
+        errors.to_string()
+    }
+}
+
+fn short_test(test: &str) -> &str {
+    test.strip_prefix("oltp_").unwrap_or(test)
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    r.map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into())
+}
+
+/// Columns of words (left-aligned); all others hold numbers (right-aligned).
+const WORD_COLUMNS: [&str; 4] = ["test", "ps mode", "target", "failures"];
+
+fn is_word_column(title: &str) -> bool {
+    WORD_COLUMNS.contains(&title)
+}
+
+impl Table {
+    /// Removes the column titled `title`, if present.
+    pub fn drop_column(&mut self, title: &str) {
+        if let Some(c) = self.header.iter().position(|h| h == title) {
+            self.header.remove(c);
+            for r in &mut self.rows {
+                r.remove(c);
+            }
+        }
+    }
+
+    /// Aligned plain text: numbers right-aligned, words left-aligned.
+    pub fn to_text(&self) -> String {
+        let cols = self.header.len();
+        let width: Vec<usize> = (0..cols)
+            .map(|c| self.rows.iter().map(|r| r[c].len()).chain([self.header[c].len()]).max().unwrap_or(0))
+            .collect();
+        let line = |cells: &[String]| {
+            let parts: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(c, s)| {
+                    if is_word_column(&self.header[c]) {
+                        format!("{s:<w$}", w = width[c])
+                    } else {
+                        format!("{s:>w$}", w = width[c])
+                    }
+                })
+                .collect();
+            parts.join("  ").trim_end().to_string()
+        };
+        let mut out = line(&self.header);
+        out.push('\n');
+        out.push_str(&"-".repeat(width.iter().sum::<usize>() + 2 * (cols - 1)));
+        out.push('\n');
+        for r in &self.rows {
+            out.push_str(&line(r));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A GitHub-flavoured markdown table.
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!("| {} |\n", self.header.join(" | "));
+        let seps: Vec<&str> = self.header.iter().map(|h| if is_word_column(h) { "---" } else { "---:" }).collect();
+        out.push_str(&format!("| {} |\n", seps.join(" | ")));
+        for r in &self.rows {
+            let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        out
+    }
+}
+
+/// Every run, one markdown row each (for result.md).
+pub fn raw_markdown(samples: &[Sample]) -> String {
+    let mut out = String::from("| round | test | ps mode | target | QPS | p95 ms | errors | failure |\n|---:|---|---|---|---:|---:|---:|---|\n");
+    for s in samples {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} |\n",
+            s.round,
+            short_test(s.test),
+            s.ps_mode,
+            s.target,
+            s.outcome.qps,
+            s.outcome.p95_ms,
+            errors_cell([&s.outcome]),
+            s.outcome.failure.as_deref().unwrap_or("").replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(target: &'static str, round: u32, qps: f64) -> Sample {
+        Sample { test: "oltp_point_select", ps_mode: "disable", target, round, outcome: Outcome { qps, p95_ms: 0.5, ..Outcome::default() } }
+    }
+
+    #[test]
+    fn median_odd_even_empty() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(vec![]), None);
+    }
+
+    #[test]
+    fn ratios_pair_rounds() {
+        let s = vec![
+            sample("direct", 1, 100.0), sample("haproxy", 1, 50.0), sample("gateway", 1, 40.0),
+            sample("direct", 2, 200.0), sample("haproxy", 2, 100.0), sample("gateway", 2, 100.0),
+        ];
+        let t = summarize(&s);
+        let gw = &t.rows[2];
+        assert_eq!(gw[2], "gateway");
+        assert_eq!(gw[4], "40-100");
+        assert_eq!(gw[7], "0.45"); // median(0.4, 0.5)
+        assert_eq!(gw[8], "0.90"); // median(0.8, 1.0)
+        assert!(t.to_markdown().contains("| ---: |"));
+        assert!(t.to_markdown().contains("| point_select | disable | gateway |"));
+    }
+}

@@ -1,0 +1,157 @@
+//! sysbench 1.0 for the benchmark: prepare through the harness; each run under a wall-clock limit
+//! (a stalled proxy must not hang the benchmark) with its outcome recorded, never an early return.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::process::run_with_timeout;
+
+/// Tables and rows per table (docs/environment.md §4.1).
+pub const TABLES: u32 = 4;
+/// Rows per table.
+pub const TABLE_SIZE: u32 = 10_000;
+
+/// What one sysbench run does.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// Lua test name, e.g. `oltp_point_select`.
+    pub test: &'static str,
+    /// `--db-ps-mode`: `auto` (server-side prepared statements) or `disable` (text protocol).
+    pub ps_mode: &'static str,
+    /// `--threads`.
+    pub threads: u32,
+    /// `--time` in seconds.
+    pub time: u64,
+}
+
+/// The measured result of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Queries per second.
+    pub qps: f64,
+    /// 95th-percentile latency in ms.
+    pub p95_ms: f64,
+    /// "ignored errors" reported by sysbench (its default ignore list: 1213 deadlock, 1020 record
+    /// changed, 1205 lock wait timeout).
+    pub errors: u64,
+    /// InnoDB deadlocks the server counted during the run (`Innodb_deadlocks` delta), if known:
+    /// tells whether ignored errors were the workload's own deadlocks.
+    pub deadlocks: Option<u64>,
+    /// Why the run failed (non-zero exit, timeout, unparsable report), if it did.
+    pub failure: Option<String>,
+}
+
+impl Outcome {
+    /// A run that counts as bad: failed, or reported errors.
+    pub fn is_bad(&self) -> bool {
+        self.failure.is_some() || self.errors > 0
+    }
+}
+
+fn base_command(test: &str, port: u16) -> Command {
+    let mut cmd = Command::new("sysbench");
+    cmd.arg(test).args([
+        "--db-driver=mysql",
+        "--mysql-host=127.0.0.1",
+        &format!("--mysql-port={port}"),
+        "--mysql-user=root",
+        "--mysql-password=",
+        "--mysql-db=sbtest",
+        &format!("--tables={TABLES}"),
+        &format!("--table-size={TABLE_SIZE}"),
+    ]);
+    cmd
+}
+
+/// Creates and fills the sbtest tables on the server at `port` (database `sbtest` must exist).
+pub fn prepare(port: u16) -> anyhow::Result<()> {
+    let mut sb = gateway_tests::sysbench::Sysbench::new(port, "sbtest");
+    sb.tables = TABLES;
+    sb.table_size = TABLE_SIZE;
+    sb.prepare()?;
+    Ok(())
+}
+
+/// Runs `spec` against 127.0.0.1:`port`; never fails as a function, failures land in the outcome.
+pub fn run(spec: &RunSpec, port: u16) -> Outcome {
+    let mut cmd = base_command(spec.test, port);
+    cmd.args([
+        format!("--threads={}", spec.threads),
+        format!("--time={}", spec.time),
+        format!("--db-ps-mode={}", spec.ps_mode),
+        "--percentile=95".to_string(),
+        "run".to_string(),
+    ]);
+    let limit = Duration::from_secs(spec.time + 60);
+    let (status, out, err) = match run_with_timeout(cmd, limit) {
+        Ok(r) => r,
+        Err(e) => return Outcome { failure: Some(format!("{e:#}")), ..Outcome::default() },
+    };
+    let parsed = parse(&out);
+    let unparsed = parsed.is_none();
+    let mut outcome = parsed.unwrap_or_default();
+    match status {
+        Some(s) if s.success() => {
+            if unparsed {
+                outcome.failure = Some("no QPS / p95 in sysbench output".into());
+            }
+        }
+        Some(s) => {
+            let code = s.code().map_or_else(|| s.to_string(), |c| format!("exit {c}"));
+            outcome.failure = Some(format!("sysbench {code}: {}", first_fatal(&out, &err)));
+        }
+        None => outcome.failure = Some(format!("sysbench killed after {limit:?} (timeout or Ctrl-C)")),
+    }
+    outcome
+}
+
+/// The first `FATAL` line (sysbench prints driver errors there), else the end of stderr.
+fn first_fatal(out: &str, err: &str) -> String {
+    out.lines()
+        .chain(err.lines())
+        .find(|l| l.contains("FATAL") || l.contains("error"))
+        .map(str::trim)
+        .map(str::to_string)
+        .unwrap_or_else(|| err.trim().lines().last().unwrap_or("").to_string())
+}
+
+/// QPS, p95 and ignored errors from a `run` report (parsed by the harness).
+pub fn parse(report: &str) -> Option<Outcome> {
+    let r = gateway_tests::sysbench::parse_report(report).ok()?;
+    Some(Outcome { qps: r.qps, p95_ms: r.latency_p95_ms, errors: r.ignored_errors, ..Outcome::default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPORT: &str = "SQL statistics:
+    queries performed:
+        read:                            226907
+        total:                           226907
+    transactions:                        226907 (22680.43 per sec.)
+    queries:                             226907 (22680.43 per sec.)
+    ignored errors:                      3      (0.30 per sec.)
+    reconnects:                          0      (0.00 per sec.)
+
+Latency (ms):
+         min:                                    0.07
+         avg:                                    0.17
+         max:                                    5.32
+         95th percentile:                        0.37
+         sum:                                39600.43
+";
+
+    #[test]
+    fn parses_run_report() {
+        let o = parse(REPORT).unwrap();
+        assert_eq!((o.qps, o.p95_ms, o.errors), (22680.43, 0.37, 3));
+        assert!(o.is_bad());
+    }
+
+    #[test]
+    fn fatal_line_is_the_failure_reason() {
+        assert!(parse("FATAL: unable to connect").is_none());
+        assert_eq!(first_fatal("x\nFATAL: mysql_stmt_prepare() failed\n", ""), "FATAL: mysql_stmt_prepare() failed");
+    }
+}
