@@ -1,6 +1,6 @@
 //! Connection phase packets: the v10 greeting, the client's handshake response, auth switch.
 
-use super::buf::{put_lenenc, put_lenenc_bytes, put_nul_bytes, Reader};
+use super::buf::{put_lenenc_bytes, put_nul_bytes, Reader};
 use super::{caps, ProtocolError};
 
 /// The server's initial handshake packet (protocol version 10).
@@ -139,13 +139,7 @@ impl HandshakeResponse {
             resp.auth_plugin = Some(String::from_utf8_lossy(r.nul_bytes()).into_owned());
         }
         if capabilities & caps::CONNECT_ATTRS != 0 && r.remaining() > 0 {
-            let all = r.lenenc_bytes()?;
-            let mut a = Reader::new(all);
-            while a.remaining() > 0 {
-                let k = a.lenenc_bytes()?.to_vec();
-                let v = a.lenenc_bytes()?.to_vec();
-                resp.attributes.push((k, v));
-            }
+            resp.attributes = parse_attributes(&mut r)?;
         }
         Ok(resp)
     }
@@ -171,16 +165,31 @@ impl HandshakeResponse {
             put_nul_bytes(&mut out, self.auth_plugin.as_deref().unwrap_or("").as_bytes());
         }
         if self.capabilities & caps::CONNECT_ATTRS != 0 {
-            let mut attrs = Vec::new();
-            for (k, v) in &self.attributes {
-                put_lenenc_bytes(&mut attrs, k);
-                put_lenenc_bytes(&mut attrs, v);
-            }
-            put_lenenc(&mut out, attrs.len() as u64);
-            out.extend_from_slice(&attrs);
+            put_attributes(&mut out, &self.attributes);
         }
         out
     }
+}
+
+/// Connection attributes: one lenenc block of lenenc key/value strings.
+fn parse_attributes(r: &mut Reader<'_>) -> Result<Vec<(Vec<u8>, Vec<u8>)>, ProtocolError> {
+    let mut a = Reader::new(r.lenenc_bytes()?);
+    let mut out = Vec::new();
+    while a.remaining() > 0 {
+        let k = a.lenenc_bytes()?.to_vec();
+        let v = a.lenenc_bytes()?.to_vec();
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
+fn put_attributes(out: &mut Vec<u8>, attributes: &[(Vec<u8>, Vec<u8>)]) {
+    let mut block = Vec::new();
+    for (k, v) in attributes {
+        put_lenenc_bytes(&mut block, k);
+        put_lenenc_bytes(&mut block, v);
+    }
+    put_lenenc_bytes(out, &block);
 }
 
 /// An AuthSwitchRequest (`0xFE`, plugin name, plugin data).
@@ -224,13 +233,7 @@ pub fn parse_change_user(payload: &[u8], client_caps: u32) -> Result<HandshakeRe
         resp.auth_plugin = Some(String::from_utf8_lossy(r.nul_bytes()).into_owned());
     }
     if client_caps & caps::CONNECT_ATTRS != 0 && r.remaining() > 0 {
-        let all = r.lenenc_bytes()?;
-        let mut a = Reader::new(all);
-        while a.remaining() > 0 {
-            let k = a.lenenc_bytes()?.to_vec();
-            let v = a.lenenc_bytes()?.to_vec();
-            resp.attributes.push((k, v));
-        }
+        resp.attributes = parse_attributes(&mut r)?;
     }
     Ok(resp)
 }
@@ -247,13 +250,7 @@ pub fn encode_change_user(r: &HandshakeResponse) -> Vec<u8> {
         put_nul_bytes(&mut out, r.auth_plugin.as_deref().unwrap_or("").as_bytes());
     }
     if r.capabilities & caps::CONNECT_ATTRS != 0 {
-        let mut attrs = Vec::new();
-        for (k, v) in &r.attributes {
-            put_lenenc_bytes(&mut attrs, k);
-            put_lenenc_bytes(&mut attrs, v);
-        }
-        put_lenenc(&mut out, attrs.len() as u64);
-        out.extend_from_slice(&attrs);
+        put_attributes(&mut out, &r.attributes);
     }
     out
 }
