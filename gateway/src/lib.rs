@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod dataplane;
+pub mod partition;
 pub mod protocol;
 pub mod server;
 pub mod session;

@@ -27,11 +27,22 @@ enum Command {
         #[arg(long, short = 'c')]
         config: PathBuf,
     },
+    /// Print the OceanBase partition of rows of key values for a CREATE TABLE statement.
+    Locate(gateway::partition::cli::LocateArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::Locate(args) => {
+            // A DDL that does not parse is a plain message and status 2 (no backtrace).
+            let stdin = std::io::stdin();
+            if let Err(e) = gateway::partition::cli::run(&args, stdin.lock(), &mut std::io::stdout().lock()) {
+                eprintln!("gateway locate: {e}");
+                std::process::exit(2);
+            }
+            Ok(())
+        }
         Command::Run { config } => {
             let config = gateway::config::Config::load(&config)?;
             init_logging(&config.log.level);

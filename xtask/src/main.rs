@@ -3,6 +3,7 @@
 
 mod bench;
 mod demo;
+mod gen_collation;
 mod haproxy;
 mod mariadb_cli;
 mod process;
@@ -28,6 +29,9 @@ enum Command {
     /// sysbench against one MariaDB: direct, through haproxy (TCP mode) and through the gateway,
     /// interleaved, for point_select and read_write in both prepared-statement modes.
     Bench(bench::BenchArgs),
+    /// Derive the utf8mb4_general_ci sort table from a real MariaDB and write it under
+    /// gateway/src/partition/.
+    GenCollation(gen_collation::GenCollationArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -35,6 +39,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::GenCollation(args) => gen_collation::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,0 +1,78 @@
+//! `gateway locate`: print the partition of rows of key values for a CREATE TABLE.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use super::cast::CastContext;
+use super::ddl::parse_create_table;
+use super::locate::locate_traced;
+use super::scheme::TableScheme;
+use super::temporal::parse_offset;
+use super::value::KeyValue;
+use super::PartitionError;
+
+/// Options of `gateway locate`.
+#[derive(clap::Args, Debug)]
+pub struct LocateArgs {
+    /// The CREATE TABLE statement (as SHOW CREATE TABLE prints it on OceanBase, MySQL or MariaDB).
+    #[arg(long, conflicts_with = "ddl_file", required_unless_present = "ddl_file")]
+    pub ddl: Option<String>,
+    /// A file holding the CREATE TABLE statement.
+    #[arg(long)]
+    pub ddl_file: Option<PathBuf>,
+    /// Session time zone as `+HH:MM` / `-HH:MM`; TIMESTAMP keys are placed by their UTC instant.
+    #[arg(long, default_value = "+00:00", allow_hyphen_values = true)]
+    pub time_zone: String,
+    /// Read rows from standard input, one per line, instead of VALUE arguments.
+    #[arg(long)]
+    pub batch: bool,
+    /// After each result, print the trace (cast values, bytes hashed, hashes, moduli), indented.
+    #[arg(long)]
+    pub explain: bool,
+    /// Rows of key values: SQL literals separated by commas, first level's columns first
+    /// (e.g. `42, 'abc'`, `NULL`, `'2024-02-29 12:00:00'`, `X'00ff'`).
+    #[arg(allow_hyphen_values = true)]
+    pub values: Vec<String>,
+}
+
+/// Runs the command: one output line per row (`p1sp2 1 2`, `p3 3` or `unknown: <reason>`).
+/// Fails only on an unreadable or unparsable DDL, a bad time zone, or I/O errors.
+pub fn run(args: &LocateArgs, input: impl BufRead, out: &mut impl Write) -> Result<(), PartitionError> {
+    let ddl = match (&args.ddl, &args.ddl_file) {
+        (Some(d), _) => d.clone(),
+        (None, Some(f)) => std::fs::read_to_string(f)
+            .map_err(|e| PartitionError::Input(format!("reading {}: {e}", f.display())))?,
+        (None, None) => return Err(PartitionError::Input("--ddl or --ddl-file is required".into())),
+    };
+    let scheme = parse_create_table(&ddl)?;
+    let ctx = CastContext { tz_offset_secs: parse_offset(&args.time_zone)? };
+    let io = |e: std::io::Error| PartitionError::Input(format!("output: {e}"));
+    if args.batch {
+        for line in input.lines() {
+            let line = line.map_err(|e| PartitionError::Input(format!("reading rows: {e}")))?;
+            if !line.trim().is_empty() {
+                row(&scheme, &line, &ctx, args.explain, out).map_err(io)?;
+            }
+        }
+    } else {
+        for v in &args.values {
+            row(&scheme, v, &ctx, args.explain, out).map_err(io)?;
+        }
+    }
+    out.flush().map_err(io)
+}
+
+fn row(scheme: &TableScheme, text: &str, ctx: &CastContext, explain: bool, out: &mut impl Write) -> std::io::Result<()> {
+    let mut trace = Vec::new();
+    let result = KeyValue::parse_row(text).and_then(|values| locate_traced(scheme, &values, ctx, &mut trace));
+    match result {
+        Ok(loc) => writeln!(out, "{loc}")?,
+        Err(e) => writeln!(out, "unknown: {e}")?,
+    }
+    if explain {
+        for line in trace {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    Ok(())
+}
