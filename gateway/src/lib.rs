@@ -7,3 +7,4 @@ pub mod partition;
 pub mod protocol;
 pub mod server;
 pub mod session;
+pub mod sql;

@@ -1,0 +1,209 @@
+//! Fast-path single-table `SELECT`, `UPDATE` and `DELETE`.
+
+use smallvec::SmallVec;
+
+use super::expr::{self, Operand};
+use super::Cursor;
+use crate::sql::analysis::{Analysis, LockRead, LockStrength, LockWait, Path, StmtKind, TableRef};
+use crate::sql::lexer::Kind;
+
+/// `SELECT <list> [FROM tbl [WHERE …] [GROUP BY …] [ORDER BY …] [LIMIT …] [lock]]`.
+pub(super) fn select<'a>(c: &mut Cursor<'_, 'a>) -> Option<Analysis<'a>> {
+    let mut an = Analysis::new(StmtKind::Select, Path::Fast);
+    if !skip_select_list(c)? {
+        return Some(an);
+    }
+    an.tables.push(table(c)?);
+    if c.kw("WHERE") {
+        expr::conjunction(c, &mut an)?;
+    }
+    if c.kw("GROUP") {
+        c.expect_kw("BY")?;
+        order_list(c)?;
+    }
+    if c.kw("ORDER") {
+        c.expect_kw("BY")?;
+        order_list(c)?;
+    }
+    limit(c)?;
+    an.lock = lock_clause(c)?;
+    Some(an)
+}
+
+/// Skips the select list; `Some(true)` when `FROM` follows, `Some(false)` at the end.
+fn skip_select_list(c: &mut Cursor<'_, '_>) -> Option<bool> {
+    let mut depth = 0u32;
+    while let Some(t) = c.peek() {
+        match t.kind {
+            Kind::Punct(b'(') => depth += 1,
+            Kind::Punct(b')') => depth = depth.checked_sub(1)?,
+            Kind::Word => {
+                let w = c.text(t);
+                let clause = ["FROM", "WHERE", "FOR", "LOCK", "INTO", "UNION", "LIMIT", "ORDER", "GROUP", "HAVING", "WINDOW"];
+                if w.eq_ignore_ascii_case("SELECT") || (depth == 0 && clause.iter().any(|k| k.eq_ignore_ascii_case(w))) {
+                    let from = depth == 0 && w.eq_ignore_ascii_case("FROM");
+                    c.pos += usize::from(from);
+                    return from.then_some(true);
+                }
+            }
+            _ => {}
+        }
+        c.bump();
+    }
+    (depth == 0).then_some(false)
+}
+
+/// `[db.]tbl [PARTITION (p, …)] [[AS] alias]`.
+pub(super) fn table<'a>(c: &mut Cursor<'_, 'a>) -> Option<TableRef<'a>> {
+    let first = c.ident()?;
+    let mut t = TableRef::default();
+    if c.punct(b'.') {
+        t.schema = Some(first);
+        t.name = c.ident()?;
+    } else {
+        t.name = first;
+    }
+    if c.kw("PARTITION") {
+        t.partitions = partition_names(c)?;
+    }
+    if c.kw("AS") {
+        t.alias = Some(c.ident()?);
+    } else if c.is_ident() {
+        t.alias = c.ident();
+    }
+    Some(t)
+}
+
+/// `(p0, p1)` after `PARTITION`.
+pub(super) fn partition_names<'a>(c: &mut Cursor<'_, 'a>) -> Option<SmallVec<[super::Name<'a>; 1]>> {
+    c.expect_punct(b'(')?;
+    let mut names = SmallVec::new();
+    loop {
+        names.push(c.ident()?);
+        if c.punct(b')') {
+            return Some(names);
+        }
+        c.expect_punct(b',')?;
+    }
+}
+
+/// `expr [ASC|DESC], …`.
+fn order_list(c: &mut Cursor<'_, '_>) -> Option<()> {
+    loop {
+        expr::expr(c)?;
+        if !c.kw("ASC") {
+            c.kw("DESC");
+        }
+        if !c.punct(b',') {
+            return Some(());
+        }
+    }
+}
+
+/// `[LIMIT n [, m | OFFSET m]]`.
+fn limit(c: &mut Cursor<'_, '_>) -> Option<()> {
+    if !c.kw("LIMIT") {
+        return Some(());
+    }
+    limit_value(c)?;
+    if c.punct(b',') || c.kw("OFFSET") {
+        limit_value(c)?;
+    }
+    Some(())
+}
+
+fn limit_value(c: &mut Cursor<'_, '_>) -> Option<()> {
+    let t = c.bump()?;
+    matches!(t.kind, Kind::Number | Kind::Placeholder).then_some(())
+}
+
+/// `FOR UPDATE | FOR SHARE | LOCK IN SHARE MODE` with `NOWAIT | WAIT n | SKIP LOCKED`.
+fn lock_clause(c: &mut Cursor<'_, '_>) -> Option<Option<LockRead>> {
+    let strength = if c.kw("FOR") {
+        if c.kw("UPDATE") {
+            LockStrength::Update
+        } else {
+            c.expect_kw("SHARE")?;
+            LockStrength::Share
+        }
+    } else if c.kw("LOCK") {
+        c.expect_kw("IN")?;
+        c.expect_kw("SHARE")?;
+        c.expect_kw("MODE")?;
+        return Some(Some(LockRead { strength: LockStrength::Share, wait: LockWait::Block }));
+    } else {
+        return Some(None);
+    };
+    let wait = if c.kw("NOWAIT") {
+        LockWait::NoWait
+    } else if c.kw("SKIP") {
+        c.expect_kw("LOCKED")?;
+        LockWait::SkipLocked
+    } else if c.kw("WAIT") {
+        let t = c.bump().filter(|t| t.kind == Kind::Number)?;
+        LockWait::Wait(c.text(t).parse().ok()?)
+    } else {
+        LockWait::Block
+    };
+    Some(Some(LockRead { strength, wait }))
+}
+
+/// `UPDATE [LOW_PRIORITY] [IGNORE] tbl SET c = e, … [WHERE …] [ORDER BY …] [LIMIT n]`.
+pub(super) fn update<'a>(c: &mut Cursor<'_, 'a>) -> Option<Analysis<'a>> {
+    let mut an = Analysis::new(StmtKind::Update, Path::Fast);
+    c.kw("LOW_PRIORITY");
+    c.kw("IGNORE");
+    an.tables.push(table(c)?);
+    c.expect_kw("SET")?;
+    assignments(c)?;
+    where_order_limit(c, &mut an)?;
+    Some(an)
+}
+
+/// `DELETE [LOW_PRIORITY] [QUICK] [IGNORE] FROM tbl [WHERE …] [ORDER BY …] [LIMIT n]`.
+pub(super) fn delete<'a>(c: &mut Cursor<'_, 'a>) -> Option<Analysis<'a>> {
+    let mut an = Analysis::new(StmtKind::Delete, Path::Fast);
+    c.kw("LOW_PRIORITY");
+    c.kw("QUICK");
+    c.kw("IGNORE");
+    c.expect_kw("FROM")?;
+    let t = table(c)?;
+    if t.alias.is_some() {
+        return None;
+    }
+    an.tables.push(t);
+    where_order_limit(c, &mut an)?;
+    Some(an)
+}
+
+fn where_order_limit<'a>(c: &mut Cursor<'_, 'a>, an: &mut Analysis<'a>) -> Option<()> {
+    if c.kw("WHERE") {
+        expr::conjunction(c, an)?;
+    }
+    if c.kw("ORDER") {
+        c.expect_kw("BY")?;
+        order_list(c)?;
+    }
+    if c.kw("LIMIT") {
+        limit_value(c)?;
+    }
+    Some(())
+}
+
+/// `c = e, …` (values are not keys: the row is found by `WHERE`).
+pub(super) fn assignments(c: &mut Cursor<'_, '_>) -> Option<()> {
+    loop {
+        let Operand::Column(..) = expr::column(c)? else {
+            return None;
+        };
+        c.expect_punct(b'=')?;
+        if c.kw("DEFAULT") {
+            // `c = DEFAULT` is a valid assignment.
+        } else {
+            expr::expr(c)?;
+        }
+        if !c.punct(b',') {
+            return Some(());
+        }
+    }
+}

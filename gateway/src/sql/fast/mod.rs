@@ -1,0 +1,189 @@
+//! The hand-written fast path: recognisers for the common statement shapes over the fast lexer.
+//!
+//! Every recogniser returns `None` as soon as it meets something it does not fully understand;
+//! the caller then falls back to the reference parser. It never guesses.
+
+mod dml;
+mod expr;
+mod insert;
+mod session;
+
+use std::borrow::Cow;
+
+use super::analysis::{Analysis, Name, Path, Pins};
+use super::hint::Hints;
+use super::lexer::{self, Kind, Token};
+
+/// Analyses one statement, or declines with `None`.
+pub fn analyze(sql: &str) -> Option<Analysis<'_>> {
+    let mut hints = Hints::default();
+    let toks = lexer::lex(sql, &mut hints)?;
+    let mut c = Cursor { sql, toks: &toks, pos: 0 };
+    let first = c.next_word()?;
+    let mut an = dispatch(&mut c, first)?;
+    if !c.at_end() {
+        return None;
+    }
+    an.path = Path::Fast;
+    an.hints = hints;
+    an.pins.insert(pins(sql, &toks));
+    an.placeholders = toks.iter().filter(|t| t.kind == Kind::Placeholder).count() as u32;
+    Some(an)
+}
+
+fn dispatch<'a>(c: &mut Cursor<'_, 'a>, first: &str) -> Option<Analysis<'a>> {
+    let upper = |w: &str| w.eq_ignore_ascii_case(first);
+    if upper("SELECT") {
+        dml::select(c)
+    } else if upper("UPDATE") {
+        dml::update(c)
+    } else if upper("DELETE") {
+        dml::delete(c)
+    } else if upper("INSERT") || upper("REPLACE") {
+        insert::insert(c, upper("REPLACE"))
+    } else {
+        session::statement(c, first)
+    }
+}
+
+/// Session pins visible in the tokens: user variables and session-dependent functions.
+pub(super) fn pins(sql: &str, toks: &[Token]) -> Pins {
+    let mut pins = Pins::default();
+    for (i, t) in toks.iter().enumerate() {
+        if t.kind == Kind::UserVar {
+            pins.insert(Pins::USER_VAR);
+        } else if t.kind == Kind::Word && toks.get(i + 1).is_some_and(|n| n.kind == Kind::Punct(b'(')) {
+            pins.insert(super::function_pin(span(sql, t)));
+        }
+    }
+    pins
+}
+
+fn span<'a>(sql: &'a str, t: &Token) -> &'a str {
+    sql.get(t.start as usize..t.end as usize).unwrap_or("")
+}
+
+/// Words that are never taken as identifiers by the fast path.
+const RESERVED: &[&str] = &[
+    "ALL", "AND", "AS", "ASC", "BETWEEN", "BINARY", "BY", "CASE", "COLLATE", "CROSS", "CURRENT_DATE",
+    "CURRENT_TIME", "CURRENT_TIMESTAMP", "CURRENT_USER", "DATE", "DEFAULT", "DESC", "DISTINCT", "DIV",
+    "DUAL", "DUPLICATE", "ELSE", "END", "ESCAPE", "EXCEPT", "EXISTS", "FALSE", "FOR", "FORCE", "FROM",
+    "GROUP", "HAVING", "IGNORE", "IN", "INDEX", "INNER", "INTERSECT", "INTERVAL", "INTO", "IS", "JOIN",
+    "KEY", "LEFT", "LIKE", "LIMIT", "LOCALTIME", "LOCALTIMESTAMP", "LOCK", "MATCH", "MOD", "NATURAL",
+    "NOT", "NULL", "OFFSET", "ON", "OR", "ORDER", "OUTER", "PARTITION", "REGEXP", "RETURNING", "RIGHT",
+    "RLIKE", "ROW", "SELECT", "SET", "SOUNDS", "STRAIGHT_JOIN", "TABLE", "THEN", "TIME", "TIMESTAMP",
+    "TRUE", "UNION", "UNKNOWN", "UPDATE", "USE", "USING", "UTC_DATE", "UTC_TIME", "UTC_TIMESTAMP",
+    "VALUE", "VALUES", "WHEN", "WHERE", "WINDOW", "WITH", "XOR", "ARRAY", "MAP", "STRUCT", "ANY", "SOME",
+    "OVER", "PRIOR", "CONNECT", "START",
+];
+
+/// A position in the token list of one statement.
+pub(super) struct Cursor<'t, 'a> {
+    sql: &'a str,
+    toks: &'t [Token],
+    pos: usize,
+}
+
+impl<'t, 'a> Cursor<'t, 'a> {
+    fn peek(&self) -> Option<Token> {
+        self.toks.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, n: usize) -> Option<Token> {
+        self.toks.get(self.pos + n).copied()
+    }
+
+    fn text(&self, t: Token) -> &'a str {
+        span(self.sql, &t)
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.toks.len()
+    }
+
+    fn bump(&mut self) -> Option<Token> {
+        let t = self.peek()?;
+        self.pos += 1;
+        Some(t)
+    }
+
+    /// The next token if it is an unquoted word.
+    fn next_word(&mut self) -> Option<&'a str> {
+        let t = self.peek().filter(|t| t.kind == Kind::Word)?;
+        self.pos += 1;
+        Some(self.text(t))
+    }
+
+    /// Whether the next token is the keyword `kw` (not consumed).
+    fn is_kw(&self, kw: &str) -> bool {
+        self.peek().is_some_and(|t| t.kind == Kind::Word && self.text(t).eq_ignore_ascii_case(kw))
+    }
+
+    /// Consumes the keyword `kw` if it is next.
+    fn kw(&mut self, kw: &str) -> bool {
+        let yes = self.is_kw(kw);
+        self.pos += usize::from(yes);
+        yes
+    }
+
+    /// Consumes the keyword `kw` or declines.
+    fn expect_kw(&mut self, kw: &str) -> Option<()> {
+        self.kw(kw).then_some(())
+    }
+
+    fn is_punct(&self, c: u8) -> bool {
+        self.peek().is_some_and(|t| t.kind == Kind::Punct(c))
+    }
+
+    /// Consumes the punctuation `c` if it is next.
+    fn punct(&mut self, c: u8) -> bool {
+        let yes = self.is_punct(c);
+        self.pos += usize::from(yes);
+        yes
+    }
+
+    fn expect_punct(&mut self, c: u8) -> Option<()> {
+        self.punct(c).then_some(())
+    }
+
+    /// Whether the next token can start an identifier.
+    fn is_ident(&self) -> bool {
+        self.peek().is_some_and(|t| match t.kind {
+            Kind::Quoted => true,
+            Kind::Word => !is_reserved(self.text(t)),
+            _ => false,
+        })
+    }
+
+    /// Consumes an identifier (unquoted non-reserved word or back-quoted name).
+    fn ident(&mut self) -> Option<Name<'a>> {
+        if !self.is_ident() {
+            return None;
+        }
+        let t = self.bump()?;
+        let text = self.text(t);
+        Some(match t.kind {
+            Kind::Quoted => unquote(text)?,
+            _ => Cow::Borrowed(text),
+        })
+    }
+
+    /// Zero-based index of the placeholder token just before the cursor.
+    fn placeholder_index(&self) -> u32 {
+        let before = &self.toks[..self.pos.saturating_sub(1)];
+        before.iter().filter(|t| t.kind == Kind::Placeholder).count() as u32
+    }
+}
+
+fn is_reserved(word: &str) -> bool {
+    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
+}
+
+/// Strips back-quotes and undoubles embedded ones; an empty name is declined.
+fn unquote(text: &str) -> Option<Name<'_>> {
+    let inner = text.get(1..text.len().checked_sub(1)?)?;
+    if inner.is_empty() || inner.ends_with(' ') {
+        return None;
+    }
+    Some(if inner.contains('`') { Cow::Owned(inner.replace("``", "`")) } else { Cow::Borrowed(inner) })
+}

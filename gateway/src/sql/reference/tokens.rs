@@ -1,0 +1,172 @@
+//! Token-level work of the reference path: hints, pins, placeholders, and the MySQL clauses
+//! `sqlparser` lacks (`LOCK IN SHARE MODE`, `WAIT n`, `WITH CONSISTENT SNAPSHOT`).
+
+use std::borrow::Cow;
+
+use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Whitespace};
+
+use crate::sql::analysis::{Analysis, LockRead, LockStrength, LockWait, Pins, TxnFlags};
+use crate::sql::hint::Hints;
+
+/// Collects hints, pins and placeholder positions; returns the placeholder locations in order.
+pub(super) fn scan(tokens: &[TokenWithSpan], an: &mut Analysis<'_>) -> Vec<Location> {
+    let mut hints = Hints::default();
+    let mut places = Vec::new();
+    let solid: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
+    for t in tokens {
+        if let Token::Whitespace(Whitespace::MultiLineComment(body)) = &t.token {
+            hints.scan(Cow::Owned(body.clone()));
+        }
+    }
+    for (i, t) in solid.iter().enumerate() {
+        match &t.token {
+            Token::Placeholder(p) if p == "?" => places.push(t.span.start),
+            Token::Word(w) if w.quote_style.is_none() && w.value.starts_with('@') && !w.value.starts_with("@@") => {
+                an.pins.insert(Pins::USER_VAR);
+            }
+            Token::Word(w) if w.quote_style.is_none() && solid.get(i + 1).is_some_and(|n| n.token == Token::LParen) => {
+                an.pins.insert(crate::sql::function_pin(&w.value));
+            }
+            _ => {}
+        }
+    }
+    an.hints = hints.into_owned();
+    an.placeholders = places.len() as u32;
+    places
+}
+
+fn is_kw(t: &TokenWithSpan, kw: &str) -> bool {
+    matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+}
+
+/// Removes a trailing locking clause sqlparser may not accept and returns it.
+pub(super) fn strip_lock(tokens: &mut Vec<TokenWithSpan>) -> Option<LockRead> {
+    let solid: Vec<usize> = (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_) | Token::SemiColon)).collect();
+    let n = solid.len();
+    let at = |k: usize| &tokens[solid[k]];
+    let ends = |words: &[&str]| n >= words.len() && words.iter().enumerate().all(|(k, w)| is_kw(at(n - words.len() + k), w));
+    let (len, lock) = if ends(&["LOCK", "IN", "SHARE", "MODE"]) {
+        (4, LockRead { strength: LockStrength::Share, wait: LockWait::Block })
+    } else {
+        lock_tail(tokens, &solid)?
+    };
+    tokens.truncate(solid[n - len]);
+    Some(lock)
+}
+
+/// `FOR UPDATE|SHARE [NOWAIT | SKIP LOCKED | WAIT n]` at the end: (token count, lock).
+fn lock_tail(tokens: &[TokenWithSpan], solid: &[usize]) -> Option<(usize, LockRead)> {
+    let n = solid.len();
+    let at = |k: usize| &tokens[solid[k]];
+    let (wait, wait_len) = if n >= 1 && is_kw(at(n - 1), "NOWAIT") {
+        (LockWait::NoWait, 1)
+    } else if n >= 2 && is_kw(at(n - 2), "SKIP") && is_kw(at(n - 1), "LOCKED") {
+        (LockWait::SkipLocked, 2)
+    } else if n >= 2 && is_kw(at(n - 2), "WAIT") {
+        let Token::Number(text, _) = &at(n - 1).token else {
+            return None;
+        };
+        (LockWait::Wait(text.parse().ok()?), 2)
+    } else {
+        (LockWait::Block, 0)
+    };
+    let k = n.checked_sub(wait_len + 2)?;
+    if !is_kw(at(k), "FOR") {
+        return None;
+    }
+    let strength = if is_kw(at(k + 1), "UPDATE") {
+        LockStrength::Update
+    } else if is_kw(at(k + 1), "SHARE") {
+        LockStrength::Share
+    } else {
+        return None;
+    };
+    Some((wait_len + 2, LockRead { strength, wait }))
+}
+
+/// Removes `WITH CONSISTENT SNAPSHOT` from a `START TRANSACTION` and reports it.
+pub(super) fn strip_snapshot(tokens: &mut Vec<TokenWithSpan>) -> TxnFlags {
+    let solid: Vec<usize> = (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let starts = solid.len() >= 2 && is_kw(&tokens[solid[0]], "START") && is_kw(&tokens[solid[1]], "TRANSACTION");
+    let mut flags = TxnFlags::default();
+    if !starts {
+        return flags;
+    }
+    for k in 2..solid.len().saturating_sub(2) {
+        let w = |j: usize, kw: &str| is_kw(&tokens[solid[k + j]], kw);
+        if w(0, "WITH") && w(1, "CONSISTENT") && w(2, "SNAPSHOT") {
+            flags.insert(TxnFlags::CONSISTENT_SNAPSHOT);
+            let mut drop_from = solid[k];
+            // Drop a comma separating it from another mode, before or after.
+            if k > 2 && tokens[solid[k - 1]].token == Token::Comma {
+                drop_from = solid[k - 1];
+            }
+            let mut drop_to = solid[k + 2] + 1;
+            if drop_from == solid[k] && tokens.get(solid.get(k + 3).copied().unwrap_or(usize::MAX)).is_some_and(|t| t.token == Token::Comma) {
+                drop_to = solid[k + 3] + 1;
+            }
+            tokens.drain(drop_from..drop_to);
+            return flags;
+        }
+    }
+    flags
+}
+
+/// Rewrites MySQL forms sqlparser rejects into ones it accepts, keeping what they say:
+/// `DELETE|UPDATE LOW_PRIORITY QUICK IGNORE` (modifiers dropped), `SET @a := 1` (`:=` → `=`),
+/// and `INSERT … tbl PARTITION (p, …)` (names removed and returned).
+pub(super) fn normalize(tokens: &mut Vec<TokenWithSpan>) -> Vec<String> {
+    let solid: Vec<usize> = (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let Some(&first) = solid.first() else {
+        return Vec::new();
+    };
+    if is_kw(&tokens[first], "SET") {
+        for t in tokens.iter_mut() {
+            if t.token == Token::Assignment {
+                t.token = Token::Eq;
+            }
+        }
+    } else if is_kw(&tokens[first], "DELETE") || is_kw(&tokens[first], "UPDATE") {
+        let drop: Vec<usize> = solid[1..]
+            .iter()
+            .copied()
+            .take_while(|&i| ["LOW_PRIORITY", "QUICK", "IGNORE"].iter().any(|k| is_kw(&tokens[i], k)))
+            .collect();
+        for i in drop.into_iter().rev() {
+            tokens.remove(i);
+        }
+    } else if is_kw(&tokens[first], "INSERT") || is_kw(&tokens[first], "REPLACE") {
+        return insert_partition(tokens, &solid);
+    }
+    Vec::new()
+}
+
+/// Removes `PARTITION (names)` following the target of an INSERT and returns the names.
+fn insert_partition(tokens: &mut Vec<TokenWithSpan>, solid: &[usize]) -> Vec<String> {
+    let Some(k) = solid.iter().position(|&i| is_kw(&tokens[i], "PARTITION")) else {
+        return Vec::new();
+    };
+    if k < 2 || !solid[..k].iter().all(|&i| matches!(tokens[i].token, Token::Word(_) | Token::Period)) {
+        return Vec::new();
+    }
+    let mut names = Vec::new();
+    let mut j = k + 1;
+    if solid.get(j).is_none_or(|&i| tokens[i].token != Token::LParen) {
+        return Vec::new();
+    }
+    loop {
+        j += 1;
+        match solid.get(j).map(|&i| &tokens[i].token) {
+            Some(Token::Word(w)) => names.push(w.value.clone()),
+            _ => return Vec::new(),
+        }
+        j += 1;
+        match solid.get(j).map(|&i| &tokens[i].token) {
+            Some(Token::Comma) => continue,
+            Some(Token::RParen) => break,
+            _ => return Vec::new(),
+        }
+    }
+    tokens.drain(solid[k]..=solid[j]);
+    names
+}

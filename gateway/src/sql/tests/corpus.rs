@@ -1,0 +1,195 @@
+//! The differential corpus: sysbench's statements, generated variants and MySQL edge cases.
+
+/// sysbench's statement templates (oltp_common.lua), `{t}` = table, `{a}`, `{b}`, … = values.
+const SYSBENCH: [&str; 9] = [
+    "SELECT c FROM {t} WHERE id={a}",
+    "SELECT c FROM {t} WHERE id BETWEEN {a} AND {b}",
+    "SELECT SUM(k) FROM {t} WHERE id BETWEEN {a} AND {b}",
+    "SELECT c FROM {t} WHERE id BETWEEN {a} AND {b} ORDER BY c",
+    "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {a} AND {b} ORDER BY c",
+    "UPDATE {t} SET k=k+1 WHERE id={a}",
+    "UPDATE {t} SET c={s} WHERE id={a}",
+    "DELETE FROM {t} WHERE id={a}",
+    "INSERT INTO {t} (id, k, c, pad) VALUES ({a}, {b}, {s}, {s})",
+];
+
+const TABLES: [&str; 8] = ["sbtest1", "sbtest7", "`sbtest2`", "sbtest.sbtest3", "`sbtest`.`sbtest4`", "SBTEST5", "t_`x`", "`we``ird`"];
+
+const VALUES: [&str; 24] = [
+    "5", "?", "0", "-7", "- 7", "9223372036854775807", "18446744073709551615", "99999999999999999999", "1.50",
+    "1e3", "'abc'", "\"dq\"", "'it''s'", "'a\\'b\\n'", "X'4142'", "0x0A0b", "NULL", "TRUE", "_utf8mb4'x'",
+    "_binary 'y'", "ABS(-123)", "3+4*2", "7 DIV 2", "CONCAT('a', 1)",
+];
+
+const MORE_VALUES: [&str; 14] = [
+    "SUBSTR('hello', 2, 3)", "SUBSTRING('hello', -3)", "LOWER('AbC')", "UCASE('x')", "TRIM('  a ')",
+    "LTRIM(' a')", "RTRIM('a ')", "LENGTH('abc')", "NOW()", "CURRENT_TIMESTAMP", "7/2", "10 % 3", "(5)", "k + 1",
+];
+
+const STRINGS: [&str; 4] = ["'xyz'", "?", "'0123-45'", "CONCAT('a','b')"];
+
+/// sysbench statements over tables and values.
+fn sysbench(out: &mut Vec<String>) {
+    for (ti, t) in TABLES.iter().enumerate() {
+        for (vi, a) in VALUES.iter().chain(MORE_VALUES.iter()).enumerate() {
+            let tmpl = SYSBENCH[(ti + vi) % SYSBENCH.len()];
+            let b = VALUES[(vi + 3) % VALUES.len()];
+            let s = STRINGS[(ti + vi) % STRINGS.len()];
+            out.push(tmpl.replace("{t}", t).replace("{a}", a).replace("{b}", b).replace("{s}", s));
+            for tmpl in SYSBENCH {
+                if vi % 4 == ti % 4 {
+                    out.push(tmpl.replace("{t}", t).replace("{a}", a).replace("{b}", b).replace("{s}", s));
+                }
+            }
+        }
+    }
+}
+
+/// Spelling variants of one statement: case, spacing, comments, hints.
+fn variants(stmt: &str, out: &mut Vec<String>) {
+    out.push(stmt.to_owned());
+    out.push(stmt.to_ascii_lowercase());
+    out.push(stmt.replace(' ', "\n\t "));
+    out.push(stmt.replace('=', " = "));
+    out.push(format!("/* app comment */ {stmt}"));
+    out.push(format!("{stmt} -- trailing\n"));
+    out.push(format!("{stmt} # hash comment"));
+    out.push(format!("{stmt};"));
+    if let Some((head, tail)) = stmt.split_once(' ') {
+        out.push(format!("{head} /*+ READ_CONSISTENCY(WEAK) */ {tail}"));
+        out.push(format!("{head} /*+ODP: target_db_server=127.0.0.1:2881,127.0.0.2:2881 */ {tail}"));
+        out.push(format!("/* target_db_server=10.0.0.1:2881 */ {head} {tail}"));
+        out.push(format!("{head} /* +READ_CONSISTENCY(STRONG) */ {tail}"));
+    }
+}
+
+/// Point selects with aliases, qualifiers, IN lists, locks, partitions, extra predicates.
+fn selects(out: &mut Vec<String>) {
+    let froms = ["t1", "t1 a", "t1 AS a", "db.t1 a", "`db`.`t1` AS `a`", "t1 PARTITION (p0)", "t1 PARTITION (p1, p2) x"];
+    let preds = [
+        "id = 1", "1 = id", "a.id = 2", "id IN (1, 2, 3)", "id IN (?, ?)", "id = 1 AND k = 2", "id = 1 AND k > 2",
+        "id = 1 OR k = 2", "NOT id = 1", "id NOT IN (1, 2)", "id = k", "id = 1 AND (k = 2 OR k = 3)", "(id = 4)",
+        "id = 1 AND c LIKE 'a%'", "id IS NULL", "id IS NOT NULL AND k = 5", "id <=> 5", "id >= 1 AND id < 10",
+        "id = ? AND k = ?", "id IN (1, k)", "id = NOW()", "id = (SELECT 1)", "id = @v", "id = -(3)", "c = 'a' 'b'",
+        "id = 1 XOR k = 2", "id BETWEEN 1 AND 5 AND k = 3", "t1.id = 9", "db.t1.id = 9",
+    ];
+    let tails = ["", " ORDER BY id", " LIMIT 10", " ORDER BY id DESC LIMIT 5, 10", " GROUP BY c", " LIMIT ? OFFSET ?"];
+    let locks = [
+        "", " FOR UPDATE", " FOR UPDATE NOWAIT", " FOR UPDATE SKIP LOCKED", " FOR SHARE", " LOCK IN SHARE MODE",
+        " FOR UPDATE WAIT 5", " FOR SHARE NOWAIT",
+    ];
+    for (i, from) in froms.iter().enumerate() {
+        for (j, pred) in preds.iter().enumerate() {
+            let tail = tails[(i + j) % tails.len()];
+            let lock = locks[(i * 3 + j) % locks.len()];
+            out.push(format!("SELECT * FROM {from} WHERE {pred}{tail}{lock}"));
+            out.push(format!("select c, k FROM {from} where {pred}"));
+        }
+    }
+}
+
+/// INSERT / REPLACE forms.
+fn inserts(out: &mut Vec<String>) {
+    let heads = ["INSERT INTO", "INSERT", "INSERT IGNORE INTO", "REPLACE INTO", "insert low_priority into", "REPLACE"];
+    let bodies = [
+        "t (id, c) VALUES (1, 'a')",
+        "t (id, c) VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+        "t VALUES (1, 'a', 2)",
+        "t VALUES (?, ?, ?), (?, ?, ?)",
+        "t (id, c) VALUE (-1, NULL)",
+        "t SET id = 5, c = 'x'",
+        "db.t (`id`, `c`) VALUES (0x01, X'ff')",
+        "t PARTITION (p1) (id) VALUES (7)",
+        "t (id, c) VALUES (1, DEFAULT)",
+        "t (id, ts) VALUES (1, NOW())",
+        "t (id, c) VALUES (ABS(-5), CONCAT('a', 'b'))",
+        "t (id, c) VALUES (1, 'a') ON DUPLICATE KEY UPDATE c = 'b'",
+        "t (id, c) VALUES (1, 'a') ON DUPLICATE KEY UPDATE c = VALUES(c)",
+        "t (id, c) SELECT id, c FROM s WHERE id = 1",
+        "t (id, c) VALUES (1, 2, 3)",
+        "t (id) VALUES (LAST_INSERT_ID())",
+        "t (id, c) VALUES (@a, @b)",
+        "t (id) VALUES (1 + ?)",
+    ];
+    for head in heads {
+        for body in bodies {
+            out.push(format!("{head} {body}"));
+        }
+    }
+    let mut rows = String::new();
+    for r in 0..10 {
+        rows.push_str(&format!("{}({r}, {}, 'c{r}', 'pad', {}.5)", if r > 0 { ", " } else { "" }, r * 7, r));
+    }
+    out.push(format!("INSERT INTO t5 (a, b, c, d, e) VALUES {rows}"));
+}
+
+/// Transaction, session and miscellaneous statements, MySQL edge cases.
+const EDGE: &[&str] = &[
+    "BEGIN", "begin work", "START TRANSACTION", "START TRANSACTION READ ONLY", "START TRANSACTION READ WRITE",
+    "START TRANSACTION WITH CONSISTENT SNAPSHOT", "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    "START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT", "COMMIT", "commit work", "ROLLBACK", "ROLLBACK WORK",
+    "ROLLBACK TO SAVEPOINT s1", "SAVEPOINT s1", "SET autocommit=0", "SET autocommit = 1", "SET AUTOCOMMIT=ON",
+    "set autocommit = off", "SET @@autocommit = 0", "SET @@session.autocommit = 1", "SET SESSION autocommit = 0",
+    "SET GLOBAL max_connections = 100", "SET @@global.max_connections = 100", "SET @a = 1", "SET @a := 1, @b = 'x'",
+    "SET NAMES utf8mb4", "SET NAMES 'utf8mb4' COLLATE 'utf8mb4_bin'", "SET CHARACTER SET utf8", "SET CHARSET utf8",
+    "SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET SESSION TRANSACTION READ ONLY",
+    "SET GLOBAL TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET sql_mode = 'STRICT_TRANS_TABLES'",
+    "SET ob_read_consistency = 'WEAK'", "SET @proxy_route_policy = 'follower_first'", "SET x = 1, GLOBAL y = 2",
+    "USE test", "USE `my db`", "use sbtest", "SHOW TABLES", "SHOW DATABASES", "SHOW VARIABLES LIKE 'x%'",
+    "SHOW PROCESSLIST", "SHOW CREATE TABLE t", "SHOW WARNINGS", "CREATE TABLE t (id INT PRIMARY KEY)",
+    "CREATE TEMPORARY TABLE tmp (id INT)", "DROP TABLE t", "ALTER TABLE t ADD COLUMN c INT", "TRUNCATE TABLE t",
+    "CREATE INDEX i ON t (c)", "CREATE DATABASE d", "CALL p(1, 2)", "LOCK TABLES t READ", "LOCK TABLE t WRITE",
+    "UNLOCK TABLES", "XA START 'x'", "XA END 'x'", "XA COMMIT 'x'", "EXPLAIN SELECT * FROM t WHERE id = 1",
+    "EXPLAIN ROUTE SELECT * FROM t WHERE id = 1", "explain route update t set c = 1 where id = 2",
+    "PREPARE s FROM 'SELECT * FROM t WHERE id = ?'", "EXECUTE s USING @a", "DEALLOCATE PREPARE s",
+    "DROP PREPARE s", "SELECT 1", "SELECT @@version", "SELECT LAST_INSERT_ID()", "SELECT FOUND_ROWS()",
+    "SELECT ROW_COUNT()", "SELECT GET_LOCK('l', 10)", "SELECT RELEASE_LOCK('l')", "SELECT @a", "SELECT 1 FROM DUAL",
+    "SELECT * FROM t1 JOIN t2 ON t1.id = t2.id WHERE t1.id = 5", "SELECT * FROM t1, t2 WHERE t1.id = 1",
+    "SELECT * FROM (SELECT * FROM t) x WHERE id = 1", "SELECT * FROM t WHERE id = 1 UNION SELECT * FROM s",
+    "WITH c AS (SELECT 1) SELECT * FROM c", "SELECT * FROM t WHERE id IN (SELECT id FROM s)",
+    "SELECT * FROM t FORCE INDEX (i) WHERE id = 1", "SELECT SQL_CALC_FOUND_ROWS * FROM t WHERE id = 1 LIMIT 1",
+    "SELECT * FROM t WHERE id = 1 FOR UPDATE OF t", "UPDATE t1, t2 SET t1.c = 1 WHERE t1.id = t2.id",
+    "UPDATE t SET c = DEFAULT WHERE id = 3", "UPDATE LOW_PRIORITY IGNORE t SET c = 1 WHERE id = 3 ORDER BY id LIMIT 1",
+    "DELETE FROM t WHERE id = 1 ORDER BY id LIMIT 1", "DELETE QUICK IGNORE FROM t WHERE id IN (1,2)",
+    "DELETE t1 FROM t1 JOIN t2 ON t1.id = t2.id WHERE t2.id = 3", "DELETE FROM t AS a WHERE a.id = 1",
+    "SELECT * FROM t WHERE id = 1 -- comment with ; semicolon", "SELECT * FROM t WHERE c = 'semi;colon'",
+    "SELECT /*! STRAIGHT_JOIN */ * FROM t WHERE id = 1", "SELECT * FROM t /*!50000 WHERE id = 1 */",
+    "SELECT * FROM t WHERE c = N'abc'", "SELECT * FROM t WHERE c = b'101'", "SELECT * FROM t WHERE id = .5",
+    "SELECT * FROM t WHERE id = 1.", "SELECT * FROM t WHERE `select` = 1", "SELECT * FROM t WHERE date = '2020-01-01'",
+    "SELECT * FROM t WHERE id = CAST('5' AS SIGNED)", "SELECT * FROM t WHERE id = CASE WHEN 1 THEN 2 END",
+    "SELECT * FROM t WHERE c = TRIM(LEADING 'x' FROM 'xxa')", "SELECT * FROM t WHERE c = SUBSTRING('abc' FROM 2)",
+    "SELECT * FROM t WHERE c = 'a' COLLATE utf8mb4_bin", "SELECT * FROM t WHERE id = +5", "SELECT * FROM t WHERE id = ~5",
+    "SELECT * FROM t WHERE id = 1 && k = 2", "SELECT * FROM t WHERE id = 1 || k = 2", "SELECT * FROM t WHERE id = 1 <> 2",
+    "SELECT * FROM t WHERE id = 1 = 1", "SELECT * FROM t WHERE (id, k) = (1, 2)", "SELECT * FROM t WHERE id = 'a' 'b'",
+    "SELECT * FROM t WHERE id = 1 AND id = 2", "SELECT * FROM t WHERE c = 'äöü'", "SELECT * FROM tä WHERE id = 1",
+    "SELECT * FROM t WHERE id = 2 LOCK IN SHARE MODE", "SELECT * FROM t WHERE id = @@x", "HELP 'x'", "DO 1",
+    "KILL 5", "KILL QUERY 5", "LOAD DATA LOCAL INFILE 'f' INTO TABLE t", "SELECT * FROM t INTO OUTFILE 'x'",
+    "REPLACE INTO t SELECT * FROM s", "GRANT ALL ON *.* TO u", "FLUSH PRIVILEGES", "ANALYZE TABLE t",
+    "SELECT * FROM t WHERE id = 1e400", "SELECT * FROM t WHERE id = 0x", "SELECT * FROM t WHERE id = x'4'",
+    "SELECT * FROM t WHERE id = --5", "SELECT * FROM t WHERE id = -- 5\n 6", "SELECT * FROM t WHERE c = \"a\"\"b\"",
+    "SELECT * FROM t WHERE c = 'a\\%b'", "SELECT * FROM t WHERE c = 'tab\\tz\\0'", "SELECT * FROM `t``q` WHERE id = 1",
+];
+
+/// Multi-statement texts (checked through `analyze`, not differentially).
+pub const MULTI: &[&str] = &[
+    "BEGIN; UPDATE T0 SET C2 = 'obproxy' WHERE C1=123; INSERT INTO T1 (C1, C2) VALUES (12, 'odp'); COMMIT;",
+    "INSERT INTO t1 (C1, C2) VALUES (1, 'ob'), (2, 'odp'); UPDATE t0 SET C2 = 'odp' WHERE C1=123;",
+];
+
+/// The whole corpus.
+pub fn corpus() -> Vec<String> {
+    let mut base = Vec::new();
+    sysbench(&mut base);
+    selects(&mut base);
+    inserts(&mut base);
+    base.extend(EDGE.iter().map(|s| (*s).to_owned()));
+    let mut out = Vec::new();
+    for (i, s) in base.iter().enumerate() {
+        if i % 3 == 0 || s.starts_with("SELECT c FROM sbtest1") || s.starts_with("INSERT INTO t5") {
+            variants(s, &mut out);
+        } else {
+            out.push(s.clone());
+        }
+    }
+    out
+}

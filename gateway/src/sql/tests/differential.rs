@@ -1,0 +1,68 @@
+//! Differential test: the fast path and the reference parser agree wherever the fast path answers.
+
+use super::corpus::{corpus, MULTI};
+use crate::sql::{analysis::Analysis, analyze, command, fast, reference, Path, StmtKind};
+
+/// The fields both paths must agree on (everything but `path`).
+fn comparable(mut an: Analysis<'_>) -> Analysis<'_> {
+    an.path = Path::Fast;
+    an
+}
+
+/// The fields that differ, for the failure message.
+fn diff(a: &Analysis<'_>, b: &Analysis<'_>) -> String {
+    let mut out = String::new();
+    let mut field = |name: &str, x: String, y: String| {
+        if x != y {
+            out.push_str(&format!("  {name}: fast {x} / ref {y}\n"));
+        }
+    };
+    field("path", format!("{:?}", Path::Reference), format!("{:?}", b.path));
+    field("kind", format!("{:?}", a.kind), format!("{:?}", b.kind));
+    field("tables", format!("{:?}", a.tables), format!("{:?}", b.tables));
+    field("keys", format!("{:?}", a.keys), format!("{:?}", b.keys));
+    field("hints", format!("{:?}", a.hints), format!("{:?}", b.hints));
+    field("lock", format!("{:?}", a.lock), format!("{:?}", b.lock));
+    field("pins", format!("{:?}", a.pins), format!("{:?}", b.pins));
+    field("txn/set/ac/db", format!("{:?}", (a.txn, a.set, a.autocommit, &a.database)), format!("{:?}", (b.txn, b.set, b.autocommit, &b.database)));
+    field("placeholders", format!("{:?}", a.placeholders), format!("{:?}", b.placeholders));
+    out
+}
+
+#[test]
+fn fast_path_agrees_with_sqlparser() {
+    let corpus = corpus();
+    assert!(corpus.len() >= 2000, "corpus has {} statements", corpus.len());
+    let (mut fast_n, mut shared_n, mut mismatches) = (0, 0, Vec::new());
+    for sql in &corpus {
+        let stmt = crate::sql::split::statements(sql).next().unwrap_or("");
+        if command::recognize(stmt).is_some() {
+            shared_n += 1;
+            continue;
+        }
+        let reference = reference::analyze(stmt);
+        let Some(fast) = fast::analyze(stmt) else {
+            continue;
+        };
+        fast_n += 1;
+        if reference.path != Path::Reference || comparable(fast.clone()) != comparable(reference.clone()) {
+            mismatches.push(format!("{stmt}\n{}", diff(&fast, &reference)));
+        }
+    }
+    eprintln!(
+        "differential corpus: {} statements, fast path {fast_n}, shared commands {shared_n}, fell back {}",
+        corpus.len(),
+        corpus.len() - fast_n - shared_n
+    );
+    assert!(mismatches.is_empty(), "{} mismatches:\n{}", mismatches.len(), mismatches[..mismatches.len().min(400)].join("\n"));
+}
+
+#[test]
+fn multi_statements_route_by_documented_statement() {
+    let an = analyze(MULTI[0]);
+    assert_eq!((an.kind, an.statements), (StmtKind::Update, 4));
+    assert_eq!(an.tables[0].name, "T0");
+    let an = analyze(MULTI[1]);
+    assert_eq!((an.kind, an.statements), (StmtKind::Insert, 2));
+    assert_eq!(an.tables[0].name, "t1");
+}

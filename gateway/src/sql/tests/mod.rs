@@ -1,0 +1,6 @@
+//! Tests of the SQL analysis: examples, differential corpus, random input.
+
+mod corpus;
+mod differential;
+mod examples;
+mod random;
