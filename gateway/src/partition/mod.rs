@@ -13,6 +13,7 @@ pub mod hash;
 pub mod locate;
 pub mod murmur;
 pub mod scheme;
+pub mod statement;
 pub mod temporal;
 pub mod value;
 
@@ -24,6 +25,7 @@ pub use collation::Collation;
 pub use ddl::parse_create_table;
 pub use locate::{locate, locate_by_name, locate_traced, Location};
 pub use scheme::{BoundSpec, Column, ColumnType, Level, PartExpr, PartFunc, Partition, SubPartition, TableScheme};
+pub use statement::locate_statement;
 pub use value::{Datum, KeyValue};
 
 /// Why a partition cannot be calculated (the row is "unknown", never guessed).

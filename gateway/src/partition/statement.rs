@@ -1,0 +1,161 @@
+//! From an analysed statement to one table's partition: the key values of every INSERT row and
+//! every IN alternative are placed, and a single partition is claimed only when all agree.
+
+use crate::sql::{Analysis, Column as SqlColumn, TableRef, Value};
+
+use super::cast::CastContext;
+use super::locate::{locate, locate_by_name, Location};
+use super::scheme::TableScheme;
+use super::value::KeyValue;
+use super::PartitionError;
+
+/// Most key-value combinations (IN alternatives × rows) tried before giving up.
+const MAX_COMBINATIONS: usize = 256;
+
+/// The partition a statement touches in `table` (described by `scheme`).
+///
+/// An explicit `PARTITION (p)` selection wins; otherwise every key column needs a value in every
+/// row. Several partitions, a missing value, an unbound placeholder or an unevaluated expression
+/// give an error that names the reason: the caller falls back, it never guesses.
+pub fn locate_statement(
+    scheme: &TableScheme,
+    analysis: &Analysis<'_>,
+    table: &TableRef<'_>,
+    ctx: &CastContext,
+) -> Result<Location, PartitionError> {
+    match table.partitions.as_slice() {
+        [] => {}
+        [one] => return locate_by_name(scheme, one),
+        _ => return Err(PartitionError::Unsupported("several partitions selected".into())),
+    }
+    let columns = scheme.key_columns()?;
+    let rows = rows_of(analysis);
+    let mut found: Option<Location> = None;
+    let mut tried = 0usize;
+    for row in rows {
+        let alternatives: Vec<Vec<KeyValue>> = columns
+            .iter()
+            .map(|&c| values_for(scheme, analysis, table, c, row))
+            .collect::<Result<_, _>>()?;
+        for combo in Combinations::new(&alternatives) {
+            tried += 1;
+            if tried > MAX_COMBINATIONS {
+                return Err(PartitionError::Unsupported(format!("more than {MAX_COMBINATIONS} key combinations")));
+            }
+            let loc = locate(scheme, &combo, ctx)?;
+            match &found {
+                Some(prev) if prev.name() != loc.name() => {
+                    return Err(PartitionError::Unsupported(format!(
+                        "statement spans several partitions ({} and {})",
+                        prev.name(),
+                        loc.name()
+                    )))
+                }
+                Some(_) => {}
+                None => found = Some(loc),
+            }
+        }
+    }
+    found.ok_or_else(|| PartitionError::Unsupported("no key values in the statement".into()))
+}
+
+/// The INSERT rows (or the single WHERE row 0) that carry key values.
+fn rows_of(analysis: &Analysis<'_>) -> Vec<u32> {
+    let mut rows: Vec<u32> = analysis.keys.iter().map(|k| k.row).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    if rows.is_empty() {
+        rows.push(0);
+    }
+    rows
+}
+
+/// Every candidate value of column `col` in `row` (several for an IN list).
+fn values_for(
+    scheme: &TableScheme,
+    analysis: &Analysis<'_>,
+    table: &TableRef<'_>,
+    col: usize,
+    row: u32,
+) -> Result<Vec<KeyValue>, PartitionError> {
+    let name = &scheme.columns[col].name;
+    let values: Vec<KeyValue> = analysis
+        .keys
+        .iter()
+        .filter(|k| k.row == row && names_column(&k.column, table, name, col))
+        .map(|k| key_value(&k.value, name))
+        .collect::<Result<_, _>>()?;
+    if values.is_empty() {
+        return Err(PartitionError::Unsupported(format!("no value for key column {name}")));
+    }
+    Ok(values)
+}
+
+fn names_column(c: &SqlColumn<'_>, table: &TableRef<'_>, name: &str, index: usize) -> bool {
+    match c {
+        SqlColumn::Position(p) => usize::from(*p) == index,
+        SqlColumn::Named { qualifier, name: n } => {
+            n.eq_ignore_ascii_case(name)
+                && qualifier.as_ref().is_none_or(|q| {
+                    q.eq_ignore_ascii_case(&table.name) || table.alias.as_ref().is_some_and(|a| q.eq_ignore_ascii_case(a))
+                })
+        }
+    }
+}
+
+/// Maps an analysed literal to a partition key value.
+pub fn key_value(v: &Value<'_>, column: &str) -> Result<KeyValue, PartitionError> {
+    Ok(match v {
+        Value::Null => KeyValue::Null,
+        Value::Int(i) => KeyValue::Int(*i),
+        Value::UInt(u) => KeyValue::UInt(*u),
+        Value::Decimal(t) => KeyValue::Decimal(t.to_string()),
+        Value::Float(f) => KeyValue::Float(*f),
+        Value::Str { bytes, charset } => {
+            KeyValue::Str { bytes: bytes.to_vec(), charset: charset.as_ref().map(|c| c.to_string()) }
+        }
+        Value::Hex(b) => KeyValue::Hex(b.to_vec()),
+        Value::Placeholder(i) => {
+            return Err(PartitionError::Unsupported(format!("key column {column} is parameter {i}, not bound")))
+        }
+        Value::Unknown => {
+            return Err(PartitionError::Unsupported(format!("key column {column} is an expression the gateway does not evaluate")))
+        }
+    })
+}
+
+/// The cartesian product of per-column alternatives, one row of values at a time.
+struct Combinations<'a> {
+    alternatives: &'a [Vec<KeyValue>],
+    next: Option<Vec<usize>>,
+}
+
+impl<'a> Combinations<'a> {
+    fn new(alternatives: &'a [Vec<KeyValue>]) -> Self {
+        let next = alternatives.iter().all(|a| !a.is_empty()).then(|| vec![0; alternatives.len()]);
+        Combinations { alternatives, next }
+    }
+}
+
+impl Iterator for Combinations<'_> {
+    type Item = Vec<KeyValue>;
+
+    fn next(&mut self) -> Option<Vec<KeyValue>> {
+        let idx = self.next.take()?;
+        let item = idx.iter().zip(self.alternatives).map(|(&i, alts)| alts[i].clone()).collect();
+        let mut following = idx;
+        for pos in (0..following.len()).rev() {
+            following[pos] += 1;
+            if following[pos] < self.alternatives[pos].len() {
+                self.next = Some(following);
+                return Some(item);
+            }
+            following[pos] = 0;
+        }
+        Some(item)
+    }
+}
+
+#[cfg(test)]
+#[path = "statement_tests.rs"]
+mod tests;
