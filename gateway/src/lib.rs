@@ -5,6 +5,7 @@ pub mod config;
 pub mod dataplane;
 pub mod partition;
 pub mod protocol;
+pub mod route;
 pub mod server;
 pub mod session;
 pub mod sql;

@@ -7,6 +7,7 @@ pub mod frame;
 pub mod handshake;
 pub mod message;
 pub mod response;
+pub mod resultset;
 
 /// Errors of the wire protocol layer.
 #[derive(Debug, thiserror::Error)]

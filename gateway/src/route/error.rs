@@ -1,0 +1,45 @@
+//! Errors of the route engine, with their OceanBase and MySQL codes (routing.md §18).
+
+use super::consistency::Consistency;
+use super::policy::RoutePolicy;
+
+/// A request the route engine refuses or cannot place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    /// `proxy_route_policy = FORCE_READONLY_ZONE` and the request is not a weak read (§6.3):
+    /// OceanBase error 4007 (`OB_NOT_SUPPORTED`).
+    #[error(
+        "FORCE_READONLY_ZONE route policy does not allow a {0} request; set proxy_route_policy or \
+         ob_route_policy to another rule"
+    )]
+    ForceReadonlyZoneNotWeak(Consistency),
+    /// No server satisfies the policy (e.g. read-only zones only and there are none).
+    #[error("no server can serve the request under route policy {0}")]
+    NoCandidate(RoutePolicy),
+}
+
+impl RouteError {
+    /// OceanBase error code (negative, as inside the server).
+    pub const fn ob_code(&self) -> i32 {
+        match self {
+            RouteError::ForceReadonlyZoneNotWeak(_) => -4007,
+            RouteError::NoCandidate(_) => -4124,
+        }
+    }
+
+    /// MySQL error number on the wire: the mapped MySQL number, else the positive OceanBase code.
+    pub const fn mysql_errno(&self) -> u16 {
+        match self {
+            RouteError::ForceReadonlyZoneNotWeak(_) => 1235,
+            RouteError::NoCandidate(_) => 4124,
+        }
+    }
+
+    /// SQLSTATE on the wire.
+    pub const fn sql_state(&self) -> &'static str {
+        match self {
+            RouteError::ForceReadonlyZoneNotWeak(_) => "0A000",
+            RouteError::NoCandidate(_) => "HY000",
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! Route policy engine: consistency, LDC classification, policy orders, congestion, decision and trace.
+//!
+//! A pure decision engine (routing.md §3–§8, §15, §17.3): [`decide`] takes a [`RouteRequest`]
+//! (request facts, session and configuration settings, the candidate servers with their zone,
+//! role and congestion state, an RNG seed) and returns a [`RouteDecision`] (chosen server, retry
+//! order, policy, consistency, LDC codes and an EXPLAIN ROUTE trace). It reads no configuration,
+//! cache or clock; [`congestion`] keeps the per-server congestion state machines that feed the
+//! candidates' congestion field.
+
+pub mod candidate;
+pub mod congestion;
+pub mod consistency;
+pub mod decision;
+pub mod entry;
+pub mod error;
+mod explain;
+pub mod ldc;
+pub mod order;
+pub mod orders;
+pub mod policy;
+pub mod primary_zone;
+pub mod request;
+pub mod select;
+pub mod trace;
+
+#[cfg(test)]
+mod tests;
+
+pub use candidate::{Candidate, ReplicaType, Role, ZoneType};
+pub use congestion::{CongestionConfig, CongestionKind, CongestionManager, CongestionState, ServerStatus};
+pub use consistency::{decide_consistency, Consistency, ConsistencyInputs, ConsistencyRule, ReadConsistency};
+pub use decision::{decide, RouteDecision};
+pub use entry::{RoleMatch, RouteEntry};
+pub use error::RouteError;
+pub use ldc::{ClientLocation, IdcType, LdcCode, LdcContext};
+pub use order::{RankedCandidate, Via};
+pub use policy::{ProxyRoutePolicy, RoutePolicy};
+pub use primary_zone::{parse_zone_list, PrimaryZone};
+pub use request::{PartitionState, RequestKind, RouteRequest, TargetDbServer, TargetSource};
+pub use select::{choose_policy, PolicyChoice, TenantFacts};
+pub use trace::{FieldValue, PlanStep, Point, Prompt, PromptLevel, RouteInfoType, RoutePlan};

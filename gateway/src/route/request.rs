@@ -1,0 +1,126 @@
+//! The input of one route decision: request facts, session and configuration settings, candidates.
+
+use std::net::SocketAddr;
+
+use super::candidate::Candidate;
+use super::consistency::ConsistencyInputs;
+use super::ldc::ClientLocation;
+use super::primary_zone::PrimaryZone;
+
+/// What kind of request is routed, as far as read-only-zone support goes (§6.2,
+/// `is_request_readonly_zone_support`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RequestKind {
+    /// A `COM_QUERY` `SELECT`.
+    Select,
+    /// A `COM_QUERY` `SET`, `SET NAMES`, `USE`, `HELP`, `SHOW …` (also WARNINGS / ERRORS / TRACE).
+    SessionStatement,
+    /// Any other `COM_QUERY` statement (DML, DDL, `BEGIN`, …).
+    OtherStatement,
+    /// A command other than `COM_QUERY` (login, `COM_STMT_*`, `COM_PING`, …).
+    Command,
+}
+
+/// Whether a partition location is known for the request (§2.6, §4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PartitionState {
+    /// The partition was computed and its location found: `Candidate::partition_server` marks
+    /// the tablet's replicas.
+    Located,
+    /// A partitioned table whose partition could not be computed: `partition_server` marks the
+    /// servers holding any partition of the table, `role` Leader the servers leading one (§2.6).
+    CalcFailed,
+    /// No table name, or no location found: every candidate is a tenant server.
+    NoLocation,
+}
+
+/// Where a `target_db_server` setting came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TargetSource {
+    /// `/* target_db_server=… */` or `/*+ODP: target_db_server=…*/`.
+    Comment,
+    /// Configuration `target_db_server`.
+    Config,
+}
+
+/// Forced target servers (§2.2 step 4.4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetDbServer {
+    /// Addresses in the order given.
+    pub addrs: Vec<SocketAddr>,
+    /// Comment or configuration.
+    pub source: TargetSource,
+}
+
+/// Everything the route engine needs to place one request. Pure data: the engine neither reads
+/// configuration nor the location cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteRequest {
+    /// Request kind (read-only-zone support, §6.2).
+    pub kind: RequestKind,
+    /// A table name was parsed from the statement.
+    pub names_table: bool,
+    /// Consistency inputs (§3).
+    pub consistency: ConsistencyInputs,
+    /// Session `ob_route_policy`; `None` = default (1, READONLY_ZONE_FIRST).
+    pub ob_route_policy: Option<i64>,
+    /// User variable `@proxy_route_policy`, if set.
+    pub proxy_route_policy_var: Option<String>,
+    /// Configuration `proxy_route_policy`, if set.
+    pub proxy_route_policy_config: Option<String>,
+    /// Configuration `proxy_primary_zone_name`, parsed (see `parse_zone_list`).
+    pub proxy_primary_zone_name: Vec<String>,
+    /// Configuration `enable_primary_zone` (default on).
+    pub enable_primary_zone: bool,
+    /// Random-routing mode (disables PRIMARY_ZONE_FIRST).
+    pub random_routing_mode: bool,
+    /// `target_db_server` from a comment or configuration.
+    pub target_db_server: Option<TargetDbServer>,
+    /// The gateway's IDC and regions.
+    pub client: ClientLocation,
+    /// The tenant's primary zone.
+    pub primary_zone: PrimaryZone,
+    /// Partition location state.
+    pub partition: PartitionState,
+    /// Ignore merge states (`disable_merge_status_check`, §4.2).
+    pub disable_merge_status_check: bool,
+    /// Partition replicas and tenant servers, each server once.
+    pub candidates: Vec<Candidate>,
+    /// Seed of the tie-breaking RNG (printed in the trace).
+    pub seed: u64,
+}
+
+impl RouteRequest {
+    /// A request with ODP's default settings: a non-SELECT `COM_QUERY` statement, no table,
+    /// primary zone enabled, no LDC.
+    pub fn new(candidates: Vec<Candidate>, seed: u64) -> Self {
+        RouteRequest {
+            kind: RequestKind::OtherStatement,
+            names_table: false,
+            consistency: ConsistencyInputs::default(),
+            ob_route_policy: None,
+            proxy_route_policy_var: None,
+            proxy_route_policy_config: None,
+            proxy_primary_zone_name: Vec::new(),
+            enable_primary_zone: true,
+            random_routing_mode: false,
+            target_db_server: None,
+            client: ClientLocation::default(),
+            primary_zone: PrimaryZone::default(),
+            partition: PartitionState::NoLocation,
+            disable_merge_status_check: false,
+            candidates,
+            seed,
+        }
+    }
+
+    /// A weak or strong `SELECT` naming a table whose partition was located.
+    pub fn select(candidates: Vec<Candidate>, seed: u64) -> Self {
+        let mut req = RouteRequest::new(candidates, seed);
+        req.kind = RequestKind::Select;
+        req.names_table = true;
+        req.consistency.is_select = true;
+        req.partition = PartitionState::Located;
+        req
+    }
+}
