@@ -21,11 +21,13 @@
 //! is), `GATEWAY_VENV` (python venv), `GATEWAY_KEEP_SERVERS=1` (keep data dirs and logs).
 
 pub mod clients;
+pub mod conformance;
 pub mod gateway;
 pub mod mariadb;
 pub mod mysql;
 pub mod process;
 pub mod raw;
+pub mod seekdb;
 pub mod stack;
 pub mod sysbench;
 

@@ -1,8 +1,9 @@
 //! Casting a `KeyValue` to a column's type the way the server stores it; anything lossy fails.
 
 use super::collation::Collation;
+use super::decimal::DecInt;
 use super::scheme::{Column, ColumnType};
-use super::temporal::{parse_datetime, parse_time};
+use super::temporal::{parse_datetime, parse_time, TIMESTAMP_ZERO};
 use super::value::{Datum, KeyValue};
 use super::PartitionError;
 
@@ -66,7 +67,11 @@ pub fn cast(v: &KeyValue, col: &Column, ctx: &CastContext) -> Result<Datum, Part
         }
         ColumnType::DateTime { fsp } => Ok(Datum::DateTime(parse_datetime(&text(v, col)?, *fsp)?)),
         ColumnType::Timestamp { fsp } => {
-            let utc = parse_datetime(&text(v, col)?, *fsp)?.epoch_micros() - i64::from(ctx.tz_offset_secs) * 1_000_000;
+            let dt = parse_datetime(&text(v, col)?, *fsp)?;
+            if dt.is_zero() {
+                return Ok(Datum::Timestamp(TIMESTAMP_ZERO));
+            }
+            let utc = dt.epoch_micros() - i64::from(ctx.tz_offset_secs) * 1_000_000;
             if !(1_000_000..=2_147_483_647_999_999).contains(&utc) {
                 return Err(fail(v, col, "outside the TIMESTAMP range"));
             }
@@ -196,8 +201,8 @@ fn to_f64(v: &KeyValue, col: &Column) -> Result<f64, PartitionError> {
 }
 
 fn cast_decimal(v: &KeyValue, col: &Column, precision: u8, scale: u8) -> Result<Datum, PartitionError> {
-    if precision > 38 || scale > precision {
-        return Err(PartitionError::Unsupported(format!("decimal({precision},{scale}) wider than 38 digits")));
+    if precision > 65 || scale > 30 || scale > precision {
+        return Err(PartitionError::Unsupported(format!("decimal({precision},{scale}) is not a MySQL DECIMAL")));
     }
     let t = numeric_text(v, col)?;
     let (neg, int, frac) = split_number(&t).ok_or_else(|| fail(v, col, "not a number"))?;
@@ -208,8 +213,7 @@ fn cast_decimal(v: &KeyValue, col: &Column, precision: u8, scale: u8) -> Result<
         return Err(fail(v, col, "out of range"));
     }
     let digits: String = int.chars().chain(frac.chars().chain(std::iter::repeat('0')).take(usize::from(scale))).collect();
-    let m: i128 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| fail(v, col, "not a number"))? };
-    Ok(Datum::Decimal(if neg { -m } else { m }))
+    DecInt::from_digits(neg, &digits).map(Datum::Decimal).ok_or_else(|| fail(v, col, "not a number"))
 }
 
 fn cast_year(v: &KeyValue, col: &Column) -> Result<Datum, PartitionError> {

@@ -29,8 +29,11 @@ pub struct LocateArgs {
     /// After each result, print the trace (cast values, bytes hashed, hashes, moduli), indented.
     #[arg(long)]
     pub explain: bool,
-    /// Rows of key values: SQL literals separated by commas, first level's columns first
-    /// (e.g. `42, 'abc'`, `NULL`, `'2024-02-29 12:00:00'`, `X'00ff'`).
+    /// Rows of key values: SQL literals separated by commas, in the order the columns appear in
+    /// the partition expression(s): the first level's, then the sub level's not already listed;
+    /// for `KEY()` (no column list) the primary-key columns in `PRIMARY KEY (…)` order, although
+    /// the kernel hashes them in table column order (e.g. `42, 'abc'`, `NULL`,
+    /// `'2024-02-29 12:00:00'`, `X'00ff'`).
     #[arg(allow_hyphen_values = true)]
     pub values: Vec<String>,
 }

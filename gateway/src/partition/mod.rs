@@ -8,6 +8,7 @@ pub mod cast;
 pub mod cli;
 pub mod collation;
 pub mod ddl;
+pub mod decimal;
 mod general_ci_table;
 pub mod hash;
 pub mod locate;

@@ -195,13 +195,30 @@ impl TableScheme {
         t
     }
 
+    /// Whether `level` is `KEY()` on the primary key.
+    fn is_implicit_key(level: &Level) -> bool {
+        matches!((&level.expr, level.func), (PartExpr::Columns(c), PartFunc::Key | PartFunc::KeyImplicit) if c.is_empty())
+    }
+
+    /// The level's key columns in the order its function uses them: the partition expression's
+    /// order, except for `KEY()`, which the kernel hashes in table column order, not primary-key
+    /// order (kernel-checked: `(k2 INT, k1 VARCHAR)`, `PRIMARY KEY (k1, k2)` hashes k2 first).
     fn resolve(&self, level: &Level) -> Result<Vec<usize>, PartitionError> {
-        let names: Vec<String> = match (&level.expr, level.func) {
-            (PartExpr::Expression(e), _) => {
+        let mut cols = self.resolve_names(level)?;
+        if Self::is_implicit_key(level) {
+            cols.sort_unstable();
+        }
+        Ok(cols)
+    }
+
+    /// Column indexes of the level's names as written (`KEY()`: primary-key order).
+    fn resolve_names(&self, level: &Level) -> Result<Vec<usize>, PartitionError> {
+        let names: Vec<String> = match &level.expr {
+            PartExpr::Expression(e) => {
                 return Err(PartitionError::Unsupported(format!("partition expression `{e}` is not a plain column list")))
             }
-            (PartExpr::Columns(c), PartFunc::Key | PartFunc::KeyImplicit) if c.is_empty() => self.primary_key.clone(),
-            (PartExpr::Columns(c), _) => c.clone(),
+            PartExpr::Columns(_) if Self::is_implicit_key(level) => self.primary_key.clone(),
+            PartExpr::Columns(c) => c.clone(),
         };
         if names.is_empty() {
             return Err(PartitionError::Unsupported("partition key has no columns".into()));
@@ -262,11 +279,15 @@ impl TableScheme {
         }
     }
 
-    /// The key columns in input order: first level's, then the sub level's not already listed.
+    /// The key columns in input order: the first level's, then the sub level's not already
+    /// listed; each level's in the order of its partition expression, and for `KEY()` in
+    /// primary-key order (whatever order the hash uses, see `resolve`).
     pub fn key_columns(&self) -> Result<Vec<usize>, PartitionError> {
-        let mut out = self.level_columns(0)?.to_vec();
-        if self.level2.is_some() {
-            for &c in self.level_columns(1)? {
+        let mut out = Vec::new();
+        let levels = std::iter::once(&self.level1).chain(self.level2.as_ref());
+        for (i, level) in levels.enumerate() {
+            self.level_columns(i)?;
+            for c in self.resolve_names(level)? {
                 if !out.contains(&c) {
                     out.push(c);
                 }

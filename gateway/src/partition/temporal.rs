@@ -2,16 +2,22 @@
 
 use super::PartitionError;
 
-/// A calendar date (no zero dates).
+/// A calendar date, or the zero date `0000-00-00` ([`Date::ZERO`], which sorts below every other
+/// date; the kernel's `sql_mode` lacks NO_ZERO_DATE, so it accepts zero dates).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Date {
-    /// 1..=9999.
+    /// 1..=9999 (0 only in the zero date).
     pub year: u16,
-    /// 1..=12.
+    /// 1..=12 (0 only in the zero date).
     pub month: u8,
-    /// 1..=31, valid for the month.
+    /// 1..=31, valid for the month (0 only in the zero date).
     pub day: u8,
 }
+
+/// The TIMESTAMP value of `'0000-00-00 00:00:00'`, in any session time zone: the kernel's
+/// `ZERO_DATE` (−106 751 991 days) in microseconds. Found by inverting the KEY hash the kernel
+/// computed for it (partitions 8185…8192, `EXPLAIN` pruning), and confirmed by the conformance run.
+pub const TIMESTAMP_ZERO: i64 = -106_751_991 * 86_400_000_000;
 
 /// A wall-clock date and time with microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -48,7 +54,18 @@ fn days_in_month(y: u32, m: u32) -> u32 {
     }
 }
 
-/// `YYYY-MM-DD` (a zero date or invalid day is an error, as in strict mode).
+impl Date {
+    /// `0000-00-00`.
+    pub const ZERO: Date = Date { year: 0, month: 0, day: 0 };
+
+    /// Whether this is the zero date.
+    pub fn is_zero(self) -> bool {
+        self == Date::ZERO
+    }
+}
+
+/// `YYYY-MM-DD`; the zero date `0000-00-00` is accepted, partial zeros (`2024-00-01`, year 0000
+/// with a month) and invalid days are errors, as in strict mode.
 pub fn parse_date(text: &str) -> Result<Date, PartitionError> {
     let t = text.trim();
     let parts: Vec<&str> = t.split('-').collect();
@@ -57,6 +74,9 @@ pub fn parse_date(text: &str) -> Result<Date, PartitionError> {
         return Err(bad(text, "date"));
     }
     let (y, m, d) = (num(y, text, "date")?, num(m, text, "date")?, num(d, text, "date")?);
+    if (y, m, d) == (0, 0, 0) {
+        return Ok(Date::ZERO);
+    }
     if y == 0 || !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
         return Err(bad(text, "date"));
     }
@@ -93,7 +113,8 @@ fn fraction(text: &str, frac: &str, fsp: u8) -> Result<u32, PartitionError> {
     digits.parse().map_err(|_| bad(text, "fraction"))
 }
 
-/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` (also `T` between date and time).
+/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` (also `T` between date and time); the zero date only with a
+/// zero time (`0000-00-00 00:00:00[.000000]`).
 pub fn parse_datetime(text: &str, fsp: u8) -> Result<DateTime, PartitionError> {
     let t = text.trim();
     let (d, clock) = match t.split_once([' ', 'T']) {
@@ -105,6 +126,9 @@ pub fn parse_datetime(text: &str, fsp: u8) -> Result<DateTime, PartitionError> {
         Some(c) => parse_clock(text, c, fsp)?,
         None => (0, 0),
     };
+    if date.is_zero() && (secs, usec) != (0, 0) {
+        return Err(bad(text, "datetime"));
+    }
     Ok(DateTime { date, secs, usec })
 }
 
@@ -178,7 +202,12 @@ impl DateTime {
             | ym << 46
     }
 
-    /// Microseconds since the epoch, reading the wall clock as UTC.
+    /// `0000-00-00 00:00:00`.
+    pub fn is_zero(self) -> bool {
+        self.date.is_zero() && self.secs == 0 && self.usec == 0
+    }
+
+    /// Microseconds since the epoch, reading the wall clock as UTC (not for the zero date).
     pub fn epoch_micros(self) -> i64 {
         (days_since_epoch(self.date) * 86_400 + i64::from(self.secs)) * 1_000_000 + i64::from(self.usec)
     }
@@ -193,7 +222,7 @@ mod tests {
         let d = parse_date("2024-02-29").unwrap();
         assert_eq!(days_since_epoch(d), 19782);
         assert!(parse_date("2023-02-29").is_err());
-        assert!(parse_date("0000-00-00").is_err());
+        assert!(parse_date("2024-00-01").is_err() && parse_date("0000-01-01").is_err());
         assert_eq!(d.packed(), 29 | 2 << 5 | 2024 << 9);
         let dt = parse_datetime("1970-01-02 00:00:01.5", 6).unwrap();
         assert_eq!(dt.epoch_micros(), 86_401_500_000);
@@ -203,5 +232,21 @@ mod tests {
         assert_eq!(parse_time("-838:59:59", 0).unwrap(), -3_020_399_000_000);
         assert_eq!(parse_offset("+08:00").unwrap(), 28_800);
         assert_eq!(parse_offset("-03:30").unwrap(), -12_600);
+    }
+
+    // Zero dates: packed MySQL DATE / DATETIME of zero parts is 0 (the conformance run checks the
+    // kernel places them so); they sort below every other date.
+    #[test]
+    fn zero_dates() {
+        assert_eq!(parse_date("0000-00-00").unwrap(), Date::ZERO);
+        assert_eq!(Date::ZERO.packed(), 0);
+        let z = parse_datetime("0000-00-00 00:00:00.000000", 6).unwrap();
+        assert!(z.is_zero());
+        assert_eq!(z.packed(), 0);
+        assert_eq!(parse_datetime("0000-00-00", 0).unwrap(), z);
+        assert!(parse_datetime("0000-00-00 00:00:01", 0).is_err());
+        assert!(Date::ZERO < parse_date("0001-01-01").unwrap());
+        assert!(z < parse_datetime("0001-01-01 00:00:00", 0).unwrap());
+        assert_eq!(TIMESTAMP_ZERO, -9_223_372_022_400_000_000);
     }
 }

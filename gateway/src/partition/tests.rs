@@ -3,9 +3,14 @@
 use super::*;
 
 fn at(ddl: &str, row: &str) -> String {
+    at_tz(ddl, row, 0)
+}
+
+/// `at` with the session time zone `tz_offset_secs` east of UTC.
+fn at_tz(ddl: &str, row: &str, tz_offset_secs: i32) -> String {
     let scheme = parse_create_table(ddl).unwrap();
     let values = KeyValue::parse_row(row).unwrap();
-    match locate(&scheme, &values, &CastContext::default()) {
+    match locate(&scheme, &values, &CastContext { tz_offset_secs }) {
         Ok(l) => l.to_string(),
         Err(e) => format!("unknown: {e}"),
     }
@@ -87,6 +92,107 @@ fn range_list_and_two_levels() {
     assert_eq!(locate_by_name(&scheme, "P1SP0").unwrap().to_string(), "p1sp0 1 0");
     assert_eq!(locate_by_name(&scheme, "p1").unwrap().to_string(), "p1 1");
     assert!(locate_by_name(&scheme, "p9").is_err());
+}
+
+// The fixes below carry expected partitions read back from an OceanBase 4.3.5.3 kernel (seekdb
+// 1.4.0) by the conformance run (tests/src/conformance, seed 0x0b5eed2024050001), rows verbatim.
+
+// KEY() hashes the primary-key columns in table column order; `locate` takes them in primary-key
+// order (the order the conformance test feeds). Tables `keypk_composite` / `_colorder`.
+#[test]
+fn key_implicit_hashes_in_table_column_order() {
+    let pk_reversed = "CREATE TABLE t (id int NOT NULL, k2 int NOT NULL, k1 varchar(64) NOT NULL, v int, \
+                       PRIMARY KEY (k1, k2)) PARTITION BY KEY() PARTITIONS 7";
+    for (row, want) in [("'É', -607000171", "p2 2"), ("'_ß', -1533307520", "p3 3"), ("'中', 625283519", "p5 5")] {
+        assert_eq!(at(pk_reversed, row), want, "{row}");
+    }
+    let scheme = parse_create_table(pk_reversed).unwrap();
+    assert_eq!(scheme.key_columns().unwrap(), vec![2, 1], "input in primary-key order");
+    assert_eq!(scheme.level_columns(0).unwrap(), &[1, 2], "hashed in table column order");
+    // Explicit KEY(k2, k1) with the values reversed is the same hash.
+    let explicit = pk_reversed.replace("KEY()", "KEY(k2, k1)");
+    assert_eq!(at(&explicit, "-607000171, 'É'"), "p2 2");
+    let pk_in_order = "CREATE TABLE t (id int NOT NULL, k1 varchar(64) NOT NULL, k2 int NOT NULL, v int, \
+                       PRIMARY KEY (k1, k2)) PARTITION BY KEY() PARTITIONS 7";
+    assert_eq!(at(pk_in_order, "'中', -607000171"), "p4 4");
+    assert_eq!(at(pk_in_order, "'ñåÑ日本語', 625283519"), "p4 4");
+}
+
+// NULL in a DECIMAL key hashes as empty input, not the 4-byte NULL tag (`key_dec*`, `key_mixed3`:
+// the seed chain shows it is `murmur64a(&[], seed)`, not a skipped column).
+#[test]
+fn decimal_null_hashes_empty_input() {
+    let mixed = "CREATE TABLE t (c1 datetime(6), c2 bigint unsigned, c3 decimal(10,2)) PARTITION BY KEY(c1, c2, c3) PARTITIONS 13";
+    assert_eq!(at(mixed, "'2014-09-17 14:00:22.209607', 6157225984956028836, NULL"), "p7 7");
+    assert_eq!(at(mixed, "'1997-03-01 22:09:09.899551', 53187, NULL"), "p4 4");
+    assert_eq!(at(mixed, "'9999-12-31 23:59:59.999999', 216, NULL"), "p1 1");
+    for (ty, n) in [("decimal(10,2)", 14), ("decimal(18,0)", 17), ("decimal(30,10)", 7), ("decimal(65,30)", 15)] {
+        let ddl = format!("CREATE TABLE t (c1 {ty}) PARTITION BY KEY(c1) PARTITIONS {n}");
+        assert_eq!(at(&ddl, "NULL"), "p0 0", "{ty}");
+    }
+    // Other types keep the 4-byte tag (partition.md §5: INT NULL → p7 of 16).
+    assert_eq!(at(&key16("int"), "NULL"), "p7 7");
+}
+
+// DECIMAL(65,30): 1 to 7 little-endian words after sign-extension trimming (`key_dec65_30`).
+#[test]
+fn wide_decimal_key() {
+    let ddl = "CREATE TABLE t (c1 decimal(65,30)) PARTITION BY KEY(c1) PARTITIONS 15";
+    for (v, want) in [
+        ("-0.000000000000000000000000000001", "p12 12"),
+        ("0.031582875928532945178117968591", "p7 7"),
+        ("-7.107600200518385827567587293547", "p13 13"),
+        ("-91.901602700741666783790875572854", "p0 0"),
+        ("-7293204947301172.117051485340915432787301710813", "p10 10"),
+        ("521769223524839629428323319.119292694521358311927264950135", "p11 11"),
+        ("102855772191097040964751618757418.077941875832997111845471972969", "p13 13"),
+        ("-39849440083311741246426962708468775.052328972169201470157780165664", "p10 10"),
+        ("68901072742249704347565170488445573.131362352674721758693519629455", "p2 2"),
+    ] {
+        assert_eq!(at(ddl, v), want, "{v}");
+    }
+    assert!(at(ddl, "123456789012345678901234567890123456").starts_with("unknown: cannot cast"));
+}
+
+// Zero dates in KEY, RANGE COLUMNS, LIST COLUMNS and a KEY sub-level (`key_date`, `key_datetime*`,
+// `key_timestamp*`, `key_ts_time_year_double`, `rangec_*`, `listc_date_nodefault`,
+// `sub_list_key_tpl`). TIMESTAMP zero hashes as −9 223 372 022 400 000 000 in any time zone.
+#[test]
+fn zero_dates() {
+    let key = |ty: &str, n: u32| format!("CREATE TABLE t (c1 {ty}) PARTITION BY KEY(c1) PARTITIONS {n}");
+    assert_eq!(at(&key("date", 16), "'0000-00-00'"), "p1 1");
+    assert_eq!(at(&key("datetime", 13), "'0000-00-00 00:00:00'"), "p6 6");
+    assert_eq!(at(&key("datetime(3)", 7), "'0000-00-00 00:00:00.000'"), "p6 6");
+    assert_eq!(at(&key("datetime(6)", 11), "'0000-00-00 00:00:00.000000'"), "p1 1");
+    assert_eq!(at_tz(&key("timestamp", 16), "'0000-00-00 00:00:00'", 8 * 3600), "p10 10");
+    assert_eq!(at_tz(&key("timestamp", 13), "'0000-00-00 00:00:00'", -(3 * 3600 + 1800)), "p6 6");
+    let multi = "CREATE TABLE t (c1 timestamp NULL, c2 time, c3 year, c4 double) PARTITION BY KEY(c1, c2, c3, c4) PARTITIONS 7";
+    assert_eq!(at_tz(multi, "'0000-00-00 00:00:00', '-729:59:30', 1961, 55.125", 8 * 3600), "p2 2");
+    assert_eq!(at_tz(multi, "'0000-00-00 00:00:00', '-72:59:02', 2036, NULL", 8 * 3600), "p6 6");
+    let list = "CREATE TABLE t (c1 date) PARTITION BY LIST COLUMNS(c1) (PARTITION p2 VALUES IN (NULL, '9999-12-31'), \
+                PARTITION p1 VALUES IN ('0000-00-00', '1970-01-01'), PARTITION p0 VALUES IN ('2024-01-01', '2024-01-02'))";
+    assert_eq!(at(list, "'0000-00-00'"), "p1 1");
+    assert_eq!(at(list, "NULL"), "p2 0");
+    let range = "CREATE TABLE t (c1 int, c2 date) PARTITION BY RANGE COLUMNS(c1, c2) (PARTITION p0 VALUES LESS THAN (0, '2000-01-01'), \
+                 PARTITION p1 VALUES LESS THAN (100, '1990-01-01'), PARTITION p2 VALUES LESS THAN (1000, '1970-01-01'))";
+    assert_eq!(at(range, "0, '0000-00-00'"), "p0 0");
+    assert_eq!(at(range, "969, '0000-00-00'"), "p2 2");
+    let r6 = "CREATE TABLE t (c1 datetime(6)) PARTITION BY RANGE COLUMNS(c1) (PARTITION p0 VALUES LESS THAN ('1970-01-01 00:00:00'), \
+              PARTITION p1 VALUES LESS THAN (MAXVALUE))";
+    assert_eq!(at(r6, "'0000-00-00 00:00:00.000000'"), "p0 0");
+    // Zero date sorts above NULL: a bound of '0000-00-00' keeps NULL below and the zero date above.
+    let zb = "CREATE TABLE t (c1 date) PARTITION BY RANGE COLUMNS(c1) (PARTITION a VALUES LESS THAN ('0000-00-00'), \
+              PARTITION b VALUES LESS THAN ('0001-01-01'))";
+    assert_eq!(at(zb, "NULL"), "a 0");
+    assert_eq!(at(zb, "'0000-00-00'"), "b 1");
+    let sub = "CREATE TABLE t (a int, b date) PARTITION BY LIST(a) SUBPARTITION BY KEY(b) SUBPARTITION TEMPLATE \
+               (SUBPARTITION p0, SUBPARTITION p1, SUBPARTITION p2) (PARTITION p0 VALUES IN (1, 2, 3), \
+               PARTITION p1 VALUES IN (NULL, 4), PARTITION pd VALUES IN (DEFAULT))";
+    assert_eq!(at(sub, "2, '0000-00-00'"), "p0sp2 0 2");
+    assert_eq!(at(sub, "NULL, '0000-00-00'"), "p1sp2 1 2");
+    // Partial zeros and a zero date with a time stay refused.
+    assert!(at(&key("date", 16), "'2024-00-01'").starts_with("unknown: cannot cast"));
+    assert!(at(&key("datetime", 13), "'0000-00-00 00:00:01'").starts_with("unknown: cannot cast"));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::decimal::DecInt;
 use super::ddl::lexer::{tokenize, Tok, Token};
 use super::temporal::{Date, DateTime};
 use super::PartitionError;
@@ -132,7 +133,7 @@ pub enum Datum {
     /// FLOAT or DOUBLE column (FLOAT already rounded to `f32`).
     Double(f64),
     /// DECIMAL(p,s) as the scaled integer value × 10^s.
-    Decimal(i128),
+    Decimal(DecInt),
     /// DATE.
     Date(Date),
     /// DATETIME.
