@@ -3,9 +3,11 @@
 
 pub mod config;
 pub mod dataplane;
+pub mod metadata;
 pub mod partition;
 pub mod protocol;
 pub mod route;
 pub mod server;
 pub mod session;
 pub mod sql;
+pub mod topology;
