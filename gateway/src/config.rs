@@ -45,6 +45,42 @@ pub struct Config {
     /// Logging settings.
     #[serde(default)]
     pub log: LogConfig,
+    /// Where topology comes from and how statements are routed. Without it the gateway is a plain
+    /// proxy to `[backend]` and EXPLAIN ROUTE answers that no topology is configured.
+    #[serde(default)]
+    pub routing: Option<RoutingConfig>,
+}
+
+/// Routing settings: the topology source and the route-policy inputs of routing.md §6.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Static topology file (metadata.md §2): zones, servers, tenants, tables with partitioning and
+    /// replica placement. `"demo"` selects the embedded demo topology.
+    pub topology: String,
+    /// Replace server addresses of the topology by server name, e.g. `{ s1 = "127.0.0.1:3307" }`.
+    #[serde(default)]
+    pub server_addresses: std::collections::HashMap<String, SocketAddr>,
+    /// Tenant of logins that name none (`user` rather than `user@tenant`). Default `sys`.
+    #[serde(default = "default_tenant")]
+    pub default_tenant: String,
+    /// The IDC this gateway runs in (`proxy_idc_name`); empty disables LDC ordering.
+    #[serde(default)]
+    pub idc: Option<String>,
+    /// Config `proxy_route_policy` (e.g. `FOLLOWER_FIRST`); unset follows `ob_route_policy`.
+    #[serde(default)]
+    pub proxy_route_policy: Option<String>,
+    /// Fixed RNG seed for tie-breaking among equal candidates (tests, reproducible traces).
+    /// Unset: a fresh seed per statement.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Location cache timing.
+    #[serde(default)]
+    pub cache: crate::topology::CacheConfig,
+}
+
+fn default_tenant() -> String {
+    "sys".into()
 }
 
 /// Client-facing listener settings.

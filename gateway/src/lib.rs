@@ -5,6 +5,7 @@ pub mod config;
 pub mod dataplane;
 pub mod metadata;
 pub mod partition;
+pub mod planner;
 pub mod protocol;
 pub mod route;
 pub mod server;

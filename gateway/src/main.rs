@@ -27,6 +27,21 @@ enum Command {
         #[arg(long, short = 'c')]
         config: PathBuf,
     },
+    /// Dry-run the routing of one statement against the configured topology and print the
+    /// EXPLAIN ROUTE trace (no server is contacted).
+    Route {
+        /// Path of the TOML configuration file; its [routing] section gives the topology.
+        #[arg(long, short = 'c')]
+        config: PathBuf,
+        /// Tenant of the session (default: routing.default_tenant).
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Current database of the session.
+        #[arg(long, short = 'D')]
+        database: Option<String>,
+        /// The statement to route.
+        sql: String,
+    },
     /// Print the OceanBase partition of rows of key values for a CREATE TABLE statement.
     Locate(gateway::partition::cli::LocateArgs),
 }
@@ -48,6 +63,24 @@ fn main() -> anyhow::Result<()> {
             init_logging(&config.log.level);
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("tokio runtime")?;
             rt.block_on(gateway::server::run(config))?;
+            Ok(())
+        }
+        Command::Route { config, tenant, database, sql } => {
+            let config = gateway::config::Config::load(&config)?;
+            let routing = config.routing.as_ref().context("the config has no [routing] section")?;
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;
+            let text = rt.block_on(async {
+                let planner = gateway::planner::Planner::from_config(routing).await?;
+                let ctx = gateway::planner::StatementContext {
+                    tenant: tenant.unwrap_or_else(|| routing.default_tenant.clone()),
+                    database,
+                    autocommit: true,
+                    ..Default::default()
+                };
+                let planned = planner.plan(&sql, &ctx).await;
+                anyhow::Ok(gateway::planner::render_explain(&sql, &planned))
+            })?;
+            print!("{text}");
             Ok(())
         }
         Command::CheckConfig { config } => {

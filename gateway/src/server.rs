@@ -19,6 +19,9 @@ pub enum ServerError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The configured topology could not be loaded.
+    #[error("topology: {0}")]
+    Topology(crate::metadata::MetadataError),
     /// Signal handler installation failed.
     #[error("signal handling: {0}")]
     Signal(std::io::Error),
@@ -28,7 +31,11 @@ pub enum ServerError {
 pub async fn run(config: Config) -> Result<(), ServerError> {
     let addr = config.listen.address;
     let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
-    let shared = Arc::new(Shared::new(config));
+    let planner = match &config.routing {
+        Some(r) => Some(crate::planner::Planner::from_config(r).await.map_err(ServerError::Topology)?),
+        None => None,
+    };
+    let shared = Arc::new(Shared::new(config, planner));
     probe_backend(&shared).await;
     info!(%addr, backend = %shared.config.backend.address, "gateway listening");
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(ServerError::Signal)?;

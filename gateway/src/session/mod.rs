@@ -2,6 +2,7 @@
 
 pub mod backend;
 pub mod client_auth;
+pub mod internal;
 pub mod kill;
 pub mod proxy;
 pub mod relay;

@@ -10,7 +10,7 @@ use tracing::{debug, info, Instrument};
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::client_auth::{self, ClientLogin, Exchange};
 use super::relay::{self, RelayError};
-use super::{kill, Credential, SessionError, Shared};
+use super::{internal, kill, Credential, SessionError, Shared};
 use crate::protocol::command::{self, Handling};
 use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
@@ -59,6 +59,8 @@ struct Session<'a> {
     peer: SocketAddr,
     client_caps: u32,
     salt: Vec<u8>,
+    user: String,
+    database: Option<String>,
 }
 
 impl<'a> Session<'a> {
@@ -99,7 +101,8 @@ impl<'a> Session<'a> {
         }
         info!(user = %resp.user, db = ?database, backend_thread = backend.greeting.connection_id, "session open");
         shared.register_thread(id, backend.greeting.connection_id);
-        Ok(Session { client, backend, shared, peer, client_caps: login.capabilities, salt: login.salt })
+        let user = resp.user.clone();
+        Ok(Session { client, backend, shared, peer, client_caps: login.capabilities, salt: login.salt, user, database })
     }
 
     async fn command_loop(&mut self) -> Result<(), SessionError> {
@@ -123,6 +126,12 @@ impl<'a> Session<'a> {
                 return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
             };
             let reply_seq = packet.last_seq.wrapping_add(1);
+            if let Some(internal) = internal::recognise(&packet.payload) {
+                let answer =
+                    internal::answer(&internal, self.shared.planner.as_ref(), &self.statement_context(), self.client_caps).await;
+                self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
+                continue;
+            }
             match command::handling(cmd) {
                 Handling::Forward(_) if kill::parse(&packet.payload).is_some() => self.kill(&packet.payload, reply_seq).await?,
                 Handling::Forward(shape) => self.forward(&packet.payload, shape).await?,
@@ -157,10 +166,27 @@ impl<'a> Session<'a> {
             return Ok(());
         }
         match relay::answer(&mut self.backend.wire, self.client, &mut tracker).await {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                if cmd == command::INIT_DB && !tracker.failed {
+                    self.database = Some(String::from_utf8_lossy(&payload[1..]).into_owned());
+                }
+                Ok(())
+            }
             Err(RelayError::BackendBeforeAnswer(e)) => Err(lost_backend(e, reply_seq)),
             Err(RelayError::Backend(e)) => Err(SessionError::Backend(e)),
             Err(RelayError::Client(e)) => Err(SessionError::Client(e)),
+        }
+    }
+
+    /// Routing facts of this session for the planner.
+    fn statement_context(&self) -> crate::planner::StatementContext {
+        let tenant = self.shared.config.user(&self.user).and_then(|u| u.tenant.clone());
+        let default_tenant = self.shared.config.routing.as_ref().map(|r| r.default_tenant.clone());
+        crate::planner::StatementContext {
+            tenant: tenant.or(default_tenant).unwrap_or_default(),
+            database: self.database.clone(),
+            autocommit: true,
+            ..Default::default()
         }
     }
 

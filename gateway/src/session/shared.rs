@@ -34,6 +34,8 @@ impl Default for BackendProfile {
 pub struct Shared {
     /// The configuration.
     pub config: Config,
+    /// The routing pipeline, when a `[routing]` topology is configured.
+    pub planner: Option<crate::planner::Planner>,
     next_id: AtomicU32,
     sha2_cache: Mutex<HashSet<String>>,
     rsa: tokio::sync::OnceCell<Arc<RsaKeys>>,
@@ -43,13 +45,14 @@ pub struct Shared {
 
 impl Shared {
     /// New state for a configuration.
-    pub fn new(config: Config) -> Self {
+    pub fn new(config: Config, planner: Option<crate::planner::Planner>) -> Self {
         let mut profile = BackendProfile::default();
         if let Some(v) = &config.listen.server_version {
             profile.server_version = v.clone();
         }
         Shared {
             config,
+            planner,
             next_id: AtomicU32::new(1),
             sha2_cache: Mutex::new(HashSet::new()),
             rsa: tokio::sync::OnceCell::new(),

@@ -1,0 +1,79 @@
+//! Planning against the embedded demo topology (metadata/demo_topology.toml): t0 is
+//! HASH(c1) PARTITIONS 8 with p3's leader on s2 (127.0.0.1:3312), s1 in zone1, s3 read-only.
+
+use super::*;
+
+fn config(seed: u64) -> RoutingConfig {
+    RoutingConfig {
+        topology: "demo".into(),
+        server_addresses: Default::default(),
+        default_tenant: "sys".into(),
+        idc: Some("idc1".into()),
+        proxy_route_policy: None,
+        seed: Some(seed),
+        cache: Default::default(),
+    }
+}
+
+fn ctx() -> StatementContext {
+    StatementContext { tenant: "sys".into(), database: Some("test".into()), autocommit: true, ..Default::default() }
+}
+
+async fn plan(sql: &str) -> Planned {
+    let planner = Planner::from_config(&config(7)).await.unwrap();
+    planner.plan(sql, &ctx()).await
+}
+
+#[tokio::test]
+async fn strong_read_goes_to_the_partition_leader_with_odp_trace() {
+    let sql = "SELECT /*+READ_CONSISTENCY(STRONG)*/ * FROM t0 WHERE c1=123";
+    let p = plan(sql).await;
+    let d = p.decision.as_ref().unwrap();
+    assert_eq!(d.server().to_string(), "127.0.0.1:3312", "p3's leader is s2");
+    assert_eq!(p.location.as_ref().unwrap().name(), "p3");
+    let text = render_explain(sql, &p);
+    let plan_part = &text[text.find("Route Plan").unwrap()..];
+    let points: Vec<&str> = plan_part.lines().filter_map(|l| l.trim_start().strip_prefix("> ")).map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(
+        points,
+        ["SQL_PARSE", "ROUTE_INFO", "LOCATION_CACHE_LOOKUP", "TABLE_ENTRY_LOOKUP_DONE", "PARTITION_ID_CALC_START",
+         "PARTITION_ID_CALC_DONE", "PARTITION_ENTRY_LOOKUP_DONE", "ROUTE_POLICY", "CONGESTION_CONTROL"],
+        "{text}"
+    );
+    assert!(text.contains("  > PARTITION_ID_CALC_DONE:{partition_id:200065, level:1, partitions:\"(p3)\"}"), "{text}");
+    assert!(text.contains("  > PARTITION_ENTRY_LOOKUP_DONE:{leader:\"127.0.0.1:3312\""), "{text}");
+    assert!(text.contains("ROUTE_TYPE_LEADER"), "{text}");
+}
+
+#[tokio::test]
+async fn explicit_partition_name_is_traced() {
+    let p = plan("SELECT * FROM t0 PARTITION(p1) WHERE c1=123").await;
+    assert_eq!(p.location.as_ref().unwrap().name(), "p1");
+    let text = render_explain("q", &p);
+    assert!(text.contains("part_name:\"p1\""), "{text}");
+    assert!(text.contains("Will route to specified partition name(p1)"), "{text}");
+}
+
+#[tokio::test]
+async fn uncomputable_key_falls_back_to_servers_holding_the_table() {
+    let p = plan("SELECT * FROM t0 WHERE c2 = 'x'").await;
+    assert!(p.location.is_none());
+    let d = p.decision.as_ref().unwrap();
+    let chosen = d.server().to_string();
+    assert!(["127.0.0.1:3311", "127.0.0.1:3312"].contains(&chosen.as_str()), "a leader of some partition: {chosen}");
+    assert!(render_explain("q", &p).contains("Fail to calculate partition id"));
+}
+
+#[tokio::test]
+async fn weak_read_prefers_same_idc_follower() {
+    // p3: leader s2 (idc2), follower s1 (idc1 = ours), read-only s3 (idc3).
+    let p = plan("SELECT /*+READ_CONSISTENCY(WEAK)*/ * FROM t0 WHERE c1=123").await;
+    assert_eq!(p.decision.unwrap().server().to_string(), "127.0.0.1:3311");
+}
+
+#[tokio::test]
+async fn statement_without_table_uses_tenant_servers() {
+    let p = plan("SELECT 1").await;
+    let chosen = p.decision.unwrap().server().to_string();
+    assert!(chosen.starts_with("127.0.0.1:331"), "{chosen}");
+}

@@ -1,0 +1,95 @@
+//! Statements the gateway answers itself: `EXPLAIN ROUTE <sql>` and `SHOW PROXYROUTE`.
+
+use crate::planner::{render_explain, show_route, Planner, StatementContext};
+use crate::protocol::message::ErrPacket;
+use crate::protocol::resultset::{TextResultSet, GATEWAY_STATUS};
+use crate::protocol::{codes, command};
+use crate::sql::{self, StmtKind};
+
+/// An internal statement recognised in a COM_QUERY.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Internal {
+    /// `EXPLAIN ROUTE <inner>`.
+    ExplainRoute(String),
+    /// `SHOW PROXYROUTE [LIKE 'pattern']`.
+    ShowProxyRoute(Option<String>),
+}
+
+/// Recognises an internal statement; everything else (by far the common case) is `None` after
+/// looking at the first word only.
+pub fn recognise(payload: &[u8]) -> Option<Internal> {
+    if payload.first() != Some(&command::QUERY) {
+        return None;
+    }
+    let text = std::str::from_utf8(&payload[1..]).ok()?;
+    let first = text.trim_start().get(..7)?;
+    if first.eq_ignore_ascii_case("explain") {
+        let a = sql::analyze(text);
+        return (a.kind == StmtKind::ExplainRoute).then(|| Internal::ExplainRoute(a.inner_sql.unwrap_or_default().to_string()));
+    }
+    if first.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("show")) {
+        return show_proxyroute(text);
+    }
+    None
+}
+
+fn show_proxyroute(text: &str) -> Option<Internal> {
+    let t = text.trim().trim_end_matches(';').trim_end();
+    let mut words = t.split_ascii_whitespace();
+    if !words.next()?.eq_ignore_ascii_case("show") || !words.next()?.eq_ignore_ascii_case("proxyroute") {
+        return None;
+    }
+    match words.next() {
+        None => Some(Internal::ShowProxyRoute(None)),
+        Some(w) if w.eq_ignore_ascii_case("like") => {
+            let rest = t[t.to_ascii_lowercase().find(" like ")? + 6..].trim();
+            let pat = rest.strip_prefix('\'')?.strip_suffix('\'')?;
+            Some(Internal::ShowProxyRoute(Some(pat.to_string())))
+        }
+        Some(_) => None,
+    }
+}
+
+/// The framed answer (result set or ERR) to an internal statement, starting at sequence 1.
+pub async fn answer(internal: &Internal, planner: Option<&Planner>, ctx: &StatementContext, client_caps: u32) -> Vec<u8> {
+    let Some(planner) = planner else {
+        let err = ErrPacket::new(codes::NOT_SUPPORTED, "gateway: no [routing] topology is configured");
+        let mut out = Vec::new();
+        crate::protocol::frame::encode_packet(&mut out, 1, &err.encode());
+        return out;
+    };
+    let rs = match internal {
+        Internal::ExplainRoute(inner) => {
+            let planned = planner.plan(inner, ctx).await;
+            let mut rs = TextResultSet::with_text_columns(&["Route Plan"]);
+            rs.rows.push(vec![Some(render_explain(&format!("EXPLAIN ROUTE {inner}"), &planned))]);
+            rs
+        }
+        Internal::ShowProxyRoute(pattern) => {
+            let cluster = planner.locator().cluster();
+            show_route::show_proxyroute(&cluster.name, &planner.locator().cache().tables.snapshot(), pattern.as_deref())
+        }
+    };
+    rs.encode(1, client_caps, GATEWAY_STATUS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> Vec<u8> {
+        let mut v = vec![command::QUERY];
+        v.extend_from_slice(s.as_bytes());
+        v
+    }
+
+    #[test]
+    fn recognises_only_internal_statements() {
+        assert_eq!(recognise(&q("EXPLAIN ROUTE SELECT 1")), Some(Internal::ExplainRoute("SELECT 1".into())));
+        assert_eq!(recognise(&q("show proxyroute")), Some(Internal::ShowProxyRoute(None)));
+        assert_eq!(recognise(&q("SHOW PROXYROUTE LIKE 't%';")), Some(Internal::ShowProxyRoute(Some("t%".into()))));
+        for s in ["SELECT 1", "EXPLAIN SELECT 1", "SHOW TABLES", "show", "", "explain"] {
+            assert_eq!(recognise(&q(s)), None, "{s}");
+        }
+    }
+}
