@@ -49,6 +49,70 @@ pub struct Config {
     /// proxy to `[backend]` and EXPLAIN ROUTE answers that no topology is configured.
     #[serde(default)]
     pub routing: Option<RoutingConfig>,
+    /// The eBPF data plane: steering of application connections, kernel splice, direct route.
+    /// Absent: userspace-only operation (clients connect to `[listen]` themselves).
+    #[serde(default)]
+    pub dataplane: Option<DataplaneConfig>,
+}
+
+/// How application connections reach the gateway (docs/ebpf.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SteeringMode {
+    /// No steering: applications connect to the listener themselves.
+    #[default]
+    Off,
+    /// cgroup/connect4 + sock_ops + cgroup/getsockopt for applications on this host.
+    Cgroup,
+    /// TC ingress + bpf_sk_assign for traffic passing through this host.
+    Router,
+    /// sk_lookup for a host that owns the database address.
+    SkLookup,
+}
+
+/// eBPF data-plane settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataplaneConfig {
+    /// Steering mode. Default `off`.
+    #[serde(default)]
+    pub mode: SteeringMode,
+    /// cgroup v2 directories (absolute, or relative to the cgroup2 mount) whose processes'
+    /// connections are steered (mode `cgroup`). The gateway's own cgroup must not be among them.
+    #[serde(default)]
+    pub app_cgroups: Vec<String>,
+    /// Destinations intercepted besides every SQL address of the configured topology.
+    #[serde(default)]
+    pub intercept: Vec<SocketAddr>,
+    /// When the daemon is gone: `false` (default) lets new connections reach their original
+    /// destination directly (fail-open); `true` refuses them (fail-closed).
+    #[serde(default)]
+    pub fail_closed: bool,
+    /// Router mode: the interface whose ingress traffic is steered.
+    #[serde(default)]
+    pub router_interface: Option<String>,
+    /// Router and sk_lookup modes: database VIP ranges (`10.255.0.0/16`) that are steered.
+    #[serde(default)]
+    pub vip_cidrs: Vec<String>,
+    /// Splice pinned sessions in the kernel (sockmap). Never for TLS sessions.
+    #[serde(default)]
+    pub splice: bool,
+    /// Bytes a spliced connection may have redirected but not yet acknowledged by the receiver
+    /// before forwarding falls back to userspace (docs/ebpf.md P4). Default 4 MiB.
+    #[serde(default = "default_splice_budget")]
+    pub splice_budget_bytes: u64,
+    /// Users whose sessions are passthrough: pinned to their backend from login (whole-connection
+    /// sessions until per-statement routing lands), hence spliceable.
+    #[serde(default)]
+    pub passthrough_users: Vec<String>,
+    /// Rewrite an application's connect() straight to its server when the route is fixed before
+    /// the session starts and the server accepts the login as-is. Default off.
+    #[serde(default)]
+    pub direct_route: bool,
+}
+
+fn default_splice_budget() -> u64 {
+    4 << 20
 }
 
 /// Routing settings: the topology source and the route-policy inputs of routing.md §6.
