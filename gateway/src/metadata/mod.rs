@@ -9,6 +9,7 @@
 
 pub mod information_schema;
 pub mod static_file;
+pub mod sysview;
 
 use std::future::Future;
 use std::pin::Pin;
