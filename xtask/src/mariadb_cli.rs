@@ -28,7 +28,7 @@ impl Login {
 
     /// The command line a person would type to open a session like this one.
     pub fn shell_command(&self) -> String {
-        let mut s = format!("mariadb --no-defaults -h127.0.0.1 -P{} -u{}", self.port, self.user);
+        let mut s = format!("mariadb --no-defaults --comments -h127.0.0.1 -P{} -u{}", self.port, self.user);
         if !self.password.is_empty() {
             s.push_str(&format!(" -p{}", self.password));
         }
@@ -55,7 +55,9 @@ pub fn run(login: &Login, sql: &str, format: Format) -> anyhow::Result<String> {
         .arg("-h127.0.0.1")
         .arg(format!("-P{}", login.port))
         .arg(format!("-u{}", login.user))
-        .arg("--connect-timeout=10");
+        .arg("--connect-timeout=10")
+        // Keep comments: the CLI strips them by default, and with them the routing hints.
+        .arg("--comments");
     if !login.password.is_empty() {
         cmd.arg(format!("--password={}", login.password));
     }
