@@ -4,9 +4,11 @@ pub mod backend;
 pub mod client_auth;
 pub mod internal;
 pub mod kill;
+pub mod pool;
 pub mod proxy;
 pub mod relay;
 pub mod shared;
+pub mod state;
 
 use crate::protocol::message::ErrPacket;
 use crate::protocol::ProtocolError;

@@ -1,0 +1,479 @@
+//! Server connection pools per (server, tenant, user), for per-statement routing: one client
+//! session borrows many server connections.
+//!
+//! * Bounded: at most `max_per_key` connections per key; a request that finds all in use waits in
+//!   a FIFO queue for `acquire_timeout_ms`, then fails with a clear error.
+//! * No connect storm: at most `max_connects_per_server` connection attempts to one server are in
+//!   flight; further attempts queue (within the same acquire timeout).
+//! * Checked on reuse: an idle connection past `idle_timeout_secs` is closed; every reused one
+//!   must pass a non-blocking socket check, and a COM_PING when idle longer than
+//!   `health_check_after_ms`.
+//! * No state leaks: a connection last used by another client is reset (COM_RESET_CONNECTION,
+//!   COM_CHANGE_USER when unsupported) before it is handed out; one going back to the client that
+//!   used it last keeps its session, so the client's state sync ([`super::state`]) only sends what
+//!   changed. Idle connections of the asking client are preferred.
+//! * Connect failures and successes are reported to a [`ServerHealth`] (congestion control).
+//!
+//! A [`PooledConn`] derefs to [`Backend`] and goes back to the pool when dropped, unless it was
+//! marked broken, detached, or still has unread bytes.
+
+mod config;
+mod conn;
+mod health;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::Semaphore;
+use tracing::{debug, info, warn, Instrument};
+
+pub use config::PoolConfig;
+pub use conn::PooledConn;
+pub use health::{looks_alive, ping, NoHealth, ServerHealth};
+
+use super::backend::{self, Backend, LoginOutcome, LoginRequest};
+use super::state::ConnSync;
+use super::SessionError;
+use crate::protocol::message::ErrPacket;
+use crate::protocol::{codes, ProtocolError};
+
+/// What a pool holds connections for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PoolKey {
+    /// The server.
+    pub server: SocketAddr,
+    /// The tenant (empty for plain MySQL servers).
+    pub tenant: String,
+    /// The user the connections are logged in as.
+    pub user: String,
+}
+
+/// Why no connection could be handed out.
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    /// Every connection of the key stayed in use for the whole acquire timeout.
+    #[error("gateway: no connection to {server} available within {waited_ms} ms (pool size {size}, all busy)")]
+    Busy {
+        /// The server.
+        server: SocketAddr,
+        /// How long the request waited.
+        waited_ms: u64,
+        /// `max_per_key`.
+        size: usize,
+    },
+    /// The server's connect limit stayed taken for the rest of the acquire timeout.
+    #[error("gateway: no connection to {server} available within {waited_ms} ms ({limit} connection attempts to it already in flight)")]
+    ConnectQueue {
+        /// The server.
+        server: SocketAddr,
+        /// How long the request waited.
+        waited_ms: u64,
+        /// `max_connects_per_server`.
+        limit: usize,
+    },
+    /// Connecting failed: refused, timed out, or the connection broke during login.
+    #[error("gateway: cannot connect to {server}: {reason}")]
+    Connect {
+        /// The server.
+        server: SocketAddr,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The server refused the login (to relay to the client).
+    #[error("gateway: login to {server} refused: {err}")]
+    Denied {
+        /// The server.
+        server: SocketAddr,
+        /// The server's error.
+        err: ErrPacket,
+    },
+    /// A statement of the session-state sync failed; the connection was dropped.
+    #[error("gateway: session sync on {server} failed: {err}")]
+    Sync {
+        /// The server.
+        server: SocketAddr,
+        /// The server's error.
+        err: ErrPacket,
+    },
+    /// The connection broke while syncing the session state.
+    #[error("gateway: connection to {server} lost during session sync: {source}")]
+    Lost {
+        /// The server.
+        server: SocketAddr,
+        /// The failure.
+        source: ProtocolError,
+    },
+}
+
+impl PoolError {
+    /// The ERR packet for the client: the server's own error when it refused, else
+    /// CR_CONN_HOST_ERROR (2003) / CR_SERVER_LOST (2013) with the message above.
+    pub fn to_err_packet(&self) -> ErrPacket {
+        match self {
+            PoolError::Denied { err, .. } | PoolError::Sync { err, .. } => err.clone(),
+            PoolError::Lost { .. } => ErrPacket::new(codes::BACKEND_LOST, self.to_string()),
+            _ => ErrPacket::new(codes::BACKEND_UNREACHABLE, self.to_string()),
+        }
+    }
+
+    /// Whether another server may be tried: nothing reached this one (routing.md §15.3).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, PoolError::Busy { .. } | PoolError::ConnectQueue { .. } | PoolError::Connect { .. })
+    }
+}
+
+/// Counters and gauges over all keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Keys with a pool.
+    pub keys: usize,
+    /// Idle connections.
+    pub idle: usize,
+    /// Connections handed out.
+    pub in_use: usize,
+    /// Connection attempts in flight now.
+    pub connecting: usize,
+    /// Requests waiting for a connect permit now.
+    pub connect_waiters: usize,
+    /// Most connection attempts ever in flight at once to one server.
+    pub max_connecting: usize,
+    /// Connections opened.
+    pub connects: u64,
+    /// Connection attempts that failed (login refusals excluded).
+    pub connect_failures: u64,
+    /// Idle connections handed out again.
+    pub reuses: u64,
+    /// Resets before a reuse by another client.
+    pub resets: u64,
+    /// Idle connections closed: expired, dead, failed ping or reset.
+    pub discarded: u64,
+    /// Requests that timed out waiting.
+    pub acquire_timeouts: u64,
+}
+
+/// The connection pools of all keys; cheap to clone (shared).
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    cfg: PoolConfig,
+    health: Arc<dyn ServerHealth>,
+    keys: Mutex<HashMap<PoolKey, Arc<KeyPool>>>,
+    servers: Mutex<HashMap<SocketAddr, Arc<ServerGate>>>,
+    counters: Counters,
+}
+
+#[derive(Default)]
+struct Counters {
+    connects: AtomicU64,
+    connect_failures: AtomicU64,
+    reuses: AtomicU64,
+    resets: AtomicU64,
+    discarded: AtomicU64,
+    acquire_timeouts: AtomicU64,
+}
+
+/// The connections of one key.
+struct KeyPool {
+    /// One permit per connection that may exist; held by each handed-out connection.
+    slots: Arc<Semaphore>,
+    /// Idle connections, most recently returned last.
+    idle: Mutex<Vec<Idle>>,
+    in_use: AtomicUsize,
+}
+
+struct Idle {
+    backend: Backend,
+    sync: ConnSync,
+    last_client: u64,
+    since: Instant,
+}
+
+/// Connect limit of one server.
+struct ServerGate {
+    permits: Arc<Semaphore>,
+    connecting: AtomicUsize,
+    waiting: AtomicUsize,
+    max_connecting: AtomicUsize,
+}
+
+/// Adds one to a gauge for the guard's lifetime (also when the request is cancelled).
+struct Gauge<'a>(&'a AtomicUsize);
+
+impl<'a> Gauge<'a> {
+    fn up(g: &'a AtomicUsize) -> (Self, usize) {
+        (Gauge(g), g.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
+impl Drop for Gauge<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Pool {
+    /// An empty pool reporting connect outcomes to `health`.
+    pub fn new(cfg: PoolConfig, health: Arc<dyn ServerHealth>) -> Self {
+        let inner = Inner { cfg, health, keys: Mutex::default(), servers: Mutex::default(), counters: Counters::default() };
+        Pool { inner: Arc::new(inner) }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &PoolConfig {
+        &self.inner.cfg
+    }
+
+    /// A connection of `key` for client `client` (its [`super::state::ClientState::id`]), logged
+    /// in with `login` when a new one is needed. `login.user` must be `key.user`.
+    pub async fn get(&self, key: &PoolKey, login: &LoginRequest<'_>, client: u64) -> Result<PooledConn, PoolError> {
+        let span = tracing::debug_span!("pool_get", server = %key.server, tenant = %key.tenant, user = %key.user, client);
+        self.acquire(key, login, client).instrument(span).await
+    }
+
+    async fn acquire(&self, key: &PoolKey, login: &LoginRequest<'_>, client: u64) -> Result<PooledConn, PoolError> {
+        let cfg = &self.inner.cfg;
+        let started = Instant::now();
+        let deadline = tokio::time::Instant::now() + cfg.acquire_timeout();
+        let home = self.inner.key_pool(key);
+        let Ok(Ok(slot)) = tokio::time::timeout_at(deadline, home.slots.clone().acquire_owned()).await else {
+            self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
+            let waited_ms = started.elapsed().as_millis() as u64;
+            info!(waited_ms, size = cfg.max_per_key, "no pooled connection available");
+            return Err(PoolError::Busy { server: key.server, waited_ms, size: cfg.max_per_key });
+        };
+        while let Some(idle) = home.take_idle(client) {
+            if let Some((backend, sync)) = self.revive(idle, login, client).await {
+                self.inner.counters.reuses.fetch_add(1, Ordering::Relaxed);
+                return Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()));
+            }
+        }
+        let backend = self.connect(key, login, deadline, started).await?;
+        let sync = ConnSync::new(login.database, login.charset);
+        Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()))
+    }
+
+    /// Makes an idle connection usable for `client`, or closes it (`None`).
+    async fn revive(&self, idle: Idle, login: &LoginRequest<'_>, client: u64) -> Option<(Backend, ConnSync)> {
+        let cfg = &self.inner.cfg;
+        let age = idle.since.elapsed();
+        let Idle { mut backend, mut sync, last_client, .. } = idle;
+        let thread = backend.greeting.connection_id;
+        let usable = age <= cfg.idle_timeout()
+            && looks_alive(&backend)
+            && (age < cfg.health_check_after() || ping(&mut backend, cfg.connect_timeout()).await);
+        if !usable {
+            debug!(thread, age_ms = age.as_millis() as u64, "idle connection closed: expired or dead");
+            self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        if last_client != client {
+            match health::reset(&mut backend, login, cfg.connect_timeout()).await {
+                Ok(false) => sync.reset(),
+                Ok(true) => sync.relogin(login.database, login.charset),
+                Err(e) => {
+                    warn!(thread, error = %e, "reset of a pooled connection failed; closed");
+                    self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                    return None;
+                }
+            }
+            self.inner.counters.resets.fetch_add(1, Ordering::Relaxed);
+        }
+        Some((backend, sync))
+    }
+
+    /// Opens a connection, within the server's connect limit.
+    async fn connect(
+        &self,
+        key: &PoolKey,
+        login: &LoginRequest<'_>,
+        deadline: tokio::time::Instant,
+        started: Instant,
+    ) -> Result<Backend, PoolError> {
+        let cfg = &self.inner.cfg;
+        let gate = self.inner.gate(key.server);
+        let permit = {
+            let _waiting = Gauge::up(&gate.waiting);
+            tokio::time::timeout_at(deadline, gate.permits.clone().acquire_owned()).await
+        };
+        let Ok(Ok(_permit)) = permit else {
+            self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
+            let waited_ms = started.elapsed().as_millis() as u64;
+            info!(waited_ms, limit = cfg.max_connects_per_server, "connect limit reached");
+            return Err(PoolError::ConnectQueue { server: key.server, waited_ms, limit: cfg.max_connects_per_server });
+        };
+        let (_connecting, n) = Gauge::up(&gate.connecting);
+        gate.max_connecting.fetch_max(n, Ordering::Relaxed);
+        let result = open(key.server, login, cfg.connect_timeout()).await;
+        let health = &self.inner.health;
+        match &result {
+            Ok(b) => {
+                self.inner.counters.connects.fetch_add(1, Ordering::Relaxed);
+                health.connect_succeeded(key.server);
+                debug!(thread = b.greeting.connection_id, "connected");
+            }
+            Err(PoolError::Denied { err, .. }) => info!(error = %err, "login refused"),
+            Err(e) => {
+                self.inner.counters.connect_failures.fetch_add(1, Ordering::Relaxed);
+                health.connect_failed(key.server);
+                warn!(error = %e, "connect failed");
+            }
+        }
+        result
+    }
+
+    /// Closes idle connections past the idle timeout (call it now and then).
+    pub fn reap_idle(&self) -> usize {
+        let limit = self.inner.cfg.idle_timeout();
+        let pools: Vec<Arc<KeyPool>> = self.inner.keys.lock().map(|k| k.values().cloned().collect()).unwrap_or_default();
+        let mut n = 0;
+        for p in pools {
+            if let Ok(mut idle) = p.idle.lock() {
+                let before = idle.len();
+                idle.retain(|i| i.since.elapsed() <= limit);
+                n += before - idle.len();
+            }
+        }
+        self.inner.counters.discarded.fetch_add(n as u64, Ordering::Relaxed);
+        n
+    }
+
+    /// Closes every idle connection to `server` (it was found dead or congested).
+    pub fn clear_server(&self, server: SocketAddr) -> usize {
+        let pools: Vec<Arc<KeyPool>> = match self.inner.keys.lock() {
+            Ok(k) => k.iter().filter(|(key, _)| key.server == server).map(|(_, p)| p.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        pools.iter().filter_map(|p| p.idle.lock().ok().map(|mut i| i.drain(..).count())).sum()
+    }
+
+    /// Current counters.
+    pub fn stats(&self) -> PoolStats {
+        let c = &self.inner.counters;
+        let mut s = PoolStats {
+            connects: c.connects.load(Ordering::Relaxed),
+            connect_failures: c.connect_failures.load(Ordering::Relaxed),
+            reuses: c.reuses.load(Ordering::Relaxed),
+            resets: c.resets.load(Ordering::Relaxed),
+            discarded: c.discarded.load(Ordering::Relaxed),
+            acquire_timeouts: c.acquire_timeouts.load(Ordering::Relaxed),
+            ..PoolStats::default()
+        };
+        if let Ok(keys) = self.inner.keys.lock() {
+            s.keys = keys.len();
+            for p in keys.values() {
+                s.idle += p.idle.lock().map(|i| i.len()).unwrap_or(0);
+                s.in_use += p.in_use.load(Ordering::Relaxed);
+            }
+        }
+        if let Ok(servers) = self.inner.servers.lock() {
+            for g in servers.values() {
+                s.connecting += g.connecting.load(Ordering::Relaxed);
+                s.connect_waiters += g.waiting.load(Ordering::Relaxed);
+                s.max_connecting = s.max_connecting.max(g.max_connecting.load(Ordering::Relaxed));
+            }
+        }
+        s
+    }
+}
+
+impl Inner {
+    fn key_pool(&self, key: &PoolKey) -> Arc<KeyPool> {
+        let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+        keys.entry(key.clone())
+            .or_insert_with(|| {
+                Arc::new(KeyPool {
+                    slots: Arc::new(Semaphore::new(self.cfg.max_per_key.max(1))),
+                    idle: Mutex::default(),
+                    in_use: AtomicUsize::new(0),
+                })
+            })
+            .clone()
+    }
+
+    fn gate(&self, server: SocketAddr) -> Arc<ServerGate> {
+        let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
+        servers
+            .entry(server)
+            .or_insert_with(|| {
+                Arc::new(ServerGate {
+                    permits: Arc::new(Semaphore::new(self.cfg.max_connects_per_server.max(1))),
+                    connecting: AtomicUsize::new(0),
+                    waiting: AtomicUsize::new(0),
+                    max_connecting: AtomicUsize::new(0),
+                })
+            })
+            .clone()
+    }
+}
+
+impl KeyPool {
+    /// The idle connection `client` used last if any (its session needs no reset), else the most
+    /// recently returned one.
+    fn take_idle(&self, client: u64) -> Option<Idle> {
+        let mut idle = self.idle.lock().ok()?;
+        let pos = idle.iter().rposition(|i| i.last_client == client).or_else(|| idle.len().checked_sub(1))?;
+        Some(idle.remove(pos))
+    }
+
+    fn put_idle(&self, idle: Idle) {
+        if let Ok(mut v) = self.idle.lock() {
+            v.push(idle);
+        }
+    }
+}
+
+/// TCP connect, greeting and login to `server`, all within `timeout`.
+async fn open(server: SocketAddr, login: &LoginRequest<'_>, timeout: std::time::Duration) -> Result<Backend, PoolError> {
+    let connect_err = |e: SessionError| PoolError::Connect {
+        server,
+        reason: match e {
+            // backend::connect words it "gateway: cannot connect to backend <addr>: <why>".
+            SessionError::Refused { err, .. } => match err.message.split_once(&format!("{server}: ")) {
+                Some((_, why)) => why.to_string(),
+                None => err.message,
+            },
+            other => other.to_string(),
+        },
+    };
+    let attempt = async {
+        let (wire, greeting) = backend::connect(server, timeout).await.map_err(connect_err)?;
+        let (b, outcome) = backend::login(wire, greeting, login).await.map_err(connect_err)?;
+        match outcome {
+            LoginOutcome::Ok(_) => Ok(b),
+            LoginOutcome::Denied(err) => Err(PoolError::Denied { server, err }),
+        }
+    };
+    tokio::time::timeout(timeout, attempt)
+        .await
+        .unwrap_or_else(|_| Err(PoolError::Connect { server, reason: format!("timed out after {} ms", timeout.as_millis()) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_defaults_and_partial_toml() {
+        let cfg: PoolConfig = toml::from_str("max_per_key = 4\nacquire_timeout_ms = 250").unwrap();
+        assert_eq!(cfg, PoolConfig { max_per_key: 4, acquire_timeout_ms: 250, ..PoolConfig::default() });
+        assert!(toml::from_str::<PoolConfig>("max_per_kee = 4").is_err(), "unknown fields are refused");
+    }
+
+    #[test]
+    fn errors_are_clear_and_classified() {
+        let server: SocketAddr = "10.0.0.1:2881".parse().unwrap();
+        let busy = PoolError::Busy { server, waited_ms: 2000, size: 8 };
+        assert_eq!(busy.to_string(), "gateway: no connection to 10.0.0.1:2881 available within 2000 ms (pool size 8, all busy)");
+        assert_eq!(busy.to_err_packet().code, codes::BACKEND_UNREACHABLE);
+        assert!(busy.is_retryable());
+        let denied = PoolError::Denied { server, err: ErrPacket::new(1045, "Access denied") };
+        assert_eq!(denied.to_err_packet().code, 1045);
+        assert!(!denied.is_retryable());
+    }
+}

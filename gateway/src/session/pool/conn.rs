@@ -1,0 +1,129 @@
+//! A connection borrowed from the pool: derefs to [`Backend`], returns itself when dropped.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::{health, Idle, KeyPool, PoolError, PoolKey};
+use crate::protocol::command;
+use crate::session::backend::Backend;
+use crate::session::state::{ClientState, ConnSync, SyncStep};
+
+/// A server connection handed out by [`super::Pool::get`].
+pub struct PooledConn {
+    /// `None` only once the connection has left (drop, detach).
+    backend: Option<Backend>,
+    /// What of a client's session state the connection holds (see [`ClientState::plan`]).
+    pub sync: ConnSync,
+    key: PoolKey,
+    client: u64,
+    broken: bool,
+    timeout: Duration,
+    home: Arc<KeyPool>,
+    /// Released after the connection is back among the idle ones.
+    _slot: OwnedSemaphorePermit,
+}
+
+impl PooledConn {
+    pub(super) fn new(
+        backend: Backend,
+        sync: ConnSync,
+        key: PoolKey,
+        client: u64,
+        home: Arc<KeyPool>,
+        slot: OwnedSemaphorePermit,
+        timeout: Duration,
+    ) -> Self {
+        home.in_use.fetch_add(1, Ordering::Relaxed);
+        PooledConn { backend: Some(backend), sync, key, client, broken: false, timeout, home, _slot: slot }
+    }
+
+    /// The key this connection belongs to.
+    pub fn key(&self) -> &PoolKey {
+        &self.key
+    }
+
+    /// The server's thread id of this connection.
+    pub fn thread_id(&self) -> u32 {
+        self.backend.as_ref().map_or(0, |b| b.greeting.connection_id)
+    }
+
+    /// The connection must not be reused (it failed, or its protocol state is unknown).
+    pub fn mark_broken(&mut self) {
+        self.broken = true;
+    }
+
+    /// Takes the connection out of the pool for good (a session pinned to it, kernel splice):
+    /// its slot is freed and it is never returned.
+    pub fn detach(mut self) -> Option<(Backend, ConnSync)> {
+        let backend = self.backend.take()?;
+        Some((backend, std::mem::take(&mut self.sync)))
+    }
+
+    /// Brings the connection's session up to `state` (routing.md §12 steps 4–5 and the held
+    /// one-shots): runs [`ClientState::plan`], then records it with [`ClientState::synced`].
+    /// Returns the number of statements sent. On failure the connection is marked broken.
+    pub async fn sync_state(&mut self, state: &mut ClientState) -> Result<usize, PoolError> {
+        let plan = state.plan(&self.sync);
+        for step in &plan.steps {
+            let payload = match step {
+                SyncStep::InitDb(db) => [&[command::INIT_DB], db.as_bytes()].concat(),
+                SyncStep::Query(q) => [&[command::QUERY], q.as_slice()].concat(),
+            };
+            let server = self.key.server;
+            let timeout = self.timeout;
+            let answer = health::command(self, &payload, timeout).await;
+            match answer {
+                Ok(Ok(_)) => {}
+                Ok(Err(err)) => {
+                    self.broken = true;
+                    tracing::info!(%server, error = %err, "session sync refused");
+                    return Err(PoolError::Sync { server, err });
+                }
+                Err(source) => {
+                    self.broken = true;
+                    return Err(PoolError::Lost { server, source });
+                }
+            }
+        }
+        state.synced(&mut self.sync, &plan);
+        Ok(plan.steps.len())
+    }
+}
+
+impl Deref for PooledConn {
+    type Target = Backend;
+
+    fn deref(&self) -> &Backend {
+        match &self.backend {
+            Some(b) => b,
+            // Only `drop` and `detach` take the backend, and both consume the PooledConn.
+            None => unreachable!("pooled connection used after it left the pool"),
+        }
+    }
+}
+
+impl DerefMut for PooledConn {
+    fn deref_mut(&mut self) -> &mut Backend {
+        match &mut self.backend {
+            Some(b) => b,
+            None => unreachable!("pooled connection used after it left the pool"),
+        }
+    }
+}
+
+impl Drop for PooledConn {
+    fn drop(&mut self) {
+        self.home.in_use.fetch_sub(1, Ordering::Relaxed);
+        let Some(backend) = self.backend.take() else { return };
+        if self.broken || !backend.wire.buf.is_empty() {
+            tracing::debug!(server = %self.key.server, thread = backend.greeting.connection_id, "connection closed, not returned");
+            return;
+        }
+        let sync = std::mem::take(&mut self.sync);
+        self.home.put_idle(Idle { backend, sync, last_client: self.client, since: Instant::now() });
+    }
+}

@@ -1,0 +1,117 @@
+//! Connection checks and resets (liveness, COM_PING, COM_RESET_CONNECTION / COM_CHANGE_USER),
+//! and the [`ServerHealth`] hook through which the pool reports connect outcomes to congestion
+//! control (routing.md §15.2).
+
+use std::net::SocketAddr;
+use std::os::fd::AsFd;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpStream;
+
+use crate::protocol::command;
+use crate::protocol::message::{ErrPacket, OkPacket, ERR, OK};
+use crate::protocol::ProtocolError;
+use crate::route::congestion::CongestionManager;
+use crate::session::backend::{Backend, LoginOutcome, LoginRequest};
+
+/// Largest answer accepted to a pool command (OK or ERR).
+const MAX_ANSWER: usize = 1 << 20;
+
+/// Receives connect outcomes per server: connect errors and timeouts count as failures for
+/// congestion control; a login refused by the server is neither.
+pub trait ServerHealth: Send + Sync {
+    /// A connection attempt to `server` failed (refused, timed out, closed during login).
+    fn connect_failed(&self, server: SocketAddr);
+    /// A connection to `server` was established and logged in.
+    fn connect_succeeded(&self, server: SocketAddr);
+}
+
+impl ServerHealth for Mutex<CongestionManager> {
+    fn connect_failed(&self, server: SocketAddr) {
+        if let Ok(mut m) = self.lock() {
+            m.on_failure(server, Instant::now());
+        }
+    }
+
+    fn connect_succeeded(&self, server: SocketAddr) {
+        if let Ok(mut m) = self.lock() {
+            m.on_success(server, Instant::now());
+        }
+    }
+}
+
+/// A closure `(server, succeeded)`, for tests and adapters.
+impl<F: Fn(SocketAddr, bool) + Send + Sync> ServerHealth for F {
+    fn connect_failed(&self, server: SocketAddr) {
+        self(server, false)
+    }
+
+    fn connect_succeeded(&self, server: SocketAddr) {
+        self(server, true)
+    }
+}
+
+/// Reports nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHealth;
+
+impl ServerHealth for NoHealth {
+    fn connect_failed(&self, _: SocketAddr) {}
+    fn connect_succeeded(&self, _: SocketAddr) {}
+}
+
+/// Non-blocking check that an idle connection is still open and quiet: the server has neither
+/// closed it nor sent anything (an idle server connection never speaks first). Peeks at the
+/// socket with a real system call, so it does not depend on the runtime having polled it.
+pub fn looks_alive(backend: &Backend) -> bool {
+    if !backend.wire.buf.is_empty() {
+        return false;
+    }
+    peek(&backend.wire.io)
+}
+
+fn peek(stream: &TcpStream) -> bool {
+    let Ok(fd) = stream.as_fd().try_clone_to_owned() else { return false };
+    // The duplicate shares the original's O_NONBLOCK file status: `peek` never blocks.
+    let probe = std::net::TcpStream::from(fd);
+    matches!(probe.peek(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+/// Sends a one-packet command and reads its OK or ERR answer within `timeout`.
+pub async fn command(backend: &mut Backend, payload: &[u8], timeout: Duration) -> Result<Result<OkPacket, ErrPacket>, ProtocolError> {
+    let caps = backend.capabilities;
+    let exchange = async {
+        backend.wire.write_packet(0, payload).await?;
+        let p = backend.wire.read_packet(MAX_ANSWER).await?;
+        match p.payload.first() {
+            Some(&OK) => Ok(Ok(OkPacket::parse(&p.payload, caps)?)),
+            Some(&ERR) => Ok(Err(ErrPacket::parse(&p.payload)?)),
+            _ => Err(ProtocolError::Malformed("expected OK or ERR")),
+        }
+    };
+    tokio::time::timeout(timeout, exchange).await.map_err(|_| ProtocolError::Io(std::io::ErrorKind::TimedOut.into()))?
+}
+
+/// COM_PING: whether the server answers OK in time.
+pub async fn ping(backend: &mut Backend, timeout: Duration) -> bool {
+    matches!(command(backend, &[command::PING], timeout).await, Ok(Ok(_)))
+}
+
+/// Clears all session state: COM_RESET_CONNECTION, or COM_CHANGE_USER with `login` when the
+/// server does not know it. Returns whether the login was replayed (the database and character
+/// set are then the login's). On error the connection is to be dropped; the text says why.
+pub async fn reset(backend: &mut Backend, login: &LoginRequest<'_>, timeout: Duration) -> Result<bool, String> {
+    match command(backend, &[command::RESET_CONNECTION], timeout).await.map_err(|e| e.to_string())? {
+        Ok(_) => return Ok(false),
+        Err(e) => tracing::debug!(error = %e, "COM_RESET_CONNECTION refused, trying COM_CHANGE_USER"),
+    }
+    let outcome = tokio::time::timeout(timeout, backend.change_user(login))
+        .await
+        .map_err(|_| "COM_CHANGE_USER timed out".to_string())?
+        .map_err(|e| e.to_string())?;
+    match outcome {
+        LoginOutcome::Ok(_) => Ok(true),
+        LoginOutcome::Denied(e) => Err(e.to_string()),
+    }
+}

@@ -1,0 +1,338 @@
+//! Server connection pool and session-state sync against real MariaDB servers, without the
+//! gateway process: many clients share a small pool, each sees only its own session state, a
+//! reused connection is reset, connects stay bounded, waits time out clearly, and a stopped server
+//! fails fast and counts for congestion.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use gateway::protocol::buf::Reader;
+use gateway::protocol::{caps, command};
+use gateway::route::congestion::{CongestionKind, CongestionManager, CongestionState};
+use gateway::session::backend::LoginRequest;
+use gateway::session::pool::{NoHealth, Pool, PoolConfig, PoolError, PoolKey, PooledConn, ServerHealth};
+use gateway::session::state::ClientState;
+use gateway::session::Credential;
+use gateway_tests::MariaDb;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+static DB: OnceLock<MariaDb> = OnceLock::new();
+static EMPTY: OnceLock<Credential> = OnceLock::new();
+
+/// The server shared by the tests of this file.
+fn db() -> &'static MariaDb {
+    DB.get_or_init(|| start("pool"))
+}
+
+/// A server with databases `db0` … `db4`.
+fn start(name: &str) -> MariaDb {
+    let db = MariaDb::start(name).expect("mariadb");
+    db.sql("CREATE DATABASE db0; CREATE DATABASE db1; CREATE DATABASE db2; CREATE DATABASE db3; CREATE DATABASE db4")
+        .expect("databases");
+    db
+}
+
+fn login(database: Option<&'static str>) -> LoginRequest<'static> {
+    login_with(database, 45)
+}
+
+fn login_with(database: Option<&'static str>, charset: u8) -> LoginRequest<'static> {
+    LoginRequest {
+        user: "root",
+        credential: EMPTY.get_or_init(|| Credential::Plain(Vec::new())),
+        database,
+        charset,
+        // CLIENT_IGNORE_SPACE would add IGNORE_SPACE to the login's sql_mode, which a reset drops.
+        client_caps: caps::SUPPORTED & !caps::IGNORE_SPACE,
+        attributes: &[],
+    }
+}
+
+fn key(server: SocketAddr) -> PoolKey {
+    PoolKey { server, tenant: String::new(), user: "root".into() }
+}
+
+fn pool(max_per_key: usize, max_connects: usize, acquire_ms: u64, health: Arc<dyn ServerHealth>) -> Pool {
+    let cfg = PoolConfig { max_per_key, max_connects_per_server: max_connects, acquire_timeout_ms: acquire_ms, ..PoolConfig::default() };
+    Pool::new(cfg, health)
+}
+
+/// Runs a query on the connection and returns its first row (text protocol; `None` is NULL),
+/// or the server's error message.
+async fn row(conn: &mut PooledConn, sql: &str) -> Result<Vec<Option<String>>, String> {
+    let deprecate_eof = conn.capabilities & caps::DEPRECATE_EOF != 0;
+    let wire = &mut conn.wire;
+    wire.write_packet(0, &[&[command::QUERY], sql.as_bytes()].concat()).await.map_err(|e| e.to_string())?;
+    let first = wire.read_packet(1 << 24).await.map_err(|e| e.to_string())?.payload;
+    match first.first() {
+        Some(0xFF) => return Err(String::from_utf8_lossy(&first[9..]).into_owned()),
+        Some(0x00) => return Ok(Vec::new()),
+        _ => {}
+    }
+    let columns = Reader::new(&first).lenenc().map_err(|e| e.to_string())?;
+    for _ in 0..columns + u64::from(!deprecate_eof) {
+        wire.read_packet(1 << 24).await.map_err(|e| e.to_string())?;
+    }
+    let mut out = None;
+    loop {
+        let p = wire.read_packet(1 << 24).await.map_err(|e| e.to_string())?.payload;
+        if p.first() == Some(&0xFE) && p.len() < 0xFF_FFFF && (deprecate_eof || p.len() < 9) {
+            return Ok(out.unwrap_or_default());
+        }
+        if out.is_none() {
+            out = Some(cells(&p, columns));
+        }
+    }
+}
+
+fn cells(p: &[u8], n: u64) -> Vec<Option<String>> {
+    let mut r = Reader::new(p);
+    (0..n)
+        .map(|_| {
+            if r.remaining() > 0 && p[p.len() - r.remaining()] == 0xFB {
+                let _ = r.u8();
+                None
+            } else {
+                r.lenenc_bytes().ok().map(|b| String::from_utf8_lossy(b).into_owned())
+            }
+        })
+        .collect()
+}
+
+fn connections(db: &MariaDb) -> u64 {
+    let out = db.sql("SHOW GLOBAL STATUS LIKE 'Connections'").expect("status");
+    out.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("Connections")
+}
+
+const MODES: [&str; 5] = ["ANSI_QUOTES", "NO_BACKSLASH_ESCAPES", "STRICT_TRANS_TABLES", "", "IGNORE_SPACE"];
+
+/// Client `i`'s state at round `round`: its own SQL mode, database and user variable, with
+/// quotes and backslashes in the value.
+fn set_client_state(state: &mut ClientState, i: usize, round: usize) -> (String, String, String) {
+    let mode = MODES[(i + round) % MODES.len()];
+    let value = format!("it's client {i} \\ \"{round}\"");
+    // The client writes its literal for the SQL mode in force when it sends the statement.
+    let backslash = if state.mode().nbe { "\\" } else { "\\\\" };
+    let sql = format!("SET sql_mode = '{mode}', @v = 'it''s client {i} {backslash} \"{round}\"'");
+    assert!(state.observe_statement(sql.as_bytes(), None), "{sql}");
+    let database = format!("db{}", (i + round) % 5);
+    state.set_database(&database, None);
+    (mode.to_string(), value, database)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_clients_through_eight_connections_see_only_their_own_state() {
+    // A server of its own: its connection count is this test's alone.
+    let server = start("pool-fifty");
+    let (db, addr) = (&server, server.addr());
+    let before = connections(db);
+    let pool = pool(8, 4, 30_000, Arc::new(NoHealth));
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let pool = pool.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut state = ClientState::new(Some("test"), 45);
+            for round in 0..4 {
+                let expected = set_client_state(&mut state, i, round);
+                let mut conn = pool.get(&key(addr), &login(Some("test")), state.id()).await.expect("get");
+                conn.sync_state(&mut state).await.expect("sync");
+                let got = row(&mut conn, "SELECT @@session.sql_mode, @v, DATABASE()").await.expect("query");
+                assert_eq!(got, [Some(expected.0), Some(expected.1), Some(expected.2)], "client {i} round {round}");
+                // A statement run directly on the connection keeps it in sync.
+                row(&mut conn, &format!("SET @w = {round}")).await.expect("set");
+                assert!(state.observe_statement(format!("SET @w = {round}").as_bytes(), Some(&mut conn.sync)));
+                assert!(state.in_sync(&conn.sync));
+                drop(conn);
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let stats = pool.stats();
+    assert!(stats.connects <= 8, "{stats:?}");
+    assert!(stats.max_connecting <= 4, "{stats:?}");
+    assert_eq!(stats.in_use, 0, "{stats:?}");
+    assert!(stats.resets > 0, "{stats:?}");
+    // The server saw at most 8 new connections (plus the one that asked).
+    assert!(connections(db) - before <= 9, "server connections grew by {}", connections(db) - before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_connection_carries_nothing_from_its_previous_client() {
+    let db = db();
+    let pool = pool(1, 1, 10_000, Arc::new(NoHealth));
+    let k = key(db.addr());
+    let mut a = ClientState::new(Some("test"), 8);
+    assert!(a.observe_statement(b"SET sql_mode = 'ANSI', @v = 'secret', time_zone = '+03:00'", None));
+    a.set_database("db1", None);
+    let thread = {
+        let mut c = pool.get(&k, &login_with(Some("test"), 8), a.id()).await.expect("get a");
+        c.sync_state(&mut a).await.expect("sync a");
+        row(&mut c, "CREATE TEMPORARY TABLE tt (x INT)").await.expect("temp table");
+        c.thread_id()
+    };
+    let default_mode = {
+        let mut fresh = Pool::new(PoolConfig::default(), Arc::new(NoHealth)).get(&k, &login(None), 0).await.expect("fresh");
+        row(&mut fresh, "SELECT @@session.sql_mode").await.expect("mode")[0].clone()
+    };
+    let mut b = ClientState::new(Some("test"), 8);
+    let mut c = pool.get(&k, &login_with(Some("test"), 8), b.id()).await.expect("get b");
+    assert_eq!(c.thread_id(), thread, "the single connection is reused");
+    assert_eq!(pool.stats().resets, 1);
+    // Before any sync: what the reset left is what the pool's bookkeeping says.
+    let raw = row(&mut c, "SELECT @@session.sql_mode, @v, DATABASE(), @@session.time_zone, @@character_set_client").await.expect("raw");
+    assert_eq!(raw[0], default_mode);
+    assert_eq!(raw[1], None, "user variable leaked");
+    assert_eq!(raw[2].as_deref(), c.sync.database(), "database after reset");
+    assert_eq!(raw[3].as_deref(), Some("SYSTEM"));
+    assert_eq!(raw[4].as_deref(), Some("latin1"), "the login's character set survives the reset");
+    assert!(row(&mut c, "SELECT * FROM tt").await.unwrap_err().contains("doesn't exist"), "temporary table leaked");
+    c.sync_state(&mut b).await.expect("sync b");
+    assert_eq!(row(&mut c, "SELECT DATABASE()").await.expect("db"), [Some("test".to_string())]);
+    drop(c);
+    // Back to the same client: no reset, its session is intact.
+    let c = pool.get(&k, &login_with(Some("test"), 8), b.id()).await.expect("get b again");
+    assert_eq!(pool.stats().resets, 1);
+    assert!(b.plan(&c.sync).is_empty());
+    drop(c);
+    let mut c = pool.get(&k, &login_with(Some("test"), 8), a.id()).await.expect("get a again");
+    assert_eq!(pool.stats().resets, 2);
+    c.sync_state(&mut a).await.expect("resync a");
+    let got = row(&mut c, "SELECT @@session.sql_mode, @v, DATABASE(), @@session.time_zone").await.expect("a");
+    assert_eq!(got[1..], [Some("secret".into()), Some("db1".into()), Some("+03:00".into())]);
+    assert!(got[0].as_deref().is_some_and(|m| m.contains("ANSI_QUOTES")), "{got:?}");
+}
+
+/// A TCP forwarder that holds every accepted connection until the gate opens, counting how many
+/// it holds at once.
+struct Gatekeeper {
+    addr: SocketAddr,
+    held: watch::Receiver<usize>,
+    max_held: Arc<AtomicUsize>,
+    accepted: Arc<AtomicUsize>,
+    open: watch::Sender<bool>,
+}
+
+async fn gatekeeper(upstream: SocketAddr) -> Gatekeeper {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (held_tx, held) = watch::channel(0usize);
+    let (open, gate) = watch::channel(false);
+    let (max_held, accepted) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (max2, acc2) = (max_held.clone(), accepted.clone());
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            acc2.fetch_add(1, Ordering::SeqCst);
+            let mut gate = gate.clone();
+            if !*gate.borrow() {
+                held_tx.send_modify(|h| *h += 1);
+                max2.fetch_max(*held_tx.borrow(), Ordering::SeqCst);
+                let held_tx = held_tx.clone();
+                tokio::spawn(async move {
+                    let _ = gate.wait_for(|open| *open).await;
+                    held_tx.send_modify(|h| *h -= 1);
+                    forward(client, upstream).await;
+                });
+            } else {
+                tokio::spawn(forward(client, upstream));
+            }
+        }
+    });
+    Gatekeeper { addr, held, max_held, accepted, open }
+}
+
+async fn forward(mut client: TcpStream, upstream: SocketAddr) {
+    if let Ok(mut server) = TcpStream::connect(upstream).await {
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connects_to_a_server_stay_within_the_bound() {
+    let db = db();
+    let mut gk = gatekeeper(db.addr()).await;
+    let pool = pool(8, 3, 30_000, Arc::new(NoHealth));
+    let k = key(gk.addr);
+    let tasks: Vec<_> = (0..8u64)
+        .map(|client| {
+            let (pool, k) = (pool.clone(), k.clone());
+            tokio::spawn(async move { pool.get(&k, &login(None), 1000 + client).await.map(|c| c.thread_id()) })
+        })
+        .collect();
+    gk.held.wait_for(|&h| h >= 3).await.expect("held");
+    // Every other request is queued on the connect limit, not on the network.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pool.stats().connect_waiters < 5 {
+        assert!(Instant::now() < deadline, "{:?}", pool.stats());
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(*gk.held.borrow(), 3);
+    assert_eq!(gk.accepted.load(Ordering::SeqCst), 3);
+    gk.open.send(true).expect("open");
+    let mut threads = Vec::new();
+    for t in tasks {
+        threads.push(t.await.expect("task").expect("get"));
+    }
+    threads.sort();
+    threads.dedup();
+    assert_eq!(threads.len(), 8, "eight distinct connections");
+    assert_eq!(gk.max_held.load(Ordering::SeqCst), 3);
+    assert_eq!(gk.accepted.load(Ordering::SeqCst), 8);
+    assert_eq!(pool.stats().max_connecting, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_longer_than_the_acquire_timeout_gives_a_clear_error() {
+    let db = db();
+    let pool = pool(1, 1, 300, Arc::new(NoHealth));
+    let k = key(db.addr());
+    let held = pool.get(&k, &login(None), 1).await.expect("first");
+    let started = Instant::now();
+    let err = pool.get(&k, &login(None), 2).await.err().expect("must time out");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let text = err.to_string();
+    assert_eq!(text, format!("gateway: no connection to {} available within {} ms (pool size 1, all busy)", db.addr(), text_ms(&text)));
+    assert!(matches!(err, PoolError::Busy { size: 1, .. }), "{err:?}");
+    assert_eq!(err.to_err_packet().code, 2003);
+    drop(held);
+    pool.get(&k, &login(None), 2).await.expect("free again");
+}
+
+fn text_ms(text: &str) -> u64 {
+    text.split(" within ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).expect("ms")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_server_fails_fast_and_counts_for_congestion() {
+    let dead = MariaDb::start("pool-dead").expect("second server");
+    let addr = dead.addr();
+    let congestion = Arc::new(Mutex::new(CongestionManager::default()));
+    let pool = pool(4, 2, 5_000, congestion.clone());
+    let mut state = ClientState::new(None, 45);
+    assert!(state.observe_statement(b"SET @v = 1", None));
+    {
+        let mut c = pool.get(&key(addr), &login(None), state.id()).await.expect("get");
+        c.sync_state(&mut state).await.expect("sync");
+    }
+    assert_eq!(pool.stats().idle, 1);
+    drop(dead); // stops mariadbd and waits for it
+    for attempt in 0..5 {
+        let started = Instant::now();
+        let err = pool.get(&key(addr), &login(None), state.id()).await.err().expect("server is down");
+        assert!(started.elapsed() < Duration::from_secs(2), "attempt {attempt} took {:?}", started.elapsed());
+        assert!(matches!(err, PoolError::Connect { .. }), "{err:?}");
+        assert!(err.is_retryable());
+        assert!(err.to_string().starts_with(&format!("gateway: cannot connect to {addr}: ")), "{err}");
+    }
+    let stats = pool.stats();
+    assert_eq!(stats.idle, 0, "the dead idle connection was discarded: {stats:?}");
+    assert_eq!(stats.discarded, 1, "{stats:?}");
+    assert_eq!(stats.connect_failures, 5, "{stats:?}");
+    let state = congestion.lock().expect("lock").state(addr, std::time::Instant::now());
+    assert_eq!(state, CongestionState::Congested(CongestionKind::Alive));
+}
