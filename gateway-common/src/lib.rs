@@ -1,6 +1,10 @@
 //! Types shared by the eBPF programs and the daemon: map keys, values and well-known names.
 #![no_std]
 
+pub mod router;
+pub mod splice;
+pub mod steer;
+
 /// Name of the TC classifier (in `gateway-ebpf`) that counts MySQL-port traffic.
 pub const PORT_COUNTER_PROGRAM: &str = "port_counter";
 

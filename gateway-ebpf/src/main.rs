@@ -5,6 +5,11 @@
 #![no_std]
 #![no_main]
 
+mod lookup;
+mod router;
+mod splice;
+mod steer;
+
 use aya_ebpf::{
     macros::{classifier, map},
     maps::{HashMap, PerCpuArray},

@@ -106,9 +106,25 @@ pub struct DataplaneConfig {
     #[serde(default)]
     pub passthrough_users: Vec<String>,
     /// Rewrite an application's connect() straight to its server when the route is fixed before
-    /// the session starts and the server accepts the login as-is. Default off.
+    /// the session starts and the server accepts the login as-is (mode `cgroup` only): then the
+    /// daemon is not in that connection's path at all. Default off, because such a session gets
+    /// none of the gateway's services (its own authentication, statement routing, metrics, TLS
+    /// policy); see `gateway/src/dataplane/steer/direct.rs` for exactly when it applies.
     #[serde(default)]
     pub direct_route: bool,
+    /// Direct-route table (used only with `direct_route = true`): an intercepted address → the
+    /// server its connections are sent to, e.g. `{ "10.0.0.5:2881" = "10.0.0.7:2881" }` for a
+    /// passthrough deployment whose sessions always belong on that server. Each key must also be
+    /// intercepted (`[backend] address`, `intercept`, or a topology address), each server must
+    /// accept the application's login as-is (plain MySQL login, no TLS termination or login
+    /// rewriting by the gateway), and must not be the gateway's own listener.
+    #[serde(default)]
+    pub direct_route_targets: std::collections::BTreeMap<SocketAddr, SocketAddr>,
+    /// Address of the data-plane metrics endpoint (`GET /metrics`, Prometheus text: mode, attached
+    /// programs, map sizes, steering events, splice counters), e.g. `127.0.0.1:9464`. It is also
+    /// what `gateway dataplane status --config FILE` reads. Unset: no endpoint.
+    #[serde(default)]
+    pub metrics_address: Option<SocketAddr>,
 }
 
 fn default_splice_budget() -> u64 {
@@ -360,6 +376,19 @@ address = "127.0.0.1:3306"
         );
         let e = Config::parse(&text, "t").unwrap_err().to_string();
         assert!(e.contains("password_hash needs"), "{e}");
+    }
+
+    #[test]
+    fn parses_direct_route_targets() {
+        let text = format!(
+            "{BASE}\n[[users]]\nname = \"r\"\npassword = \"\"\n[dataplane]\nmode = \"cgroup\"\n\
+             direct_route = true\ndirect_route_targets = {{ \"10.0.0.5:2881\" = \"127.0.0.1:3307\" }}\n"
+        );
+        let c = Config::parse(&text, "t").unwrap();
+        let dp = c.dataplane.unwrap();
+        assert!(dp.direct_route);
+        let to = dp.direct_route_targets.get(&"10.0.0.5:2881".parse().unwrap());
+        assert_eq!(to, Some(&"127.0.0.1:3307".parse().unwrap()));
     }
 
     #[test]

@@ -44,6 +44,8 @@ enum Command {
     },
     /// Print the OceanBase partition of rows of key values for a CREATE TABLE statement.
     Locate(gateway::partition::cli::LocateArgs),
+    /// Inspect the eBPF data plane of a running gateway (`status`).
+    Dataplane(gateway::dataplane::modes::cli::DataplaneArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -56,6 +58,10 @@ fn main() -> anyhow::Result<()> {
                 eprintln!("gateway locate: {e}");
                 std::process::exit(2);
             }
+            Ok(())
+        }
+        Command::Dataplane(args) => {
+            gateway::dataplane::modes::cli::run(&args, &mut std::io::stdout().lock())?;
             Ok(())
         }
         Command::Run { config } => {

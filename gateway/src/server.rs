@@ -25,6 +25,13 @@ pub enum ServerError {
     /// Signal handler installation failed.
     #[error("signal handling: {0}")]
     Signal(std::io::Error),
+    /// `[dataplane] mode = "cgroup"` could not be set up (eBPF being unavailable is not an error).
+    #[error("cgroup steering: {0}")]
+    Steering(crate::dataplane::steer::SteerError),
+    /// `[dataplane] mode = "router"` / `"sk_lookup"` or the metrics endpoint could not be set up
+    /// (eBPF being unavailable is not an error).
+    #[error("data plane: {0}")]
+    Dataplane(crate::dataplane::DataplaneError),
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -37,6 +44,13 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
     };
     let shared = Arc::new(Shared::new(config, planner));
     probe_backend(&shared).await;
+    // Held until return: dropping it detaches the steering programs (fail-open).
+    let _steering = crate::dataplane::steer::start(&shared, &listener).map_err(ServerError::Steering)?;
+    // Router / sk_lookup steering and the /metrics endpoint; dropping it at return detaches the
+    // program and removes the VIP local routes.
+    let _dataplane = crate::dataplane::modes::runtime::Runtime::start(&shared.config, &listener)
+        .await
+        .map_err(ServerError::Dataplane)?;
     info!(%addr, backend = %shared.config.backend.address, "gateway listening");
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(ServerError::Signal)?;
     loop {

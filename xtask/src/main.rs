@@ -1,7 +1,11 @@
 //! Developer tasks: `cargo xtask demo` (the embedded default, end to end) and `cargo xtask bench`
-//! (sysbench direct vs haproxy vs gateway, side by side).
+//! (sysbench direct vs haproxy vs gateway, side by side), `cargo xtask bench-dataplane` (bulk
+//! throughput and round-trip latency: direct, haproxy, gateway userspace / spliced / direct route).
 
 mod bench;
+mod bench_cgroup;
+mod bench_dataplane;
+mod dataplane_client;
 mod demo;
 mod gen_collation;
 mod haproxy;
@@ -29,6 +33,13 @@ enum Command {
     /// sysbench against one MariaDB: direct, through haproxy (TCP mode) and through the gateway,
     /// interleaved, for point_select and read_write in both prepared-statement modes.
     Bench(bench::BenchArgs),
+    /// Data-plane benchmark (root): 1 GiB result-set throughput and COM_PING latency for direct,
+    /// haproxy, gateway in userspace, gateway spliced and direct route. Writes
+    /// target/bench/dataplane.md.
+    BenchDataplane(bench_dataplane::DataplaneArgs),
+    /// The measuring client of bench-dataplane (run as a child process).
+    #[command(hide = true)]
+    DataplaneClient(dataplane_client::ClientArgs),
     /// Derive the utf8mb4_general_ci sort table from a real MariaDB and write it under
     /// gateway/src/partition/.
     GenCollation(gen_collation::GenCollationArgs),
@@ -39,6 +50,8 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::BenchDataplane(args) => bench_dataplane::run(&args),
+        Command::DataplaneClient(args) => dataplane_client::run(&args),
         Command::GenCollation(args) => gen_collation::run(&args),
     };
     match result {

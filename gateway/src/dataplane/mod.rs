@@ -6,7 +6,11 @@
 //! This is the only module of the gateway allowed to use `unsafe`.
 
 mod counter;
+pub mod modes;
 pub mod netns;
+pub mod splice;
+pub mod status;
+pub mod steer;
 
 use std::{error::Error as StdError, io};
 
@@ -81,6 +85,44 @@ pub enum DataplaneError {
         #[source]
         source: io::Error,
     },
+    /// The `[dataplane]` settings cannot be used (router / sk_lookup modes).
+    #[error("data-plane configuration: {0}")]
+    Config(String),
+    /// Adding or removing a `local` route for a VIP range failed (rtnetlink).
+    #[error("{what} the local route for {cidr}")]
+    Route {
+        /// `adding` / `removing`.
+        what: &'static str,
+        /// The VIP range.
+        cidr: String,
+        /// The kernel's answer.
+        #[source]
+        source: io::Error,
+    },
+    /// The metrics endpoint could not be bound or reached.
+    #[error("metrics endpoint {addr}")]
+    Metrics {
+        /// Endpoint address.
+        addr: std::net::SocketAddr,
+        /// What went wrong.
+        #[source]
+        source: io::Error,
+    },
+    /// A status page was not understood.
+    #[error("data-plane status: {0}")]
+    Status(String),
+    /// A socket operation of the kernel splice failed (cookie, TCP progress, forwarding).
+    #[error("splice: {op}")]
+    Socket {
+        /// What was being done.
+        op: &'static str,
+        /// What went wrong.
+        #[source]
+        source: io::Error,
+    },
+    /// A lock was poisoned by a panicking thread.
+    #[error("{0}: lock poisoned")]
+    Poisoned(&'static str),
     /// More ports than the eBPF config map holds.
     #[error("{count} ports configured, the eBPF map holds at most {max}")]
     TooManyPorts {

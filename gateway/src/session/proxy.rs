@@ -24,8 +24,13 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     let span = tracing::info_span!("conn", id, peer = %peer);
     async move {
         let _ = stream.set_nodelay(true);
+        // Steered (cgroup mode): the server the client dialled, when it is an intercepted address.
+        let steered = crate::dataplane::steer::steered_backend(&stream, &shared.config, shared.planner.as_ref())
+            // Router / sk_lookup modes: the VIP the client dialled is the accepted socket's local address.
+            .or_else(|| crate::dataplane::modes::vip_backend(&stream, &shared.config, shared.planner.as_ref()));
+        let backend_addr = steered.unwrap_or(shared.config.backend.address);
         let mut client = Wire::new(stream);
-        let result = run(&mut client, peer, &shared, id).await;
+        let result = run(&mut client, peer, &shared, id, backend_addr).await;
         shared.unregister_thread(id);
         match result {
             Ok(()) => debug!("session closed"),
@@ -42,12 +47,21 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     .await
 }
 
-async fn run(client: &mut Wire<TcpStream>, peer: SocketAddr, shared: &Shared, id: u32) -> Result<(), SessionError> {
+async fn run(
+    client: &mut Wire<TcpStream>,
+    peer: SocketAddr,
+    shared: &Shared,
+    id: u32,
+    backend_addr: SocketAddr,
+) -> Result<(), SessionError> {
     let handshake_timeout = Duration::from_secs(shared.config.listen.handshake_timeout_secs);
     let login = tokio::time::timeout(handshake_timeout, client_auth::accept(client, shared, id, peer.ip()))
         .await
         .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
-    let mut session = Session::open(client, shared, login, peer, id).await?;
+    let mut session = Session::open(client, shared, login, peer, id, backend_addr).await?;
+    if let Some(splice) = session.splice.take() {
+        return session.spliced(splice).await;
+    }
     session.command_loop().await
 }
 
@@ -61,6 +75,11 @@ struct Session<'a> {
     salt: Vec<u8>,
     user: String,
     database: Option<String>,
+    /// The client leg is TLS. A TLS session is never spliced (docs/ebpf.md §4.4); always false
+    /// until the gateway terminates TLS.
+    tls: bool,
+    /// Kernel splice prepared at login for a pinned session (`dataplane::splice`).
+    splice: Option<crate::dataplane::splice::Prepared>,
 }
 
 impl<'a> Session<'a> {
@@ -70,6 +89,7 @@ impl<'a> Session<'a> {
         login: ClientLogin,
         peer: SocketAddr,
         id: u32,
+        backend_addr: SocketAddr,
     ) -> Result<Session<'a>, SessionError> {
         let seq = login.seq;
         let resp = &login.response;
@@ -83,26 +103,51 @@ impl<'a> Session<'a> {
             client_caps: login.capabilities,
             attributes: &resp.attributes,
         };
-        let (wire, greeting) = backend::connect(shared.config.backend.address, shared.config.connect_timeout())
+        let (wire, greeting) = backend::connect(backend_addr, shared.config.connect_timeout())
             .await
             .map_err(|e| at_seq(e, seq))?;
         shared.learn_profile(&greeting);
-        let (backend, outcome) = backend::login(wire, greeting, &req).await.map_err(|e| at_seq(e, seq))?;
-        match outcome {
+        let (mut backend, outcome) = backend::login(wire, greeting, &req).await.map_err(|e| at_seq(e, seq))?;
+        let tls = false;
+        let splice = match outcome {
             LoginOutcome::Ok(ok) => {
+                // Pinned (passthrough) session: both sockets enter the splice map before the
+                // client can speak again, i.e. before it has this OK (docs/ebpf.md P1).
+                let dataplane = shared.config.dataplane.as_ref();
+                let splice = crate::dataplane::splice::prepare_session(dataplane, &resp.user, tls, &client.io, &backend.wire.io);
                 let mut out = Vec::new();
                 encode_packet(&mut out, seq, &ok);
-                client.write_raw(&out).await.map_err(SessionError::Client)?;
+                match splice {
+                    // The splice takes effect first, then the OK is written (§4.2.2).
+                    Some(mut splice) => {
+                        let io = |e| SessionError::Client(ProtocolError::Io(std::io::Error::other(e)));
+                        splice.activate(client, &mut backend.wire, &out).await.map_err(io)?;
+                        Some(splice)
+                    }
+                    None => {
+                        client.write_raw(&out).await.map_err(SessionError::Client)?;
+                        None
+                    }
+                }
             }
             LoginOutcome::Denied(err) => return Err(SessionError::Refused { err, seq }),
-        }
+        };
         if backend.capabilities & caps::DEPRECATE_EOF != login.capabilities & caps::DEPRECATE_EOF {
             tracing::warn!("client and backend legs disagree on DEPRECATE_EOF; answers may confuse the client");
         }
-        info!(user = %resp.user, db = ?database, backend_thread = backend.greeting.connection_id, "session open");
+        info!(user = %resp.user, db = ?database, backend = %backend_addr, backend_thread = backend.greeting.connection_id, "session open");
         shared.register_thread(id, backend.greeting.connection_id);
         let user = resp.user.clone();
-        Ok(Session { client, backend, shared, peer, client_caps: login.capabilities, salt: login.salt, user, database })
+        let client_caps = login.capabilities;
+        Ok(Session { client, backend, shared, peer, client_caps, salt: login.salt, user, database, tls, splice })
+    }
+
+    /// A pinned session spliced in the kernel: supervised until both sides close. The splice
+    /// module logs the session's counters (and any error) itself.
+    async fn spliced(&mut self, splice: crate::dataplane::splice::Prepared) -> Result<(), SessionError> {
+        debug_assert!(!self.tls, "TLS sessions are never spliced");
+        let _ = splice.run(self.client, &mut self.backend.wire).await;
+        Ok(())
     }
 
     async fn command_loop(&mut self) -> Result<(), SessionError> {

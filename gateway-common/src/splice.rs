@@ -1,0 +1,109 @@
+//! Kernel splice of pinned sessions (docs/ebpf.md §4): map names, keys and values shared by the
+//! `splice_verdict` program and the daemon's `dataplane::splice` module.
+//!
+//! Every map is keyed by socket cookie (`SO_COOKIE` in userspace, `bpf_get_socket_cookie` in the
+//! program). A *flow* is one direction of a spliced session, named after its **source** socket
+//! (the socket whose receive path runs the verdict): client→backend is the flow of the client
+//! socket, backend→client the flow of the backend socket.
+//!
+//! Ownership of the maps is split so that neither side ever overwrites the other's fields:
+//! [`SPLICE_PEER_MAP`] is written only by userspace, [`SPLICE_FLOW_MAP`] only by the program
+//! (userspace creates each entry zeroed before the socket enters [`SPLICE_SOCKS_MAP`], reads it,
+//! and deletes it after the session).
+
+/// Name of the `stream_verdict` program attached to [`SPLICE_SOCKS_MAP`].
+pub const SPLICE_VERDICT_PROGRAM: &str = "splice_verdict";
+
+/// `SockHash<u64>`: socket cookie → socket. Every spliceable socket is inserted while its peer is
+/// silent (P1) and stays until it is closed (P2/P3).
+pub const SPLICE_SOCKS_MAP: &str = "SPLICE_SOCKS";
+/// `HashMap<u64, SplicePeer>`: source cookie → where its bytes go and on what terms. Written by
+/// userspace only; no entry = not spliced, the verdict passes to userspace (P2).
+pub const SPLICE_PEER_MAP: &str = "SPLICE_PEER";
+/// `HashMap<u64, SpliceFlow>`: source cookie → what the verdict did with its bytes. Written by
+/// the program only (userspace creates and deletes entries).
+pub const SPLICE_FLOW_MAP: &str = "SPLICE_FLOW";
+/// `PerCpuArray<SpliceTotals>` with [`SPLICE_DIRECTIONS`] slots, indexed by `SPLICE_DIR_*`.
+pub const SPLICE_TOTALS_MAP: &str = "SPLICE_TOTALS";
+
+/// Capacity of [`SPLICE_SOCKS_MAP`], [`SPLICE_PEER_MAP`] and [`SPLICE_FLOW_MAP`].
+pub const SPLICE_MAX_SOCKETS: u32 = 16_384;
+
+/// Direction slot: bytes from the client towards the backend.
+pub const SPLICE_DIR_TO_BACKEND: u32 = 0;
+/// Direction slot: bytes from the backend towards the client.
+pub const SPLICE_DIR_TO_CLIENT: u32 = 1;
+/// Number of direction slots in [`SPLICE_TOTALS_MAP`].
+pub const SPLICE_DIRECTIONS: u32 = 2;
+
+/// Value of [`SPLICE_PEER_MAP`]: the terms of one flow, set by userspace.
+///
+/// The verdict redirects an skb of `len` bytes to `peer` only when
+/// 1. every byte it passed to userspace earlier has been forwarded by userspace
+///    (`SpliceFlow::passed == forwarded`), so redirected bytes never overtake them; and
+/// 2. `SpliceFlow::redirected + len <= limit` (the redirect budget, P4).
+///
+/// Otherwise it returns `SK_PASS`: the bytes stay on the source socket for userspace, whose
+/// reads are bounded by the receive buffer, so TCP flow control works again.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SplicePeer {
+    /// Cookie of the target socket (key in [`SPLICE_SOCKS_MAP`]).
+    pub peer: u64,
+    /// Redirect budget: the verdict's `redirected` counter may not pass this value. Userspace
+    /// sets it to "redirected bytes acknowledged by the target's receiver + budget".
+    pub limit: u64,
+    /// Bytes of this flow that the verdict passed and userspace has since written to the target.
+    pub forwarded: u64,
+    /// `SPLICE_DIR_*` slot for [`SPLICE_TOTALS_MAP`].
+    pub direction: u32,
+    /// Explicit padding (keeps the layout free of implicit holes).
+    pub _pad: u32,
+}
+
+/// Value of [`SPLICE_FLOW_MAP`]: the verdict's own counters for one source socket.
+///
+/// Only the verdict of the source socket writes it, and the kernel runs a socket's verdict
+/// serialised under the socket lock, so plain increments are exact (no atomics on bpfel, §8).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpliceFlow {
+    /// Bytes redirected to the peer (`REDIR_BYTES` of docs/ebpf.md P5).
+    pub redirected: u64,
+    /// Bytes passed to userspace since the entry was created (not spliced yet, over budget, or
+    /// waiting for userspace to catch up). Zero-length skbs are not counted.
+    pub passed: u64,
+    /// Times the budget stopped redirecting (a fallback episode starts).
+    pub budget_stops: u64,
+    /// Redirects the kernel refused (target gone); those bytes were passed instead.
+    pub redirect_failures: u64,
+    /// skbs redirected.
+    pub redirected_skbs: u64,
+}
+
+/// Value of [`SPLICE_TOTALS_MAP`]: process-wide counters of one direction on one CPU.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpliceTotals {
+    /// Bytes redirected in the kernel.
+    pub redirected_bytes: u64,
+    /// Times the budget stopped redirecting.
+    pub budget_stops: u64,
+}
+
+impl SpliceTotals {
+    /// Adds another slot's counts (saturating), e.g. to sum per-CPU values.
+    pub fn add(&mut self, other: &SpliceTotals) {
+        self.redirected_bytes = self.redirected_bytes.saturating_add(other.redirected_bytes);
+        self.budget_stops = self.budget_stops.saturating_add(other.budget_stops);
+    }
+}
+
+// SAFETY: the three types are `#[repr(C)]`, made only of `u64`/`u32` fields laid out without
+// implicit padding, and every bit pattern is valid, so they can cross BPF map memory.
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for SplicePeer {}
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for SpliceFlow {}
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for SpliceTotals {}

@@ -1,0 +1,219 @@
+//! One direction of a spliced session: its budget, its userspace fallback and its drain check.
+//!
+//! Byte accounting towards the target socket `dst`, from the moment of the splice (`base`):
+//!
+//! ```text
+//! written(dst) - base.written()  ==  user_written  +  redirected (once drained)
+//! user_written = pre-splice bytes from the gateway's buffer + passed bytes forwarded by us
+//! ```
+//!
+//! The verdict redirects only while `passed == forwarded`, so while this flow holds passed bytes
+//! `redirected` cannot move: wait until the kernel has written all of it (drain), write ours,
+//! publish the new `forwarded`, and the verdict takes over again with the next skb.
+
+use std::io;
+use std::os::fd::AsFd;
+use std::time::Duration;
+
+use gateway_common::splice::{SpliceFlow, SplicePeer};
+use tokio::io::Interest;
+use tokio::net::TcpStream;
+
+use super::sys::{self, TxProgress};
+use super::Splicer;
+use crate::dataplane::DataplaneError;
+
+/// Tick while the flow moves: how stale the budget may get under load.
+const MIN_TICK: Duration = Duration::from_millis(1);
+/// Tick of an idle flow (the budget refresh backs off to this).
+const MAX_TICK: Duration = Duration::from_millis(100);
+/// Longest pause between two drain checks.
+const MAX_DRAIN_PAUSE: Duration = Duration::from_millis(5);
+/// Userspace forwarding buffer.
+const CHUNK: usize = 256 * 1024;
+/// `TCP_CLOSE` in `tcpi_state`.
+const TCP_CLOSE: u8 = 7;
+
+/// What happened in one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowReport {
+    /// Bytes the kernel redirected.
+    pub redirected: u64,
+    /// Bytes the daemon read from the source and wrote itself after the splice began.
+    pub userspace: u64,
+    /// Bytes already in the gateway's read buffer when the splice began (forwarded first).
+    pub presplice: u64,
+    /// Times the budget stopped the kernel path.
+    pub budget_stops: u64,
+    /// Redirects the kernel refused.
+    pub redirect_failures: u64,
+    /// Largest "redirected but not yet in the target's write queue" amount seen at a refresh;
+    /// the verdict keeps it at or below the budget.
+    pub max_queued: u64,
+    /// Largest "redirected but not acknowledged by the receiver" amount seen at a refresh
+    /// (the queued bytes plus the target's send buffer).
+    pub max_unacked: u64,
+    /// Whether the source's EOF was propagated (FIN sent to the target after draining).
+    pub eof: bool,
+}
+
+/// One direction: `src` → `dst`.
+pub(super) struct Flow<'a> {
+    pub splicer: &'a Splicer,
+    pub src: &'a TcpStream,
+    pub dst: &'a TcpStream,
+    pub src_cookie: u64,
+    pub terms: SplicePeer,
+    pub budget: u64,
+    /// `dst`'s progress when the splice began.
+    pub base: TxProgress,
+    /// Bytes we wrote to `dst` since `base`.
+    pub user_written: u64,
+    pub report: FlowReport,
+}
+
+impl Flow<'_> {
+    /// Supervises until the source's EOF has been propagated, or an error.
+    ///
+    /// Reads only what `FIONREAD` reports, i.e. bytes the verdict passed: a plain read on an
+    /// empty psock queue may fall through to `tcp_recvmsg` and take bytes the verdict has not
+    /// seen, whose successors it could then redirect ahead of them. Readiness is only a hint
+    /// (P7: a socket in a sockmap wakes for redirected data too, reads then give `EAGAIN`).
+    pub async fn run(&mut self) -> Result<FlowReport, DataplaneError> {
+        let mut buf = vec![0u8; CHUNK];
+        let mut tick = MIN_TICK;
+        let mut last_redirected = 0;
+        loop {
+            tokio::select! {
+                ready = self.src.ready(Interest::READABLE) => {
+                    ready.map_err(io_err("waiting for the source"))?;
+                }
+                () = tokio::time::sleep(tick) => {}
+            }
+            // Clear tokio's readiness first: bytes passed after this point wake us again.
+            let _ = self.src.try_io(Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
+            let flow = self.refresh()?;
+            tick = if flow.redirected != last_redirected { MIN_TICK } else { (tick * 2).min(MAX_TICK) };
+            last_redirected = flow.redirected;
+            loop {
+                let passed = sys::readable_bytes(self.src.as_fd()).map_err(io_err("FIONREAD on the source"))?;
+                if passed == 0 {
+                    break;
+                }
+                match sys::recv_nonblocking(self.src.as_fd(), &mut buf[..passed.min(CHUNK)]) {
+                    Ok(0) => break,
+                    Ok(n) => self.forward(&buf[..n]).await?,
+                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => break,
+                    Err(e) => return Err(io_err("reading the source")(e)),
+                }
+            }
+            if let Some(e) = self.src.take_error().map_err(io_err("SO_ERROR on the source"))? {
+                return Err(io_err("source")(e));
+            }
+            let (closed, _) = sys::hang_up(self.src.as_fd()).map_err(io_err("polling the source"))?;
+            // EOF counts only once every byte before the FIN has been handled: all passed bytes
+            // forwarded (none left on the psock queue or its backlog).
+            if closed && self.flow()?.passed == self.terms.forwarded && self.src_drained()? {
+                self.drain().await?;
+                sys::shutdown_write(self.dst.as_fd()).map_err(io_err("shutdown towards the target"))?;
+                self.report.eof = true;
+                let flow = self.flow()?;
+                self.record(&flow);
+                return Ok(self.report);
+            }
+        }
+    }
+
+    /// No passed byte waits on the source's psock queue.
+    fn src_drained(&self) -> Result<bool, DataplaneError> {
+        Ok(sys::readable_bytes(self.src.as_fd()).map_err(io_err("FIONREAD on the source"))? == 0)
+    }
+
+    /// Forwards bytes the verdict passed: after everything redirected before them is written.
+    async fn forward(&mut self, data: &[u8]) -> Result<(), DataplaneError> {
+        self.drain().await?;
+        write_all(self.dst, data).await.map_err(io_err("forwarding passed bytes"))?;
+        let n = data.len() as u64;
+        self.user_written += n;
+        self.report.userspace += n;
+        self.terms.forwarded += n;
+        self.splicer.userspace_bytes.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        self.refresh()?;
+        self.publish()
+    }
+
+    /// Waits until `dst` has taken every byte redirected to it (in its write queue or beyond).
+    async fn drain(&mut self) -> Result<(), DataplaneError> {
+        let mut pause = Duration::from_micros(50);
+        loop {
+            let flow = self.flow()?;
+            let target = self.base.written() + self.user_written + flow.redirected;
+            let now = sys::tx_progress(self.dst.as_fd()).map_err(io_err("reading the target's progress"))?;
+            if now.written() >= target {
+                return Ok(());
+            }
+            if sys::tcp_state(self.dst.as_fd()).map_err(io_err("reading the target's state"))? == TCP_CLOSE {
+                return Err(io_err("draining")(io::ErrorKind::BrokenPipe.into()));
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(MAX_DRAIN_PAUSE);
+        }
+    }
+
+    /// Raises the budget limit from the target's progress (P4) and returns the counters.
+    ///
+    /// The budget bounds what the kernel holds *outside* the target socket: redirected bytes
+    /// still queued on the target's psock, which no socket buffer accounts for (cilium#6431).
+    /// Once in the target's write queue, bytes are ordinary TCP send-buffer memory, bounded by
+    /// `SO_SNDBUF` and subject to flow control. So `limit = redirected bytes written + budget`;
+    /// redirected-but-unacknowledged bytes stay within `budget + SO_SNDBUF`.
+    fn refresh(&mut self) -> Result<SpliceFlow, DataplaneError> {
+        let flow = self.flow()?;
+        let now = sys::tx_progress(self.dst.as_fd()).map_err(io_err("reading the target's progress"))?;
+        let ours = self.base.written() + self.user_written;
+        let written = now.written().saturating_sub(ours);
+        // Ours are subtracted in full, which can only understate the acknowledged redirected bytes.
+        let acked = now.acked.saturating_sub(ours);
+        self.report.max_queued = self.report.max_queued.max(flow.redirected.saturating_sub(written));
+        self.report.max_unacked = self.report.max_unacked.max(flow.redirected.saturating_sub(acked));
+        let limit = written + self.budget;
+        if limit > self.terms.limit {
+            self.terms.limit = limit;
+            self.publish()?;
+        }
+        self.record(&flow);
+        Ok(flow)
+    }
+
+    fn record(&mut self, flow: &SpliceFlow) {
+        self.report.redirected = flow.redirected;
+        self.report.budget_stops = flow.budget_stops;
+        self.report.redirect_failures = flow.redirect_failures;
+    }
+
+    fn flow(&self) -> Result<SpliceFlow, DataplaneError> {
+        self.splicer.lock_maps()?.flow(self.src_cookie)
+    }
+
+    fn publish(&self) -> Result<(), DataplaneError> {
+        self.splicer.lock_maps()?.set_terms(self.src_cookie, self.terms)
+    }
+}
+
+/// `write_all` through a shared reference (both directions use both sockets).
+pub(super) async fn write_all(s: &TcpStream, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        s.writable().await?;
+        match s.try_write(data) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => data = &data[n..],
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn io_err(op: &'static str) -> impl Fn(io::Error) -> DataplaneError {
+    move |source| DataplaneError::Socket { op, source }
+}

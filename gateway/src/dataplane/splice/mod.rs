@@ -1,0 +1,188 @@
+//! Kernel splice of pinned sessions (docs/ebpf.md §4): once a session's backend is fixed for
+//! good, the kernel forwards its bytes between the client and the backend socket; the daemon only
+//! supervises.
+//!
+//! * [`Splicer`] owns the eBPF object with the `splice_verdict` program attached to the
+//!   `SPLICE_SOCKS` sockhash, and the maps (see `gateway_common::splice`). One per process:
+//!   [`Splicer::global`].
+//! * [`Splicer::prepare`] inserts both sockets of a session while both peers are silent (P1):
+//!   the client waits for the login OK, the backend for the first command.
+//! * [`Prepared::run`] splices them (sets `SPLICE_PEER` both ways) and supervises until both sides
+//!   have closed: it watches for EOF and errors (P7: `EAGAIN`/`EINTR` are not EOF), refreshes the
+//!   redirect budget from the targets' ACK progress (P4), forwards in userspace whatever the
+//!   verdict passed (budget exceeded), and propagates FIN only after the drain check (P5).
+//!   Sockets stay in the map until they are closed (P2/P3).
+//!
+//! TLS sessions are never spliced (§4.4): [`Eligibility`] refuses them.
+
+mod flow;
+mod maps;
+mod session;
+pub(crate) mod sys;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use aya::{
+    programs::SkSkb,
+    Ebpf,
+};
+use gateway_common::splice::SPLICE_VERDICT_PROGRAM;
+
+pub use session::{prepare_session, Prepared, SpliceReport};
+pub use sys::TxProgress;
+
+use super::{load_object, DataplaneError};
+use crate::config::DataplaneConfig;
+use maps::SpliceMaps;
+
+/// Process-wide splice counters at one moment (for `gateway dataplane status` and metrics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpliceStats {
+    /// Sessions spliced right now.
+    pub active: u64,
+    /// Sessions spliced since start.
+    pub total: u64,
+    /// Bytes the kernel redirected from clients to backends.
+    pub redirected_to_backend: u64,
+    /// Bytes the kernel redirected from backends to clients.
+    pub redirected_to_client: u64,
+    /// Times the redirect budget stopped the kernel path (a userspace fallback episode began).
+    pub budget_fallbacks: u64,
+    /// Bytes of spliced sessions that the daemon read and forwarded itself (fallbacks, bytes
+    /// that arrived before the splice took effect).
+    pub userspace_bytes: u64,
+}
+
+/// Why a session is or is not spliced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Eligibility {
+    /// Splice it.
+    Splice,
+    /// `[dataplane] splice` is off or absent.
+    Disabled,
+    /// The user is not in `[dataplane] passthrough_users`: the session is routed per statement.
+    NotPinned,
+    /// The client leg is TLS: the two legs carry different bytes (docs/ebpf.md §4.4).
+    Tls,
+}
+
+impl Eligibility {
+    /// The splice rule for a session: enabled, pinned (a passthrough user), and not TLS.
+    pub fn of(config: Option<&DataplaneConfig>, user: &str, tls: bool) -> Self {
+        let Some(cfg) = config.filter(|c| c.splice) else {
+            return Self::Disabled;
+        };
+        if tls {
+            return Self::Tls;
+        }
+        if !cfg.passthrough_users.iter().any(|u| u == user) {
+            return Self::NotPinned;
+        }
+        Self::Splice
+    }
+}
+
+/// The loaded splice program and its maps.
+pub struct Splicer {
+    /// Owns the program; dropping it would detach the verdict (docs/ebpf.md §8). Only held.
+    _ebpf: Mutex<Ebpf>,
+    maps: Mutex<SpliceMaps>,
+    active: AtomicU64,
+    total: AtomicU64,
+    userspace_bytes: AtomicU64,
+}
+
+impl Splicer {
+    /// Loads the object, attaches `splice_verdict` to `SPLICE_SOCKS` (verdict-only mode).
+    pub fn load() -> Result<Self, DataplaneError> {
+        let mut ebpf = load_object()?;
+        let maps = SpliceMaps::take(&mut ebpf)?;
+        let program: &mut SkSkb = ebpf
+            .program_mut(SPLICE_VERDICT_PROGRAM)
+            .and_then(|p| p.try_into().ok())
+            .ok_or(DataplaneError::ProgramMissing { name: SPLICE_VERDICT_PROGRAM })?;
+        let program_error = |e| {
+            DataplaneError::Program { name: SPLICE_VERDICT_PROGRAM, source: Box::new(e) }.classify()
+        };
+        program.load().map_err(program_error)?;
+        program.attach(maps.socks_fd()).map_err(program_error)?;
+        tracing::debug!("splice verdict attached");
+        Ok(Splicer {
+            _ebpf: Mutex::new(ebpf),
+            maps: Mutex::new(maps),
+            active: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            userspace_bytes: AtomicU64::new(0),
+        })
+    }
+
+    /// The process-wide splicer, loaded on first use. The first call logs whether splicing is
+    /// available; when it is not (no eBPF object, no privilege, old kernel) every later call
+    /// returns the same reason and sessions stay in userspace.
+    pub fn global() -> Result<Arc<Splicer>, &'static str> {
+        static GLOBAL: OnceLock<Result<Arc<Splicer>, String>> = OnceLock::new();
+        let loaded = GLOBAL.get_or_init(|| match Splicer::load() {
+            Ok(s) => {
+                tracing::info!("kernel splice enabled for pinned sessions");
+                Ok(Arc::new(s))
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                tracing::warn!(
+                    reason = %reason,
+                    "kernel splice disabled: pinned sessions are relayed in userspace"
+                );
+                Err(reason)
+            }
+        });
+        loaded.as_ref().map(Arc::clone).map_err(String::as_str)
+    }
+
+    /// Counters summed over CPUs and sessions.
+    pub fn stats(&self) -> Result<SpliceStats, DataplaneError> {
+        let totals = self.lock_maps()?.totals()?;
+        Ok(SpliceStats {
+            active: self.active.load(Ordering::Relaxed),
+            total: self.total.load(Ordering::Relaxed),
+            redirected_to_backend: totals.to_backend.redirected_bytes,
+            redirected_to_client: totals.to_client.redirected_bytes,
+            budget_fallbacks: totals.to_backend.budget_stops + totals.to_client.budget_stops,
+            userspace_bytes: self.userspace_bytes.load(Ordering::Relaxed),
+        })
+    }
+
+    fn lock_maps(&self) -> Result<std::sync::MutexGuard<'_, SpliceMaps>, DataplaneError> {
+        self.maps.lock().map_err(|_| DataplaneError::Poisoned("splice maps"))
+    }
+}
+
+impl std::fmt::Debug for Splicer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Splicer")
+            .field("active", &self.active.load(Ordering::Relaxed))
+            .field("total", &self.total.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(splice: bool, users: &[&str]) -> DataplaneConfig {
+        let users: Vec<String> = users.iter().map(|u| format!("\"{u}\"")).collect();
+        let text = format!("splice = {splice}\npassthrough_users = [{}]\n", users.join(","));
+        toml::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn eligibility_rules() {
+        let on = cfg(true, &["root"]);
+        assert_eq!(Eligibility::of(None, "root", false), Eligibility::Disabled);
+        assert_eq!(Eligibility::of(Some(&cfg(false, &["root"])), "root", false), Eligibility::Disabled);
+        assert_eq!(Eligibility::of(Some(&on), "app", false), Eligibility::NotPinned);
+        assert_eq!(Eligibility::of(Some(&on), "root", true), Eligibility::Tls);
+        assert_eq!(Eligibility::of(Some(&on), "root", false), Eligibility::Splice);
+    }
+}

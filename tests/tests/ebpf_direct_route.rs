@@ -1,0 +1,261 @@
+//! Privileged eBPF test: direct route (`[dataplane] direct_route`, docs/ebpf.md §3.2) with two
+//! real MariaDB servers and PyMySQL.
+//!
+//! ```text
+//!  cgroup gwt-direct-<pid>-app                      cgroup gwt-direct-<pid>-gw
+//!  PyMySQL ──connect(X = MariaDB B's address)──▶ connect4: STEER_DIRECT[X] = A ──▶ MariaDB A
+//!                                                  (gateway running, but not in the path)
+//! ```
+//!
+//! Checks, with the gateway steering X (`intercept`) and `direct_route_targets = { X = A }`:
+//! the client is served by A (`SELECT @@port`), A sees the client's own socket (no proxy between),
+//! the gateway logs no session, and the client's `getpeername()` shows X. Without the entry, and
+//! with the entry but `direct_route = false`, the same client goes through the gateway (to B).
+//! After SIGKILL of the gateway the map is ignored: fail-open reaches X = B itself.
+//!
+//! Both cgroups are created under the detected cgroup2 mount and removed by a drop guard, even on
+//! failure. Without root or the eBPF object the test prints why it skips.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gateway::dataplane;
+use gateway_tests::{clients, gateway::gateway_bin, Gateway, MariaDb};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// PyMySQL probe: both socket ends, the port of the server that answered, and how that server
+/// sees the connection (processlist host = the peer it talks to).
+const PROBE: &str = r#"
+import sys, pymysql
+host, port, marker = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+c = pymysql.connect(host=host, port=port, user="root", password="", connect_timeout=5, read_timeout=10)
+cur = c.cursor()
+cur.execute("SELECT %s, @@port, (SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID())", (marker,))
+row = cur.fetchone()
+print("peer=%s:%d" % c._sock.getpeername()[:2])
+print("sock=%s:%d" % c._sock.getsockname()[:2])
+print("served_by=%d" % row[1])
+print("server_sees=%s" % row[2])
+c.close()
+"#;
+
+#[test]
+fn direct_route_bypasses_the_gateway_only_when_configured() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("SKIP ebpf_direct_route: {reason}");
+        return;
+    }
+    let mount = dataplane::steer::cgroup2_mount().expect("cgroup2 mount");
+    let pid = std::process::id();
+    // Declared first so that it is dropped last, after the processes inside it are stopped.
+    let cgroups = TestCgroups::create(&mount, &[format!("gwt-direct-{pid}-app"), format!("gwt-direct-{pid}-gw")])
+        .unwrap_or_else(|e| panic!("creating test cgroups: {e}"));
+    let (app, gw_cg) = (cgroups.dirs[0].clone(), cgroups.dirs[1].clone());
+    let a = MariaDb::start("direct-a").expect("starting MariaDB A");
+    let b = MariaDb::start("direct-b").expect("starting MariaDB B");
+    let x = b.addr();
+    let wrapper = in_cgroup_wrapper(&gw_cg).expect("gateway wrapper script");
+
+    // 1. direct_route = true with X → A: the connect goes straight to A.
+    let mut gw = start_gateway(&wrapper, &app, x, Some((x, a.addr())), true);
+    if gw.is_none() {
+        return;
+    }
+    let g = gw.as_mut().expect("checked");
+    let log = std::fs::read_to_string(g.log_path()).unwrap_or_default();
+    assert!(log.contains("direct routes"), "direct routes not installed:\n{}", g.log_tail(4000));
+    let r = probe(&app, x, "direct-marker-1").unwrap_or_else(|e| panic!("{e}\n{}", g.log_tail(4000)));
+    eprintln!("direct-routed: {r:?}");
+    assert_eq!(r["served_by"], a.port().to_string(), "not served by A: {r:?}");
+    assert_eq!(r["peer"], x.to_string(), "getpeername() must show the dialled address");
+    assert_eq!(port_of(&r["server_sees"]), port_of(&r["sock"]), "A saw a proxy, not the client: {r:?}");
+    assert!(a.general_log().contains("direct-marker-1"), "A never ran the statement");
+    assert!(!b.general_log().contains("direct-marker-1"), "B ran the direct-routed statement");
+    let log = std::fs::read_to_string(g.log_path()).unwrap_or_default();
+    assert_eq!(log.matches("session open").count(), 0, "the gateway served a session:\n{}", g.log_tail(4000));
+
+    // 2. Fail-open is unchanged: with the daemon gone the map is ignored, X itself answers.
+    let mut g = gw.take().expect("checked");
+    // SAFETY: plain kill(2) on the PID of the gateway this test started.
+    assert_eq!(unsafe { libc::kill(g.pid() as libc::pid_t, libc::SIGKILL) }, 0, "kill -9 gateway");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while g.is_alive() {
+        assert!(Instant::now() < deadline, "gateway survived SIGKILL");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(g);
+    let r = probe(&app, x, "direct-marker-2").expect("client after the gateway died");
+    eprintln!("after SIGKILL: {r:?}");
+    assert_eq!(r["served_by"], b.port().to_string(), "fail-open must reach the dialled address: {r:?}");
+    assert_eq!(port_of(&r["server_sees"]), port_of(&r["sock"]), "not direct after the gateway died: {r:?}");
+
+    // 3. Without the entry, and 4. with it but direct_route off: through the gateway to B.
+    for (case, entry, on) in [("no entry", None, true), ("direct_route off", Some((x, a.addr())), false)] {
+        let Some(g) = start_gateway(&wrapper, &app, x, entry, on) else { return };
+        let marker = format!("direct-marker-{}", case.replace(' ', "-"));
+        let r = probe(&app, x, &marker).unwrap_or_else(|e| panic!("{case}: {e}\n{}", g.log_tail(4000)));
+        eprintln!("{case}: {r:?}");
+        assert_eq!(r["served_by"], b.port().to_string(), "{case}: not served by B: {r:?}");
+        assert_eq!(r["peer"], x.to_string(), "{case}: getpeername()");
+        assert_ne!(port_of(&r["server_sees"]), port_of(&r["sock"]), "{case}: not steered: {r:?}");
+        let log = std::fs::read_to_string(g.log_path()).unwrap_or_default();
+        assert!(
+            log.contains("session open") && log.contains(&format!("peer={}", r["sock"])),
+            "{case}: the gateway logged no session for {}:\n{}",
+            r["sock"],
+            g.log_tail(4000)
+        );
+        assert!(!a.general_log().contains(&marker), "{case}: A ran the statement");
+    }
+}
+
+/// Starts the gateway in its cgroup, steering `app`'s connects to `x`; `None` (after printing
+/// why) when the gateway reports eBPF as unavailable.
+fn start_gateway(
+    wrapper: &Path,
+    app: &Path,
+    x: SocketAddr,
+    entry: Option<(SocketAddr, SocketAddr)>,
+    direct_route: bool,
+) -> Option<Gateway> {
+    let listen_port = gateway_tests::free_port().expect("free port");
+    let targets = entry.map(|(from, to)| format!("direct_route_targets = {{ \"{from}\" = \"{to}\" }}\n"));
+    let toml = format!(
+        "[listen]\naddress = \"127.0.0.1:{listen_port}\"\n\n[backend]\naddress = \"{x}\"\n\n\
+         [[users]]\nname = \"root\"\npassword = \"\"\n\n[log]\nlevel = \"info,gateway=debug\"\n\n\
+         [dataplane]\nmode = \"cgroup\"\napp_cgroups = [\"{}\"]\nintercept = [\"{x}\"]\n\
+         direct_route = {direct_route}\n{}",
+        app.display(),
+        targets.unwrap_or_default()
+    );
+    let gw = Gateway::start_with_bin(wrapper, &toml).expect("starting the gateway in its cgroup");
+    let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
+    if log.contains("eBPF steering unavailable") {
+        eprintln!("SKIP ebpf_direct_route: the gateway reports eBPF unavailable:\n{}", gw.log_tail(2000));
+        return None;
+    }
+    assert!(log.contains("cgroup steering attached"), "steering not attached:\n{}", gw.log_tail(4000));
+    Some(gw)
+}
+
+fn skip_reason() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root (cgroups and BPF)".into());
+    }
+    if !dataplane::object_available() {
+        return Some("gateway was built without its eBPF object (AYA_BUILD_SKIP)".into());
+    }
+    if let Err(e) = dataplane::check_permitted() {
+        return Some(e.to_string());
+    }
+    if let Err(e) = dataplane::steer::cgroup2_mount() {
+        return Some(e.to_string());
+    }
+    if !clients::venv_python().exists() {
+        return Some(format!("{} missing: run scripts/setup.sh", clients::venv_python().display()));
+    }
+    None
+}
+
+/// Runs the PyMySQL probe inside `cgroup` and parses its `key=value` lines.
+fn probe(cgroup: &Path, addr: SocketAddr, marker: &str) -> Result<BTreeMap<String, String>> {
+    let python = clients::venv_python();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"echo $$ > "$0" && exec "$@""#)
+        .arg(cgroup.join("cgroup.procs"))
+        .arg(&python)
+        .args(["-c", PROBE, &addr.ip().to_string(), &addr.port().to_string(), marker])
+        .stdin(Stdio::null())
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!("PyMySQL probe failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    let kv = clients::parse_kv(&stdout);
+    for key in ["peer", "sock", "served_by", "server_sees"] {
+        if !kv.contains_key(key) {
+            return Err(format!("probe output lacks {key}: {stdout}").into());
+        }
+    }
+    Ok(kv)
+}
+
+/// A script that moves itself into `cgroup` and execs the gateway binary (same PID).
+fn in_cgroup_wrapper(cgroup: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let bin = gateway_bin()?;
+    let dir = gateway_tests::scratch_dir("direct-wrapper")?;
+    let script = dir.join("gateway-in-cgroup.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho $$ > '{}' || exit 97\nexec '{}' \"$@\"\n",
+            cgroup.join("cgroup.procs").display(),
+            bin.display()
+        ),
+    )?;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    Ok(script)
+}
+
+fn port_of(addr: &str) -> &str {
+    addr.rsplit_once(':').map_or(addr, |(_, p)| p)
+}
+
+/// Test-owned cgroups under the cgroup2 mount; on drop, any process left inside is moved to the
+/// root cgroup and the directories are removed.
+struct TestCgroups {
+    mount: PathBuf,
+    dirs: Vec<PathBuf>,
+}
+
+impl TestCgroups {
+    fn create(mount: &Path, names: &[String]) -> Result<Self> {
+        let mut me = TestCgroups { mount: mount.to_path_buf(), dirs: Vec::new() };
+        for name in names {
+            let dir = mount.join(name);
+            if dir.exists() {
+                // Left over by an earlier run with the same PID: it belongs to this test.
+                me.empty(&dir);
+                std::fs::remove_dir(&dir)?;
+            }
+            std::fs::create_dir(&dir)?;
+            me.dirs.push(dir);
+        }
+        Ok(me)
+    }
+
+    fn empty(&self, dir: &Path) {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            if let Err(e) = std::fs::write(self.mount.join("cgroup.procs"), pid) {
+                eprintln!("cleanup: moving pid {pid} out of {}: {e}", dir.display());
+            }
+        }
+    }
+}
+
+impl Drop for TestCgroups {
+    fn drop(&mut self) {
+        for dir in self.dirs.iter().rev() {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                self.empty(dir);
+                match std::fs::remove_dir(dir) {
+                    Ok(()) => break,
+                    Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+                    Err(e) => {
+                        eprintln!("cleanup: removing cgroup {}: {e}", dir.display());
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
