@@ -42,6 +42,8 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
         Some(r) => Some(crate::planner::Planner::from_config(r).await.map_err(ServerError::Topology)?),
         None => None,
     };
+    // Servers, zones and tenants are re-read every `cluster_refresh_ms` (default 20 s).
+    let _refresh = planner.as_ref().map(|p| p.locator().spawn_cluster_refresh());
     let shared = Arc::new(Shared::new(config, planner));
     probe_backend(&shared).await;
     // Held until return: dropping it detaches the steering programs (fail-open).

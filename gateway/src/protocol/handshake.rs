@@ -171,8 +171,11 @@ impl HandshakeResponse {
     }
 }
 
+/// Connection attributes as key/value byte strings.
+pub type Attributes = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Connection attributes: one lenenc block of lenenc key/value strings.
-fn parse_attributes(r: &mut Reader<'_>) -> Result<Vec<(Vec<u8>, Vec<u8>)>, ProtocolError> {
+fn parse_attributes(r: &mut Reader<'_>) -> Result<Attributes, ProtocolError> {
     let mut a = Reader::new(r.lenenc_bytes()?);
     let mut out = Vec::new();
     while a.remaining() > 0 {
