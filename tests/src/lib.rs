@@ -10,6 +10,8 @@
 //! * [`sysbench`] — prepare / run / cleanup and the parsed report.
 //! * [`raw`] — a minimal hand-written MySQL client for malformed-input and low-level protocol tests.
 //! * [`Stack`] — one MariaDB plus one gateway in front of it, the usual fixture of a test file.
+//! * [`cgroup`] — test-owned cgroup2 directories and running processes inside them (eBPF tests).
+//! * [`netns`] — test-owned network namespaces and the `ip` runner (eBPF tests).
 //!
 //! Everything binds 127.0.0.1 only (environment.md §0). Servers live under
 //! `<workspace>/target/test-servers/` and are stopped by PID when their owner is dropped, at exit
@@ -20,11 +22,13 @@
 //! `GATEWAY_BIN` (use this binary, no build), `GATEWAY_NO_BUILD=1` (use `target/debug/gateway` as
 //! is), `GATEWAY_VENV` (python venv), `GATEWAY_KEEP_SERVERS=1` (keep data dirs and logs).
 
+pub mod cgroup;
 pub mod clients;
 pub mod conformance;
 pub mod gateway;
 pub mod mariadb;
 pub mod mysql;
+pub mod netns;
 pub mod process;
 pub mod raw;
 pub mod seekdb;

@@ -15,12 +15,12 @@ use std::{
     io::{Read, Write},
     net::{Shutdown, SocketAddr, TcpListener, TcpStream},
     path::{Path, PathBuf},
-    process::Command,
     thread,
     time::{Duration, Instant},
 };
 
 use gateway::dataplane::{self, PortCounter, PortCounterSnapshot};
+use gateway_tests::netns::{ip, Netns};
 
 const MYSQL_PORT: u16 = 3306;
 const OTHER_PORT: u16 = 8080;
@@ -44,7 +44,7 @@ fn counts_mysql_port_traffic_on_veth_ingress() {
         return;
     }
     let pid = std::process::id();
-    let nets = Namespaces::create(pid).unwrap_or_else(|e| panic!("creating netns/veth: {e}"));
+    let nets = create_namespaces(pid).unwrap_or_else(|e| panic!("creating netns/veth: {e}"));
     let srv = nets.path(0);
     let cli = nets.path(1);
     // The counter is attached, used and detached on a thread inside the server namespace, so
@@ -203,82 +203,38 @@ fn skip_reason() -> Option<String> {
     None
 }
 
-/// Two network namespaces joined by a veth pair, deleted on drop (which also deletes the veth).
-struct Namespaces {
-    names: Vec<String>,
-}
-
-impl Namespaces {
-    fn create(pid: u32) -> Result<Self> {
-        let srv = format!("gwt-ebpf-{pid}-srv");
-        let cli = format!("gwt-ebpf-{pid}-cli");
-        // Leftovers of an earlier run with the same PID belong to this test: remove them.
-        for ns in [&srv, &cli] {
-            if PathBuf::from("/run/netns").join(ns).exists() {
-                ip(&["netns", "del", ns])?;
-            }
-        }
-        let mut me = Self { names: Vec::new() };
-        for ns in [&srv, &cli] {
-            ip(&["netns", "add", ns])?;
-            me.names.push(ns.clone());
-        }
-        ip(&[
-            "-n", &srv, "link", "add", SRV_IF, "type", "veth", "peer", "name", CLI_IF, "netns",
-            &cli,
-        ])?;
-        ip(&[
-            "-n",
-            &srv,
-            "addr",
-            "add",
-            &format!("{SRV_ADDR}/24"),
-            "dev",
-            SRV_IF,
-        ])?;
-        ip(&[
-            "-n",
-            &cli,
-            "addr",
-            "add",
-            &format!("{CLI_ADDR}/24"),
-            "dev",
-            CLI_IF,
-        ])?;
-        for (ns, dev) in [(&srv, SRV_IF), (&cli, CLI_IF)] {
-            ip(&["-n", ns, "link", "set", "lo", "up"])?;
-            ip(&["-n", ns, "link", "set", dev, "up"])?;
-        }
-        Ok(me)
+/// Two network namespaces joined by a veth pair, deleted when the returned guard is dropped
+/// (which also deletes the veth).
+fn create_namespaces(pid: u32) -> Result<Netns> {
+    let srv = format!("gwt-ebpf-{pid}-srv");
+    let cli = format!("gwt-ebpf-{pid}-cli");
+    // Leftovers of an earlier run with the same PID belong to this test: `Netns` removes them.
+    let me = Netns::create(&[srv.clone(), cli.clone()])?;
+    ip(&[
+        "-n", &srv, "link", "add", SRV_IF, "type", "veth", "peer", "name", CLI_IF, "netns",
+        &cli,
+    ])?;
+    ip(&[
+        "-n",
+        &srv,
+        "addr",
+        "add",
+        &format!("{SRV_ADDR}/24"),
+        "dev",
+        SRV_IF,
+    ])?;
+    ip(&[
+        "-n",
+        &cli,
+        "addr",
+        "add",
+        &format!("{CLI_ADDR}/24"),
+        "dev",
+        CLI_IF,
+    ])?;
+    for (ns, dev) in [(&srv, SRV_IF), (&cli, CLI_IF)] {
+        ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        ip(&["-n", ns, "link", "set", dev, "up"])?;
     }
-
-    fn path(&self, i: usize) -> PathBuf {
-        PathBuf::from("/run/netns").join(&self.names[i])
-    }
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        for ns in self.names.iter().rev() {
-            if let Err(e) = ip(&["netns", "del", ns]) {
-                eprintln!("cleanup: deleting netns {ns}: {e}");
-            }
-        }
-    }
-}
-
-fn ip(args: &[&str]) -> Result<()> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("running ip (iproute2) {args:?}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-        .into());
-    }
-    Ok(())
+    Ok(me)
 }

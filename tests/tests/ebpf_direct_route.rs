@@ -18,12 +18,13 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use gateway::dataplane;
-use gateway_tests::{clients, gateway::gateway_bin, Gateway, MariaDb};
+use gateway_tests::cgroup::{command_in, in_cgroup_wrapper, port_of, TestCgroups};
+use gateway_tests::{clients, Gateway, MariaDb};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -54,11 +55,11 @@ fn direct_route_bypasses_the_gateway_only_when_configured() {
     // Declared first so that it is dropped last, after the processes inside it are stopped.
     let cgroups = TestCgroups::create(&mount, &[format!("gwt-direct-{pid}-app"), format!("gwt-direct-{pid}-gw")])
         .unwrap_or_else(|e| panic!("creating test cgroups: {e}"));
-    let (app, gw_cg) = (cgroups.dirs[0].clone(), cgroups.dirs[1].clone());
+    let (app, gw_cg) = (cgroups.dir(0).to_path_buf(), cgroups.dir(1).to_path_buf());
     let a = MariaDb::start("direct-a").expect("starting MariaDB A");
     let b = MariaDb::start("direct-b").expect("starting MariaDB B");
     let x = b.addr();
-    let wrapper = in_cgroup_wrapper(&gw_cg).expect("gateway wrapper script");
+    let wrapper = in_cgroup_wrapper(&gw_cg, "direct-wrapper").expect("gateway wrapper script");
 
     // 1. direct_route = true with X → A: the connect goes straight to A.
     let mut gw = start_gateway(&wrapper, &app, x, Some((x, a.addr())), true);
@@ -165,11 +166,7 @@ fn skip_reason() -> Option<String> {
 /// Runs the PyMySQL probe inside `cgroup` and parses its `key=value` lines.
 fn probe(cgroup: &Path, addr: SocketAddr, marker: &str) -> Result<BTreeMap<String, String>> {
     let python = clients::venv_python();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(r#"echo $$ > "$0" && exec "$@""#)
-        .arg(cgroup.join("cgroup.procs"))
-        .arg(&python)
+    let out = command_in(cgroup, &python)
         .args(["-c", PROBE, &addr.ip().to_string(), &addr.port().to_string(), marker])
         .stdin(Stdio::null())
         .output()?;
@@ -184,78 +181,4 @@ fn probe(cgroup: &Path, addr: SocketAddr, marker: &str) -> Result<BTreeMap<Strin
         }
     }
     Ok(kv)
-}
-
-/// A script that moves itself into `cgroup` and execs the gateway binary (same PID).
-fn in_cgroup_wrapper(cgroup: &Path) -> Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let bin = gateway_bin()?;
-    let dir = gateway_tests::scratch_dir("direct-wrapper")?;
-    let script = dir.join("gateway-in-cgroup.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho $$ > '{}' || exit 97\nexec '{}' \"$@\"\n",
-            cgroup.join("cgroup.procs").display(),
-            bin.display()
-        ),
-    )?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
-    Ok(script)
-}
-
-fn port_of(addr: &str) -> &str {
-    addr.rsplit_once(':').map_or(addr, |(_, p)| p)
-}
-
-/// Test-owned cgroups under the cgroup2 mount; on drop, any process left inside is moved to the
-/// root cgroup and the directories are removed.
-struct TestCgroups {
-    mount: PathBuf,
-    dirs: Vec<PathBuf>,
-}
-
-impl TestCgroups {
-    fn create(mount: &Path, names: &[String]) -> Result<Self> {
-        let mut me = TestCgroups { mount: mount.to_path_buf(), dirs: Vec::new() };
-        for name in names {
-            let dir = mount.join(name);
-            if dir.exists() {
-                // Left over by an earlier run with the same PID: it belongs to this test.
-                me.empty(&dir);
-                std::fs::remove_dir(&dir)?;
-            }
-            std::fs::create_dir(&dir)?;
-            me.dirs.push(dir);
-        }
-        Ok(me)
-    }
-
-    fn empty(&self, dir: &Path) {
-        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.split_whitespace() {
-            if let Err(e) = std::fs::write(self.mount.join("cgroup.procs"), pid) {
-                eprintln!("cleanup: moving pid {pid} out of {}: {e}", dir.display());
-            }
-        }
-    }
-}
-
-impl Drop for TestCgroups {
-    fn drop(&mut self) {
-        for dir in self.dirs.iter().rev() {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            loop {
-                self.empty(dir);
-                match std::fs::remove_dir(dir) {
-                    Ok(()) => break,
-                    Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
-                    Err(e) => {
-                        eprintln!("cleanup: removing cgroup {}: {e}", dir.display());
-                        break;
-                    }
-                }
-            }
-        }
-    }
 }

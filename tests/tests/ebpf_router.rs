@@ -17,11 +17,12 @@
 //! with a gateway built with `AYA_BUILD_SKIP`, the privileged tests print why they skip. The
 //! status test without eBPF runs everywhere.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gateway::dataplane;
+use gateway_tests::netns::{ip, Netns};
 use gateway_tests::process;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -38,7 +39,7 @@ fn router_mode_steers_vip_connections_across_a_veth() {
         eprintln!("SKIP ebpf_router (router): {reason}");
         return;
     }
-    let nets = Netns::create(&["gw", "cli"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
+    let nets = netns_for(&["gw", "cli"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let (gw, cli) = (nets.name(0), nets.name(1));
     let setup = || -> Result<()> {
         ip(&[
@@ -50,7 +51,8 @@ fn router_mode_steers_vip_connections_across_a_veth() {
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
             ip(&["-n", ns, "link", "set", dev, "up"])?;
         }
-        ip(&["-n", cli, "route", "add", VIP_CIDR, "via", "10.200.0.2"])
+        ip(&["-n", cli, "route", "add", VIP_CIDR, "via", "10.200.0.2"])?;
+        Ok(())
     };
     setup().unwrap_or_else(|e| panic!("veth setup: {e}"));
 
@@ -135,7 +137,7 @@ fn sk_lookup_mode_serves_a_local_vip() {
         eprintln!("SKIP ebpf_router (sk_lookup): {reason}");
         return;
     }
-    let nets = Netns::create(&["skl"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
+    let nets = netns_for(&["skl"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let ns = nets.name(0);
     ip(&["-n", ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("{e}"));
     let db = NsMariaDb::start(ns).unwrap_or_else(|e| panic!("mariadbd in {ns}: {e}"));
@@ -188,7 +190,7 @@ fn without_privilege_the_gateway_runs_userspace_only() {
         eprintln!("SKIP ebpf_router (unprivileged): {reason}");
         return;
     }
-    let nets = Netns::create(&["upr"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
+    let nets = netns_for(&["upr"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let ns = nets.name(0);
     ip(&["-n", ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("{e}"));
     let db = NsMariaDb::start(ns).unwrap_or_else(|e| panic!("mariadbd in {ns}: {e}"));
@@ -333,37 +335,9 @@ fn skip_reason() -> Option<String> {
 // Fixtures: namespaces, MariaDB and the gateway inside a namespace, the client.
 
 /// Network namespaces `gwr-<pid>-<tag>`, deleted on drop (which also deletes their veths).
-struct Netns {
-    names: Vec<String>,
-}
-
-impl Netns {
-    fn create(tags: &[&str]) -> Result<Self> {
-        let mut me = Self { names: Vec::new() };
-        for tag in tags {
-            let name = format!("gwr-{}-{tag}", std::process::id());
-            if Path::new("/run/netns").join(&name).exists() {
-                ip(&["netns", "del", &name])?;
-            }
-            ip(&["netns", "add", &name])?;
-            me.names.push(name);
-        }
-        Ok(me)
-    }
-
-    fn name(&self, i: usize) -> &str {
-        &self.names[i]
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for ns in self.names.iter().rev() {
-            if let Err(e) = ip(&["netns", "del", ns]) {
-                eprintln!("cleanup: deleting netns {ns}: {e}");
-            }
-        }
-    }
+fn netns_for(tags: &[&str]) -> Result<Netns> {
+    let names: Vec<String> = tags.iter().map(|tag| format!("gwr-{}-{tag}", std::process::id())).collect();
+    Ok(Netns::create(&names)?)
 }
 
 /// A free TCP port inside `ns` (the namespaces are fresh, so nothing else races for it).
@@ -604,22 +578,6 @@ fn mariadb_cli(ns: &str, host: &str, port: u16, sql: &str) -> Result<String> {
         .into());
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-fn ip(args: &[&str]) -> Result<()> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("running ip {args:?}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-        .into());
-    }
-    Ok(())
 }
 
 fn ip_out(args: &[&str]) -> String {

@@ -23,7 +23,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gateway::dataplane;
-use gateway_tests::{clients, gateway::gateway_bin, Gateway, MariaDb};
+use gateway_tests::cgroup::{command_in, in_cgroup_wrapper, port_of, TestCgroups};
+use gateway_tests::{clients, Gateway, MariaDb};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -53,7 +54,7 @@ fn cgroup_steering_serves_apps_and_fails_open() {
     // Declared first so that it is dropped last, after the processes inside it are stopped.
     let cgroups = TestCgroups::create(&mount, &[format!("gwt-steer-{pid}-app"), format!("gwt-steer-{pid}-gw")])
         .unwrap_or_else(|e| panic!("creating test cgroups: {e}"));
-    let (app, gw_cg) = (cgroups.dirs[0].clone(), cgroups.dirs[1].clone());
+    let (app, gw_cg) = (cgroups.dir(0).to_path_buf(), cgroups.dir(1).to_path_buf());
 
     let backend = MariaDb::start("steer-a").expect("starting MariaDB A");
     let target = MariaDb::start("steer-b").expect("starting MariaDB B");
@@ -66,7 +67,7 @@ fn cgroup_steering_serves_apps_and_fails_open() {
         app.display(),
         target.addr()
     );
-    let wrapper = in_cgroup_wrapper(&gw_cg).expect("gateway wrapper script");
+    let wrapper = in_cgroup_wrapper(&gw_cg, "steer-wrapper").expect("gateway wrapper script");
     let mut gw = Gateway::start_with_bin(&wrapper, &toml).expect("starting the gateway in its cgroup");
     let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
     if log.contains("eBPF steering unavailable") {
@@ -138,7 +139,7 @@ fn fail_closed_refuses_while_the_gateway_is_gone() {
     let pid = std::process::id();
     let cgroups = TestCgroups::create(&mount, &[format!("gwt-steer-{pid}-fc-app"), format!("gwt-steer-{pid}-fc-gw")])
         .unwrap_or_else(|e| panic!("creating test cgroups: {e}"));
-    let (app, gw_cg) = (cgroups.dirs[0].clone(), cgroups.dirs[1].clone());
+    let (app, gw_cg) = (cgroups.dir(0).to_path_buf(), cgroups.dir(1).to_path_buf());
     let bpffs = Bpffs::ensure(&app).unwrap_or_else(|e| panic!("bpffs: {e}"));
     let target = MariaDb::start("steer-fc").expect("starting MariaDB");
     let listen_port = gateway_tests::free_port().expect("free port");
@@ -149,7 +150,7 @@ fn fail_closed_refuses_while_the_gateway_is_gone() {
         target.addr(),
         app.display()
     );
-    let wrapper = in_cgroup_wrapper(&gw_cg).expect("gateway wrapper script");
+    let wrapper = in_cgroup_wrapper(&gw_cg, "steer-wrapper").expect("gateway wrapper script");
     let mut gw = Gateway::start_with_bin(&wrapper, &toml).expect("starting the gateway in its cgroup");
     let r = probe(Some(&app), target.addr(), "fc-steered").unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
     assert_ne!(port_of(&r["server_sees"]), port_of(&r["sock"]), "not steered: {r:?}");
@@ -241,14 +242,7 @@ struct Output {
 /// then execs the program, so the client's sockets are created inside it.
 fn run_in(cgroup: Option<&Path>, program: &str, args: &[String]) -> Result<Output> {
     let mut cmd = match cgroup {
-        Some(cg) => {
-            let mut c = Command::new("sh");
-            c.arg("-c")
-                .arg(r#"echo $$ > "$0" && exec "$@""#)
-                .arg(cg.join("cgroup.procs"))
-                .arg(program);
-            c
-        }
+        Some(cg) => command_in(cg, program),
         None => Command::new(program),
     };
     let out = cmd.args(args).stdin(Stdio::null()).output()?;
@@ -257,86 +251,6 @@ fn run_in(cgroup: Option<&Path>, program: &str, args: &[String]) -> Result<Outpu
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })
-}
-
-/// A script that moves itself into `cgroup` and execs the gateway binary (same PID), so the
-/// gateway starts inside its own cgroup and attaches cgroup/getsockopt there.
-fn in_cgroup_wrapper(cgroup: &Path) -> Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let bin = gateway_bin()?;
-    let dir = gateway_tests::scratch_dir("steer-wrapper")?;
-    let script = dir.join("gateway-in-cgroup.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho $$ > '{}' || exit 97\nexec '{}' \"$@\"\n",
-            cgroup.join("cgroup.procs").display(),
-            bin.display()
-        ),
-    )?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
-    Ok(script)
-}
-
-fn port_of(addr: &str) -> &str {
-    addr.rsplit_once(':').map_or(addr, |(_, p)| p)
-}
-
-/// Test-owned cgroups under the cgroup2 mount; on drop, any process left inside is moved to the
-/// root cgroup and the directories are removed.
-struct TestCgroups {
-    mount: PathBuf,
-    dirs: Vec<PathBuf>,
-}
-
-impl TestCgroups {
-    fn create(mount: &Path, names: &[String]) -> Result<Self> {
-        let mut me = TestCgroups { mount: mount.to_path_buf(), dirs: Vec::new() };
-        for name in names {
-            let dir = mount.join(name);
-            if dir.exists() {
-                // Left over by an earlier run with the same PID: it belongs to this test.
-                me.dirs.push(dir.clone());
-                me.empty(&dir);
-                std::fs::remove_dir(&dir)?;
-                me.dirs.pop();
-            }
-            std::fs::create_dir(&dir)?;
-            me.dirs.push(dir);
-        }
-        Ok(me)
-    }
-
-    fn empty(&self, dir: &Path) {
-        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.split_whitespace() {
-            if let Err(e) = std::fs::write(self.mount.join("cgroup.procs"), pid) {
-                eprintln!("cleanup: moving pid {pid} out of {}: {e}", dir.display());
-            }
-        }
-    }
-}
-
-impl Drop for TestCgroups {
-    fn drop(&mut self) {
-        for dir in self.dirs.iter().rev() {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            loop {
-                self.empty(dir);
-                match std::fs::remove_dir(dir) {
-                    Ok(()) => break,
-                    Err(e) if Instant::now() < deadline => {
-                        let _ = e;
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    Err(e) => {
-                        eprintln!("cleanup: removing cgroup {}: {e}", dir.display());
-                        break;
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// A bpffs for pinned links: the existing mount the gateway will pick, or one mounted by the test

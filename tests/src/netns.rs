@@ -1,0 +1,64 @@
+//! Test-owned network namespaces (`ip netns`), deleted on drop, and the `ip` (iproute2) runner.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Named network namespaces created by a test, deleted (in reverse order) on drop, which also
+/// deletes the veths inside them.
+pub struct Netns {
+    names: Vec<String>,
+}
+
+impl Netns {
+    /// Creates the namespaces `names`. Namespaces of these names left over by an earlier run
+    /// (same PID in the name) belong to this test and are deleted first.
+    pub fn create(names: &[String]) -> anyhow::Result<Self> {
+        for ns in names {
+            if Path::new("/run/netns").join(ns).exists() {
+                ip(&["netns", "del", ns])?;
+            }
+        }
+        let mut me = Self { names: Vec::new() };
+        for ns in names {
+            ip(&["netns", "add", ns])?;
+            me.names.push(ns.clone());
+        }
+        Ok(me)
+    }
+
+    /// The name of the `i`-th namespace.
+    pub fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+
+    /// The `/run/netns/<name>` path of the `i`-th namespace (for `setns`).
+    pub fn path(&self, i: usize) -> PathBuf {
+        PathBuf::from("/run/netns").join(&self.names[i])
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        for ns in self.names.iter().rev() {
+            if let Err(e) = ip(&["netns", "del", ns]) {
+                eprintln!("cleanup: deleting netns {ns}: {e}");
+            }
+        }
+    }
+}
+
+/// Runs `ip args` (iproute2); an error carries its stderr.
+pub fn ip(args: &[&str]) -> anyhow::Result<()> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| anyhow::anyhow!("running ip (iproute2) {args:?}: {e}"))?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
