@@ -11,5 +11,5 @@ echo "[test] building"
 cargo build --all-targets   # default members: the eBPF crate is built by gateway/build.rs
 cargo build --release -p gateway
 echo "[test] running"
-cargo test -- --test-threads="${GATEWAY_TEST_THREADS:-2}"
+cargo test --no-fail-fast -- --test-threads="${GATEWAY_TEST_THREADS:-2}"
 echo "[test] all tests passed"
