@@ -47,8 +47,9 @@ pub struct FlowReport {
     pub budget_stops: u64,
     /// Redirects the kernel refused.
     pub redirect_failures: u64,
-    /// Largest "redirected but not yet in the target's write queue" amount seen at a refresh;
-    /// the verdict keeps it at or below the budget.
+    /// Largest "redirected but not yet in the target's write queue" amount seen at a refresh
+    /// (each sample a lower bound of the queue at that moment, never an overstatement); the
+    /// verdict keeps the queue itself at or below the budget.
     pub max_queued: u64,
     /// Largest "redirected but not acknowledged by the receiver" amount seen at a refresh
     /// (the queued bytes plus the target's send buffer).
@@ -168,13 +169,24 @@ impl Flow<'_> {
     /// `SO_SNDBUF` and subject to flow control. So `limit = redirected bytes written + budget`;
     /// redirected-but-unacknowledged bytes stay within `budget + SO_SNDBUF`.
     fn refresh(&mut self) -> Result<SpliceFlow, DataplaneError> {
+        // Counters first, progress second: `redirected` only grows and so does the target's
+        // progress, so the samples below never overstate the queue at the moment of the
+        // progress read.
         let flow = self.flow()?;
         let now = sys::tx_progress(self.dst.as_fd()).map_err(io_err("reading the target's progress"))?;
-        let ours = self.base.written() + self.user_written;
-        let written = now.written().saturating_sub(ours);
+        // `base` and `now` are each known within [written(), written_max()] (sys::TxProgress;
+        // normally exact). The limit takes the lowest estimate of the redirected bytes that
+        // reached the write queue, so it can only be too low: the psock queue never passes the
+        // budget. The samples take the highest, so they never overstate the queue: with the
+        // lower bound an ACK between the two progress reads would count acknowledged bytes as
+        // still queued (an artefact of up to the target's send buffer, seen as 512 KiB).
+        let ours_min = self.base.written() + self.user_written;
+        let ours_max = self.base.written_max() + self.user_written;
+        let written = now.written().saturating_sub(ours_max);
+        let written_max = now.written_max().saturating_sub(ours_min);
         // Ours are subtracted in full, which can only understate the acknowledged redirected bytes.
-        let acked = now.acked.saturating_sub(ours);
-        self.report.max_queued = self.report.max_queued.max(flow.redirected.saturating_sub(written));
+        let acked = now.acked_after.saturating_sub(ours_min);
+        self.report.max_queued = self.report.max_queued.max(flow.redirected.saturating_sub(written_max));
         self.report.max_unacked = self.report.max_unacked.max(flow.redirected.saturating_sub(acked));
         let limit = written + self.budget;
         if limit > self.terms.limit {

@@ -31,33 +31,69 @@ pub fn socket_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
 }
 
 /// Transmit progress of a TCP socket at one moment.
+///
+/// `tcpi_bytes_acked` and `SIOCOUTQ` come from two system calls, and ACKs that arrive between
+/// them move bytes from the second to the first: `acked + unacked` read in that order
+/// *understates* the write sequence by whatever was acknowledged in between. On loopback with a
+/// reader catching up that can be megabytes if the thread is preempted between the two calls.
+/// [`tx_progress`] therefore re-reads `tcpi_bytes_acked` after `SIOCOUTQ` (`acked_after`) and
+/// retries while it moves, so that normally `acked == acked_after` and both bounds are exact.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TxProgress {
     /// Bytes acknowledged by the receiver (`tcpi_bytes_acked`; counts the SYN on some paths,
-    /// so only differences are meaningful).
+    /// so only differences are meaningful), read before `unacked`.
     pub acked: u64,
     /// Bytes in the write queue, sent or not, and not yet acknowledged (`SIOCOUTQ`).
     pub unacked: u64,
+    /// `tcpi_bytes_acked` read again after `unacked` (`>= acked`).
+    pub acked_after: u64,
 }
 
 impl TxProgress {
-    /// Everything that has entered the write queue: `acked + unacked`.
+    /// Everything that has entered the write queue, as a lower bound: `acked + unacked` never
+    /// exceeds the write sequence at the moment `unacked` was read (use it for anything that
+    /// must err on the side of waiting or of a smaller budget).
     pub fn written(&self) -> u64 {
         self.acked + self.unacked
     }
+
+    /// Upper bound of the same write sequence (at the moment `unacked` was read):
+    /// `acked_after + unacked`. Equal to [`Self::written`] when no ACK arrived in between.
+    pub fn written_max(&self) -> u64 {
+        self.acked_after + self.unacked
+    }
 }
 
-/// Reads `tcpi_bytes_acked`, then `SIOCOUTQ`. In that order the sum never exceeds what has
-/// really been written, so a drain check built on it errs on the side of waiting.
+/// Attempts to read a [`TxProgress`] with no ACK between its two system calls.
+const TX_PROGRESS_TRIES: usize = 8;
+
+/// Reads `tcpi_bytes_acked`, `SIOCOUTQ`, then `tcpi_bytes_acked` again, retrying (a few times)
+/// while the two `tcpi_bytes_acked` differ. `written()` never exceeds what has really been
+/// written, so a drain check built on it errs on the side of waiting; when ACKs keep moving the
+/// last attempt is returned with `written() <= true <= written_max()`.
 pub fn tx_progress(fd: BorrowedFd<'_>) -> io::Result<TxProgress> {
-    let acked = bytes_acked(fd)?;
+    let mut acked = bytes_acked(fd)?;
+    let mut tries = 0;
+    loop {
+        let unacked = outq(fd)?;
+        let acked_after = bytes_acked(fd)?;
+        tries += 1;
+        if acked_after == acked || tries == TX_PROGRESS_TRIES {
+            return Ok(TxProgress { acked, unacked, acked_after });
+        }
+        acked = acked_after;
+    }
+}
+
+/// `SIOCOUTQ`: bytes in the write queue not yet acknowledged.
+fn outq(fd: BorrowedFd<'_>) -> io::Result<u64> {
     let mut outq: libc::c_int = 0;
     // SAFETY: SIOCOUTQ (= TIOCOUTQ) writes one int through the valid pointer.
     let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCOUTQ, &mut outq as *mut libc::c_int) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(TxProgress { acked, unacked: u64::try_from(outq).unwrap_or(0) })
+    Ok(u64::try_from(outq).unwrap_or(0))
 }
 
 fn bytes_acked(fd: BorrowedFd<'_>) -> io::Result<u64> {
