@@ -1,6 +1,7 @@
 //! The per-statement routing pipeline: analyse, locate the partition, look up its replicas,
 //! decide — one traced value that EXPLAIN ROUTE, `gateway route` and the session all use.
 
+mod calc_trace;
 mod candidates;
 mod explain;
 pub mod show_route;
@@ -153,6 +154,9 @@ impl Planner {
         };
         match locate_statement(scheme, a, table, &CastContext::default()) {
             Ok(loc) => {
+                if table.partitions.is_empty() {
+                    steps.extend(calc_trace::calc_steps(scheme, a));
+                }
                 steps.push(calc_done(&loc, entry, !table.partitions.is_empty()));
                 Some(loc)
             }
