@@ -175,7 +175,7 @@ fn collect_keys(map: &HashMap<&mut MapData, u16, u8>) -> Result<BTreeSet<u16>, D
 }
 
 /// Adds the clsact qdisc; one that already exists (EEXIST) is fine.
-fn add_clsact(iface: &str) -> Result<(), DataplaneError> {
+pub(crate) fn add_clsact(iface: &str) -> Result<(), DataplaneError> {
     match tc::qdisc_add_clsact(iface) {
         Ok(()) | Err(TcError::AlreadyAttached) => Ok(()),
         Err(TcError::NetlinkError(e)) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),

@@ -1,7 +1,7 @@
 //! Router mode attachment: the `router_assign` classifier on the clsact ingress of one interface
 //! (TCX link on kernels ≥ 6.6), in the calling thread's network namespace.
 
-use aya::programs::tc::{self, SchedClassifierLinkId, TcError};
+use aya::programs::tc::SchedClassifierLinkId;
 use aya::programs::{SchedClassifier, TcAttachType};
 use aya::Ebpf;
 use gateway_common::router::ROUTER_PROGRAM;
@@ -19,7 +19,7 @@ pub(super) struct RouterLink {
 impl RouterLink {
     /// Adds the clsact qdisc (an existing one is fine), loads and attaches the classifier.
     pub(super) fn attach(ebpf: &mut Ebpf, iface: &str) -> Result<Self, DataplaneError> {
-        add_clsact(iface)?;
+        crate::dataplane::counter::add_clsact(iface)?;
         let program = program_mut(ebpf)?;
         program
             .load()
@@ -60,15 +60,3 @@ fn program_mut(ebpf: &mut Ebpf) -> Result<&mut SchedClassifier, DataplaneError> 
         })
 }
 
-/// Adds the clsact qdisc; one that already exists (EEXIST) is fine.
-fn add_clsact(iface: &str) -> Result<(), DataplaneError> {
-    match tc::qdisc_add_clsact(iface) {
-        Ok(()) | Err(TcError::AlreadyAttached) => Ok(()),
-        Err(TcError::NetlinkError(e)) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
-        Err(e) => Err(DataplaneError::Tc {
-            iface: iface.to_owned(),
-            source: Box::new(e),
-        }
-        .classify()),
-    }
-}
