@@ -75,9 +75,19 @@ impl Planner {
 
     /// Plans `sql` for a session.
     pub async fn plan(&self, sql: &str, ctx: &StatementContext) -> Planned {
-        let analysis = sql::analyze(sql);
-        let mut steps = vec![parse_step(&analysis)];
-        let (mut req, location) = self.request(&analysis, ctx, &mut steps).await;
+        self.plan_analysis(&sql::analyze(sql), "COM_QUERY", ctx).await
+    }
+
+    /// Plans an execution of the prepared statement `sql` with its bound parameter values
+    /// (partition.md §9: a `?` in a key predicate routes by the value bound to it).
+    pub async fn plan_bound<'a>(&self, sql: &'a str, params: &[sql::Value<'a>], ctx: &StatementContext) -> Planned {
+        self.plan_analysis(&sql::analyze_prepared(sql, params), "COM_STMT_EXECUTE", ctx).await
+    }
+
+    /// Plans an already analysed statement; `cmd` names the client command in the trace.
+    pub async fn plan_analysis(&self, analysis: &Analysis<'_>, cmd: &str, ctx: &StatementContext) -> Planned {
+        let mut steps = vec![parse_step(analysis, cmd)];
+        let (mut req, location) = self.request(analysis, ctx, &mut steps).await;
         req.seed = self.config.seed.unwrap_or_else(rand::random);
         let decision = decide(&req);
         let mut plan = RoutePlan::default();
@@ -213,8 +223,8 @@ fn other(name: &'static str, fields: Vec<(&'static str, FieldValue)>) -> Point {
     Point::Other { name, fields }
 }
 
-fn parse_step(a: &Analysis<'_>) -> PlanStep {
-    let mut fields = vec![("cmd", s("COM_QUERY"))];
+fn parse_step(a: &Analysis<'_>, cmd: &str) -> PlanStep {
+    let mut fields = vec![("cmd", s(cmd))];
     if let Some(t) = a.table() {
         fields.push(("table", s(&t.name)));
     }

@@ -12,6 +12,8 @@ fn config(seed: u64) -> RoutingConfig {
         proxy_route_policy: None,
         seed: Some(seed),
         cache: Default::default(),
+        route_log: None,
+        connect_observer_max_retries: 3,
     }
 }
 

@@ -5,8 +5,10 @@ pub mod client_auth;
 pub mod internal;
 pub mod kill;
 pub mod pool;
+pub mod prepared;
 pub mod proxy;
 pub mod relay;
+pub mod routed;
 pub mod shared;
 pub mod state;
 
