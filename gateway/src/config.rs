@@ -53,6 +53,11 @@ pub struct Config {
     /// Absent: userspace-only operation (clients connect to `[listen]` themselves).
     #[serde(default)]
     pub dataplane: Option<DataplaneConfig>,
+    /// Server connection pools of routed sessions (used only with `[routing]`): size per
+    /// (server, tenant, user), connect limits, idle timeout, health checks. See
+    /// `session::pool::PoolConfig` for each field and its default.
+    #[serde(default)]
+    pub pool: crate::session::pool::PoolConfig,
 }
 
 /// How application connections reach the gateway (docs/ebpf.md §3).
@@ -160,6 +165,22 @@ pub struct RoutingConfig {
     /// Location cache timing.
     #[serde(default)]
     pub cache: crate::topology::CacheConfig,
+    /// Route log: a JSON-lines file that gets one line per routed request (gateway connection
+    /// id, per-connection request number, command, the first 200 bytes of the SQL, consistency,
+    /// the server actually used, its role, the partition, why the session was sticky, the number
+    /// of attempts). Written by a background thread; lines are dropped (and counted in the log)
+    /// rather than slowing sessions down when the disk cannot keep up. Unset: no route log.
+    #[serde(default)]
+    pub route_log: Option<std::path::PathBuf>,
+    /// Connection attempts per request when servers fail (`connect_observer_max_retries`,
+    /// routing.md §15.3; 2–5). The bound is the largest of this and 2 × candidates + 1, and each
+    /// candidate is tried at most once per request. Default 3.
+    #[serde(default = "default_connect_retries")]
+    pub connect_observer_max_retries: usize,
+}
+
+fn default_connect_retries() -> usize {
+    3
 }
 
 fn default_tenant() -> String {

@@ -45,6 +45,9 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
     // Servers, zones and tenants are re-read every `cluster_refresh_ms` (default 20 s).
     let _refresh = planner.as_ref().map(|p| p.locator().spawn_cluster_refresh());
     let shared = Arc::new(Shared::new(config, planner));
+    // Routed sessions borrow pooled server connections; idle ones past the idle timeout are
+    // closed in the background too, not only when found on reuse.
+    let _reaper = shared.planner.is_some().then(|| spawn_pool_reaper(shared.clone()));
     probe_backend(&shared).await;
     // Held until return: dropping it detaches the steering programs (fail-open).
     let _steering = crate::dataplane::steer::start(&shared, &listener).map_err(ServerError::Steering)?;
@@ -71,6 +74,21 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
             _ = term.recv() => { info!("SIGTERM: stopping"); return Ok(()); }
         }
     }
+}
+
+/// Closes expired idle pooled connections every few seconds (until the process ends).
+fn spawn_pool_reaper(shared: Arc<Shared>) -> tokio::task::JoinHandle<()> {
+    let every = std::time::Duration::from_secs(shared.pool.config().idle_timeout_secs.clamp(1, 30));
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tick.tick().await;
+            let n = shared.pool.reap_idle();
+            if n > 0 {
+                tracing::debug!(closed = n, "idle pooled connections closed");
+            }
+        }
+    })
 }
 
 /// Reads the backend's greeting once so that clients are greeted with its version and

@@ -53,6 +53,12 @@ pub struct ResponseTracker {
     pub prepared: Option<Prepared>,
     /// Whether an ERR packet ended the answer.
     pub failed: bool,
+    /// The MySQL error number of the ERR packet that ended the answer.
+    pub error_code: Option<u16>,
+    /// Raw payload of the last OK packet (also the OK that ends a result set with DEPRECATE_EOF),
+    /// `None` when the last result ended with a classic EOF: parse it with `OkPacket::parse` and
+    /// the connection's capabilities for the session-state block and last insert id.
+    pub last_ok: Option<Vec<u8>>,
 }
 
 impl ResponseTracker {
@@ -66,7 +72,16 @@ impl ResponseTracker {
             Shape::Prepare => State::PrepareStart,
             Shape::FieldList => State::DefsUntilTerminator,
         };
-        ResponseTracker { state, deprecate_eof, in_continuation: false, last_status: None, prepared: None, failed: false }
+        ResponseTracker {
+            state,
+            deprecate_eof,
+            in_continuation: false,
+            last_status: None,
+            prepared: None,
+            failed: false,
+            error_code: None,
+            last_ok: None,
+        }
     }
 
     /// Whether the answer is complete before any frame (commands without an answer).
@@ -96,10 +111,13 @@ impl ResponseTracker {
             State::Single => {
                 if first == OK && p.len() >= 7 {
                     self.last_status = ok_status(p).ok();
+                    self.last_ok = Some(p.to_vec());
                 } else if first == EOF && p.len() < 9 {
                     self.last_status = super::message::eof_status(p).ok();
                 }
-                self.failed = first == ERR;
+                if first == ERR {
+                    self.on_err(p);
+                }
                 Ok(self.finish())
             }
             State::ResultStart => self.result_start(first, p),
@@ -134,11 +152,12 @@ impl ResponseTracker {
             }
             State::DefsUntilTerminator => {
                 if first == ERR {
-                    self.failed = true;
+                    self.on_err(p);
                     return Ok(self.finish());
                 }
                 if is_terminator(first, p.len(), self.deprecate_eof) {
                     self.last_status = terminator_status(p, self.deprecate_eof).ok();
+                    self.note_terminator(p);
                     return Ok(self.finish());
                 }
                 Ok(Step::More)
@@ -151,10 +170,11 @@ impl ResponseTracker {
             OK => {
                 let st = ok_status(p)?;
                 self.last_status = Some(st);
+                self.last_ok = Some(p.to_vec());
                 Ok(self.after_result(st))
             }
             ERR => {
-                self.failed = true;
+                self.on_err(p);
                 Ok(self.finish())
             }
             LOCAL_INFILE => Ok(Step::LocalInfile),
@@ -171,12 +191,13 @@ impl ResponseTracker {
 
     fn row(&mut self, first: u8, p: &[u8]) -> Result<Step, ProtocolError> {
         if first == ERR {
-            self.failed = true;
+            self.on_err(p);
             return Ok(self.finish());
         }
         if is_terminator(first, p.len(), self.deprecate_eof) {
             let st = terminator_status(p, self.deprecate_eof)?;
             self.last_status = Some(st);
+            self.note_terminator(p);
             return Ok(self.after_result(st));
         }
         Ok(Step::More)
@@ -184,7 +205,7 @@ impl ResponseTracker {
 
     fn prepare_start(&mut self, first: u8, p: &[u8]) -> Result<Step, ProtocolError> {
         if first == ERR {
-            self.failed = true;
+            self.on_err(p);
             return Ok(self.finish());
         }
         let mut r = Reader::new(p);
@@ -203,6 +224,16 @@ impl ResponseTracker {
         }
         self.state = State::Count { left };
         Ok(Step::More)
+    }
+
+    fn on_err(&mut self, p: &[u8]) {
+        self.failed = true;
+        self.error_code = p.get(1..3).map(|c| u16::from_le_bytes([c[0], c[1]]));
+    }
+
+    /// A result-set terminator: an OK (DEPRECATE_EOF) is kept, a classic EOF carries none.
+    fn note_terminator(&mut self, p: &[u8]) {
+        self.last_ok = (self.deprecate_eof && p.len() > 5).then(|| p.to_vec());
     }
 
     fn after_result(&mut self, st: u16) -> Step {

@@ -143,3 +143,21 @@ fn garbage_answers_are_errors() {
     t.on_frame(&ok(2)).unwrap();
     assert!(t.on_frame(&ok(2)).is_err(), "nothing may follow a complete answer");
 }
+
+#[test]
+fn reports_the_final_ok_and_the_error_code() {
+    use crate::protocol::status::{AUTOCOMMIT, MORE_RESULTS_EXISTS};
+    // Two results: the second OK is the final one.
+    let (_, t) = run(Shape::Results, false, &[ok(AUTOCOMMIT | MORE_RESULTS_EXISTS), ok(AUTOCOMMIT | 1)]);
+    assert_eq!(t.last_ok.as_deref(), Some(&ok(AUTOCOMMIT | 1)[..]));
+    assert_eq!((t.failed, t.error_code), (false, None));
+    // A result set ended by a classic EOF carries no OK; with DEPRECATE_EOF its OK is kept.
+    let (_, t) = run(Shape::Results, false, &[vec![1], col(), eof(AUTOCOMMIT), row(b"x"), eof(AUTOCOMMIT)]);
+    assert_eq!(t.last_ok, None);
+    let (_, t) = run(Shape::Results, true, &[vec![1], col(), row(b"x"), ok_term(AUTOCOMMIT)]);
+    assert_eq!(t.last_ok.as_deref(), Some(&ok_term(AUTOCOMMIT)[..]));
+    let (_, t) = run(Shape::Results, false, &[ErrPacket::new(1146, "no table").encode()]);
+    assert_eq!((t.failed, t.error_code), (true, Some(1146)));
+    let (_, t) = run(Shape::Single, false, &[ErrPacket::new(1049, "no db").encode()]);
+    assert_eq!(t.error_code, Some(1049));
+}

@@ -13,6 +13,11 @@
 //!   used it last keeps its session, so the client's state sync ([`super::state`]) only sends what
 //!   changed. Idle connections of the asking client are preferred.
 //! * Connect failures and successes are reported to a [`ServerHealth`] (congestion control).
+//! * Capability flags that change the wire format ([`WIRE_CAPS`]: DEPRECATE_EOF, multi-statements
+//!   and multi-results, SESSION_TRACK, FOUND_ROWS, IGNORE_SPACE, LOCAL_FILES) are part of a
+//!   pool's identity besides the [`PoolKey`]: a connection logs in with the capabilities of the
+//!   client that opened it, and is only ever handed to clients that negotiated the same ones, so
+//!   relayed answers always have the shape the client expects.
 //!
 //! A [`PooledConn`] derefs to [`Backend`] and goes back to the pool when dropped, unless it was
 //! marked broken, detached, or still has unread bytes.
@@ -32,13 +37,24 @@ use tracing::{debug, info, warn, Instrument};
 
 pub use config::PoolConfig;
 pub use conn::PooledConn;
-pub use health::{looks_alive, ping, NoHealth, ServerHealth};
+pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::state::ConnSync;
 use super::SessionError;
 use crate::protocol::message::ErrPacket;
 use crate::protocol::{codes, ProtocolError};
+
+/// Capability flags that change what travels on the wire; connections are shared only between
+/// clients that agree on them (module docs).
+pub const WIRE_CAPS: u32 = crate::protocol::caps::DEPRECATE_EOF
+    | crate::protocol::caps::MULTI_STATEMENTS
+    | crate::protocol::caps::MULTI_RESULTS
+    | crate::protocol::caps::PS_MULTI_RESULTS
+    | crate::protocol::caps::SESSION_TRACK
+    | crate::protocol::caps::FOUND_ROWS
+    | crate::protocol::caps::IGNORE_SPACE
+    | crate::protocol::caps::LOCAL_FILES;
 
 /// What a pool holds connections for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -163,7 +179,7 @@ pub struct Pool {
 struct Inner {
     cfg: PoolConfig,
     health: Arc<dyn ServerHealth>,
-    keys: Mutex<HashMap<PoolKey, Arc<KeyPool>>>,
+    keys: Mutex<HashMap<(PoolKey, u32), Arc<KeyPool>>>,
     servers: Mutex<HashMap<SocketAddr, Arc<ServerGate>>>,
     counters: Counters,
 }
@@ -240,7 +256,7 @@ impl Pool {
         let cfg = &self.inner.cfg;
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + cfg.acquire_timeout();
-        let home = self.inner.key_pool(key);
+        let home = self.inner.key_pool(key, login.client_caps & WIRE_CAPS);
         let Ok(Ok(slot)) = tokio::time::timeout_at(deadline, home.slots.clone().acquire_owned()).await else {
             self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
             let waited_ms = started.elapsed().as_millis() as u64;
@@ -346,7 +362,7 @@ impl Pool {
     /// Closes every idle connection to `server` (it was found dead or congested).
     pub fn clear_server(&self, server: SocketAddr) -> usize {
         let pools: Vec<Arc<KeyPool>> = match self.inner.keys.lock() {
-            Ok(k) => k.iter().filter(|(key, _)| key.server == server).map(|(_, p)| p.clone()).collect(),
+            Ok(k) => k.iter().filter(|((key, _), _)| key.server == server).map(|(_, p)| p.clone()).collect(),
             Err(_) => Vec::new(),
         };
         pools.iter().filter_map(|p| p.idle.lock().ok().map(|mut i| i.drain(..).count())).sum()
@@ -383,9 +399,9 @@ impl Pool {
 }
 
 impl Inner {
-    fn key_pool(&self, key: &PoolKey) -> Arc<KeyPool> {
+    fn key_pool(&self, key: &PoolKey, wire_caps: u32) -> Arc<KeyPool> {
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
-        keys.entry(key.clone())
+        keys.entry((key.clone(), wire_caps))
             .or_insert_with(|| {
                 Arc::new(KeyPool {
                     slots: Arc::new(Semaphore::new(self.cfg.max_per_key.max(1))),

@@ -58,6 +58,14 @@ async fn run(
     let login = tokio::time::timeout(handshake_timeout, client_auth::accept(client, shared, id, peer.ip()))
         .await
         .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
+    // With [routing], every session is routed per statement, except the data plane's
+    // passthrough users (pinned to one backend from login, spliceable).
+    if let Some(planner) = shared.planner.as_ref() {
+        let passthrough = shared.config.dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
+        if !passthrough {
+            return super::routed::serve(client, shared, planner, id, peer, login).await;
+        }
+    }
     let mut session = Session::open(client, shared, login, peer, id, backend_addr).await?;
     if let Some(splice) = session.splice.take() {
         return session.spliced(splice).await;

@@ -41,6 +41,15 @@ pub struct Shared {
     rsa: tokio::sync::OnceCell<Arc<RsaKeys>>,
     profile: RwLock<BackendProfile>,
     threads: Mutex<HashMap<u32, u32>>,
+    /// Server connection pools of routed sessions (`[pool]`).
+    pub pool: super::pool::Pool,
+    /// Per-server congestion state (routing.md §15), fed by the pool's connect outcomes and the
+    /// routed sessions' failures, read when ordering a request's candidates.
+    pub congestion: Arc<Mutex<crate::route::CongestionManager>>,
+    /// The routed sessions, for SHOW PROCESSLIST and KILL (routing.md §13).
+    pub sessions: super::routed::registry::Registry,
+    /// `[routing] route_log`, when configured and writable.
+    pub route_log: Option<super::routed::route_log::RouteLog>,
 }
 
 impl Shared {
@@ -50,7 +59,18 @@ impl Shared {
         if let Some(v) = &config.listen.server_version {
             profile.server_version = v.clone();
         }
+        let congestion = Arc::new(Mutex::new(crate::route::CongestionManager::default()));
+        let pool = super::pool::Pool::new(config.pool.clone(), congestion.clone());
+        let route_log = config.routing.as_ref().and_then(|r| r.route_log.as_deref()).and_then(|path| {
+            super::routed::route_log::RouteLog::open(path)
+                .map_err(|e| tracing::error!(path = %path.display(), error = %e, "cannot open the route log; not logging routes"))
+                .ok()
+        });
         Shared {
+            pool,
+            congestion,
+            sessions: Default::default(),
+            route_log,
             config,
             planner,
             next_id: AtomicU32::new(1),

@@ -21,6 +21,8 @@ pub struct PooledConn {
     key: PoolKey,
     client: u64,
     broken: bool,
+    /// A request was sent and its answer not read to the end: never reusable as it is.
+    in_flight: bool,
     timeout: Duration,
     home: Arc<KeyPool>,
     /// Released after the connection is back among the idle ones.
@@ -38,7 +40,7 @@ impl PooledConn {
         timeout: Duration,
     ) -> Self {
         home.in_use.fetch_add(1, Ordering::Relaxed);
-        PooledConn { backend: Some(backend), sync, key, client, broken: false, timeout, home, _slot: slot }
+        PooledConn { backend: Some(backend), sync, key, client, broken: false, in_flight: false, timeout, home, _slot: slot }
     }
 
     /// The key this connection belongs to.
@@ -54,6 +56,22 @@ impl PooledConn {
     /// The connection must not be reused (it failed, or its protocol state is unknown).
     pub fn mark_broken(&mut self) {
         self.broken = true;
+    }
+
+    /// Marks a request as sent (`true`) or its answer as read to the end (`false`). A connection
+    /// dropped in between (the session was cancelled, the relay failed) is closed, never reused.
+    pub fn set_in_flight(&mut self, in_flight: bool) {
+        self.in_flight = in_flight;
+    }
+
+    /// Whether the connection was marked broken.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// The client (its [`ClientState::id`]) the connection is handed to.
+    pub fn client(&self) -> u64 {
+        self.client
     }
 
     /// Takes the connection out of the pool for good (a session pinned to it, kernel splice):
@@ -75,7 +93,9 @@ impl PooledConn {
             };
             let server = self.key.server;
             let timeout = self.timeout;
+            self.in_flight = true;
             let answer = health::command(self, &payload, timeout).await;
+            self.in_flight = false;
             match answer {
                 Ok(Ok(_)) => {}
                 Ok(Err(err)) => {
@@ -119,7 +139,7 @@ impl Drop for PooledConn {
     fn drop(&mut self) {
         self.home.in_use.fetch_sub(1, Ordering::Relaxed);
         let Some(backend) = self.backend.take() else { return };
-        if self.broken || !backend.wire.buf.is_empty() {
+        if self.broken || self.in_flight || !backend.wire.buf.is_empty() {
             tracing::debug!(server = %self.key.server, thread = backend.greeting.connection_id, "connection closed, not returned");
             return;
         }

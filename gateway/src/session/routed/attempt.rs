@@ -1,0 +1,166 @@
+//! One attempt of a request on one server connection: state sync, held `BEGIN` replay, send,
+//! a look at the first answer packet (a refusal before execution may go elsewhere, §15.3), relay.
+
+use std::net::SocketAddr;
+
+use tracing::debug;
+
+use super::dispatch::{Request, Sent};
+use super::failover::{self, retryable_error};
+use super::RoutedSession;
+use crate::protocol::command;
+use crate::protocol::frame::{encode_packet, HEADER, MAX_FRAME};
+use crate::protocol::message::{ErrPacket, ERR};
+use crate::protocol::response::ResponseTracker;
+use crate::protocol::{caps, codes};
+use crate::session::pool::{PoolError, PooledConn};
+use crate::session::relay::{self, RelayError};
+use crate::session::SessionError;
+
+impl RoutedSession<'_> {
+    /// One attempt on `conn`: sync, replay a held start, send, relay. `retry`: a refusal before
+    /// execution may go to another candidate.
+    pub(super) async fn attempt(&mut self, conn: &mut PooledConn, req: &Request<'_>, retry: bool) -> Sent {
+        let server = conn.key().server;
+        let thread = conn.thread_id();
+        self.reg.update(|i| i.current = Some((server, thread)));
+        self.shared.register_thread(self.id, thread);
+        if let Err(e) = conn.sync_state(&mut self.state).await {
+            return match e {
+                PoolError::Sync { err, .. } => Sent::Failed(err),
+                other => {
+                    failover::report_failure(&self.shared.congestion, server);
+                    if retry { Sent::Retry(other.to_err_packet()) } else { Sent::Failed(self.lost(server)) }
+                }
+            };
+        }
+        if let Some(sent) = self.replay_held(conn, retry).await {
+            return sent;
+        }
+        conn.set_in_flight(true);
+        let mut out = Vec::with_capacity(req.payload.len() + 8);
+        encode_packet(&mut out, 0, req.payload);
+        if let Err(e) = conn.wire.write_raw(&out).await {
+            // write_all failed: the server never got the whole request, so it did not run.
+            conn.mark_broken();
+            failover::report_failure(&self.shared.congestion, server);
+            debug!(%server, error = %e, "sending failed");
+            return if retry { Sent::Retry(self.lost(server)) } else { Sent::Failed(self.lost(server)) };
+        }
+        let mut tracker = ResponseTracker::new(req.shape, conn.capabilities & caps::DEPRECATE_EOF != 0);
+        if let Some(sent) = self.refused_before_execution(conn, retry, tracker.is_done()).await {
+            return sent;
+        }
+        if tracker.is_done() {
+            if let Some(held) = self.txn.held.take() {
+                self.txn.started(&held);
+            }
+            conn.set_in_flight(false);
+            return Sent::Relayed(tracker);
+        }
+        if let Some(held) = self.txn.held.take() {
+            // The statement reached the server right behind the replayed start: it is running.
+            self.txn.started(&held);
+        }
+        match relay::answer(&mut conn.wire, self.client, &mut tracker).await {
+            Ok(()) => {
+                conn.set_in_flight(false);
+                Sent::Relayed(tracker)
+            }
+            Err(RelayError::BackendBeforeAnswer(e)) => {
+                debug!(%server, error = %e, "connection lost after the request was sent");
+                conn.mark_broken();
+                failover::report_failure(&self.shared.congestion, server);
+                Sent::Failed(self.lost(server))
+            }
+            Err(RelayError::Backend(e)) => Sent::Fatal(SessionError::Backend(e)),
+            Err(RelayError::Client(e)) => Sent::Fatal(SessionError::Client(e)),
+        }
+    }
+
+    /// Replays the held transaction start on `conn` (its OK is consumed). `None`: done, go on.
+    async fn replay_held(&mut self, conn: &mut PooledConn, retry: bool) -> Option<Sent> {
+        let held = self.txn.held.clone()?;
+        let server = conn.key().server;
+        let payload = [&[command::QUERY], held.sql.as_slice()].concat();
+        let timeout = self.shared.pool.config().connect_timeout().max(std::time::Duration::from_secs(30));
+        conn.set_in_flight(true);
+        let answer = crate::session::pool::command(conn, &payload, timeout).await;
+        conn.set_in_flight(false);
+        match answer {
+            // Kept held until the statement itself was answered: a retry elsewhere replays it.
+            Ok(Ok(_)) => None,
+            Ok(Err(err)) if retry && retryable_error(err.code) => {
+                conn.mark_broken();
+                Some(Sent::Retry(err))
+            }
+            Ok(Err(err)) => {
+                self.txn.held = None;
+                Some(Sent::Failed(err))
+            }
+            Err(_) => {
+                conn.mark_broken();
+                failover::report_failure(&self.shared.congestion, server);
+                Some(if retry { Sent::Retry(self.lost(server)) } else { Sent::Failed(self.lost(server)) })
+            }
+        }
+    }
+
+    /// Looks at the first answer packet: an ERR of §15.3 (the server refused before executing)
+    /// is consumed and means "try the next candidate"; a lost connection means the request
+    /// failed. `None`: relay the answer.
+    async fn refused_before_execution(&mut self, conn: &mut PooledConn, retry: bool, no_answer: bool) -> Option<Sent> {
+        if no_answer {
+            return None;
+        }
+        let server = conn.key().server;
+        match conn.wire.need_frame(MAX_FRAME).await {
+            Err(e) => {
+                debug!(%server, error = %e, "connection lost after the request was sent");
+                conn.mark_broken();
+                failover::report_failure(&self.shared.congestion, server);
+                Some(Sent::Failed(self.lost(server)))
+            }
+            Ok((len, _)) => {
+                let first = conn.wire.buf.get(HEADER).copied();
+                if !retry || first != Some(ERR) || len < 3 {
+                    return None;
+                }
+                let err = ErrPacket::parse(&conn.wire.buf[HEADER..HEADER + len]).ok()?;
+                if !retryable_error(err.code) {
+                    return None;
+                }
+                let _ = conn.wire.buf.split_to(HEADER + len);
+                conn.mark_broken();
+                if failover::congesting_error(err.code) {
+                    failover::report_failure(&self.shared.congestion, server);
+                }
+                Some(Sent::Retry(err))
+            }
+        }
+    }
+
+    /// The error for a held connection found closed before the request was sent.
+    pub(super) fn lost_before(&mut self, server: SocketAddr) -> ErrPacket {
+        let in_txn = self.txn.sticky().is_some();
+        self.txn.lost();
+        self.pinned.send_replace(false);
+        let tail = if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
+        ErrPacket::new(codes::BACKEND_LOST, format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"))
+    }
+
+    /// The error for a connection lost once the request was sent: never resent; the
+    /// transaction, if any, is gone.
+    pub(super) fn lost(&mut self, server: SocketAddr) -> ErrPacket {
+        let in_txn = self.txn.sticky().is_some() || self.held.is_some() || self.txn.held.is_some();
+        self.txn.lost();
+        self.txn.held = None;
+        self.pinned.send_replace(false);
+        let tail = if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
+        ErrPacket::new(
+            codes::BACKEND_LOST,
+            format!("Lost connection to server {server} during query (gateway); the statement may or may not have been executed{tail}"),
+        )
+    }
+
+}

@@ -1,0 +1,373 @@
+//! One request of a routed session: local answers, the target (held connection, previous
+//! server, or the route decision with its retry candidates), state sync, held `BEGIN` replay,
+//! send, relay, and what the answer teaches (routing.md §2.1 stages 8–10, §9, §12).
+
+use std::net::SocketAddr;
+
+use tracing::debug;
+
+use super::failover;
+use super::local::{self, SetAction};
+use super::learn::command_log_name;
+use super::transaction::{classify, TxnStatement, DEPENDENT_PINS};
+use super::{Flow, RoutedSession};
+use crate::planner::Planned;
+use crate::protocol::command::{self, Shape};
+use crate::protocol::message::ErrPacket;
+use crate::protocol::resultset::TextResultSet;
+use crate::protocol::response::ResponseTracker;
+use crate::protocol::codes;
+use crate::route::RankedCandidate;
+use crate::session::pool::{PoolError, PooledConn};
+use crate::session::SessionError;
+use crate::sql::{self, Analysis, StmtKind};
+
+/// Where a request goes.
+enum Route {
+    /// The session's held connection (transaction, pin).
+    Held(&'static str),
+    /// The server of the previous statement (dependent functions, commands without a route).
+    Server(SocketAddr, &'static str),
+    /// The route decision, with its retry candidates.
+    Planned(Box<Planned>),
+}
+
+/// One request as sent.
+pub(super) struct Request<'p> {
+    pub(super) payload: &'p [u8],
+    pub(super) shape: Shape,
+    pub(super) reply_seq: u8,
+    pub(super) cmd: &'static str,
+}
+
+/// How an attempt on one connection ended.
+pub(super) enum Sent {
+    /// The answer was relayed.
+    Relayed(ResponseTracker),
+    /// Nothing ran: another candidate may serve the request.
+    Retry(ErrPacket),
+    /// The client gets this error (the request is over).
+    Failed(ErrPacket),
+    /// The session cannot go on.
+    Fatal(SessionError),
+}
+
+/// What was learnt about the request, for the caller and the route log.
+pub(super) struct Served {
+    pub(super) conn: Option<PooledConn>,
+    pub(super) tracker: Option<ResponseTracker>,
+    pub(super) target: Option<SocketAddr>,
+    pub(super) candidate: Option<RankedCandidate>,
+    pub(super) attempts: usize,
+}
+
+impl RoutedSession<'_> {
+    /// COM_QUERY.
+    pub(super) async fn query(&mut self, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
+        let text = String::from_utf8_lossy(&payload[1..]).into_owned();
+        self.reg.start("Query", Some(text.clone()));
+        let analysis = sql::analyze(&text);
+        let txn = classify(&text, &analysis);
+        if let Some(flow) = self.local_query(&text, &analysis, &txn, reply_seq).await? {
+            return Ok(flow);
+        }
+        let rewritten;
+        let mut payload = payload;
+        if let Some(sql) = local::rewrite_socket_select(&text) {
+            rewritten = [&[command::QUERY], sql.as_bytes()].concat();
+            payload = &rewritten;
+        }
+        let route = self.route_for(&analysis, "COM_QUERY").await;
+        let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "query" };
+        let served = self.serve(&req, route, &analysis).await?;
+        if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
+            self.learn_query(&mut conn, &tracker, &text, &analysis, &txn);
+            self.keep_or_release(conn);
+        } else if txn == TxnStatement::XaEnd {
+            self.txn.xa = false;
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Statements answered without a server. `None`: not one of them.
+    async fn local_query(&mut self, text: &str, analysis: &Analysis<'_>, txn: &TxnStatement, reply_seq: u8) -> Result<Option<Flow>, SessionError> {
+        if analysis.kind == StmtKind::Show {
+            if let Some(full) = local::show_processlist(text) {
+                return self.processlist(full, reply_seq).await.map(Some);
+            }
+        }
+        match txn {
+            TxnStatement::Start(held) if self.txn.sticky() != Some("trans") && self.txn.held.is_none() => {
+                debug!(xa = held.xa, "transaction start held");
+                self.txn.held = Some(held.clone());
+                return self.reply_ok(reply_seq).await.map(Some);
+            }
+            TxnStatement::End if self.txn.held.is_some() && self.txn.sticky() != Some("trans") => {
+                debug!("COMMIT / ROLLBACK of a held transaction start: answered locally");
+                self.txn.held = None;
+                return self.reply_ok(reply_seq).await.map(Some);
+            }
+            _ => {}
+        }
+        if self.txn.held.is_some() {
+            if let Some(column) = local::tx_read_only_select(text) {
+                return self.tx_read_only(&column, reply_seq).await.map(Some);
+            }
+        }
+        if analysis.kind == StmtKind::Set && analysis.statements == 1 {
+            match local::set_action(text.as_bytes(), self.state.mode(), self.route_vars) {
+                SetAction::Route(vars) => {
+                    self.route_vars = vars;
+                    return self.reply_ok(reply_seq).await.map(Some);
+                }
+                SetAction::Hold => {
+                    self.state.observe_statement(text.as_bytes(), None);
+                    return self.reply_ok(reply_seq).await.map(Some);
+                }
+                SetAction::Forward => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// `SELECT @@tx_read_only` inside a held transaction start (routing.md §9).
+    async fn tx_read_only(&mut self, column: &str, reply_seq: u8) -> Result<Flow, SessionError> {
+        let session = ["tx_read_only", "transaction_read_only"]
+            .iter()
+            .find_map(|v| self.state.system(v).and_then(|v| v.as_bool()))
+            .unwrap_or(false);
+        let value = self.txn.held_read_only().unwrap_or(session);
+        let mut rs = TextResultSet::with_text_columns(&[column]);
+        rs.columns[0].1 = crate::protocol::resultset::ColumnKind::Int;
+        rs.rows.push(vec![Some(u8::from(value).to_string())]);
+        let out = rs.encode(reply_seq, self.client_caps, self.txn.status());
+        self.client.write_raw(&out).await.map_err(SessionError::Client)?;
+        Ok(Flow::Continue)
+    }
+
+    /// Commands other than COM_QUERY: COM_INIT_DB, prepared statements, COM_FIELD_LIST, …
+    pub(super) async fn other(&mut self, cmd: u8, payload: &[u8], shape: Shape, reply_seq: u8) -> Result<Flow, SessionError> {
+        self.reg.start(command_state(cmd), None);
+        let prepared = matches!(
+            cmd,
+            command::STMT_PREPARE
+                | command::STMT_EXECUTE
+                | command::STMT_FETCH
+                | command::STMT_SEND_LONG_DATA
+                | command::STMT_CLOSE
+                | command::STMT_RESET
+        );
+        let text = if cmd == command::STMT_PREPARE { String::from_utf8_lossy(&payload[1..]).into_owned() } else { String::new() };
+        let analysis = sql::analyze(&text);
+        let route = if prepared { self.prepared_target(cmd, &text).await } else { self.command_target().await };
+        let req = Request { payload, shape, reply_seq, cmd: command_log_name(cmd) };
+        let served = self.serve(&req, route, &analysis).await?;
+        let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else { return Ok(Flow::Continue) };
+        if let Some(st) = tracker.last_status {
+            self.txn.after_status(st, StmtKind::Other, &TxnStatement::Other);
+        }
+        self.observe_ok(&mut conn, &tracker);
+        if !tracker.failed {
+            match cmd {
+                command::INIT_DB => {
+                    let db = String::from_utf8_lossy(&payload[1..]).into_owned();
+                    self.state.set_database(&db, Some(&mut conn.sync));
+                }
+                command::SET_OPTION => self.pin("COM_SET_OPTION"),
+                command::STMT_PREPARE => self.pin("prepared statement"),
+                _ => {}
+            }
+        }
+        self.keep_or_release(conn);
+        Ok(Flow::Continue)
+    }
+
+    /// Interim prepared-statement routing: the session is pinned to the connection that ran its
+    /// first COM_STMT_PREPARE (correct because every statement id then lives on that one
+    /// connection). To be replaced by per-server statement ids (`session::prepared`).
+    async fn prepared_target(&mut self, cmd: u8, text: &str) -> Route {
+        if self.held.is_some() {
+            return Route::Held("pin");
+        }
+        if cmd == command::STMT_PREPARE {
+            return self.route_for(&sql::analyze(text), "COM_STMT_PREPARE").await;
+        }
+        self.command_target().await
+    }
+
+    /// Commands without a statement: the held connection, else the previous server, else a
+    /// tenant server.
+    async fn command_target(&mut self) -> Route {
+        if let Some(why) = self.held.as_ref().and(self.txn.sticky()) {
+            return Route::Held(why);
+        }
+        match self.last_server {
+            Some(s) => Route::Server(s, "none"),
+            None => Route::Planned(Box::new(self.planner.plan("", &self.context()).await)),
+        }
+    }
+
+    /// The target of a statement.
+    async fn route_for(&mut self, a: &Analysis<'_>, cmd: &str) -> Route {
+        if let (Some(_), Some(why)) = (&self.held, self.txn.sticky()) {
+            return Route::Held(why);
+        }
+        if a.pins.0 & DEPENDENT_PINS.0 != 0 {
+            if let Some(s) = self.last_server {
+                return Route::Server(s, "dependent");
+            }
+        }
+        Route::Planned(Box::new(self.planner.plan_analysis(a, cmd, &self.context()).await))
+    }
+
+    /// Runs a request on its route; the client has its answer (or an error) when this returns.
+    async fn serve(&mut self, req: &Request<'_>, route: Route, a: &Analysis<'_>) -> Result<Served, SessionError> {
+        self.requests += 1;
+        let (served, consistency, partition, sticky) = match route {
+            Route::Held(why) => (self.on_held(req).await?, None, None, why),
+            Route::Server(addr, why) => (self.on_server(req, addr).await?, None, None, why),
+            Route::Planned(planned) => {
+                let consistency = planned.decision.as_ref().ok().map(|d| d.consistency);
+                let partition = planned.location.as_ref().map(|l| l.name().to_string());
+                (self.on_planned(req, &planned, a).await?, consistency, partition, "none")
+            }
+        };
+        if let Some(t) = served.target {
+            self.last_server = Some(t);
+        }
+        self.log_route(req, &served, consistency, partition, sticky);
+        Ok(served)
+    }
+
+    async fn on_held(&mut self, req: &Request<'_>) -> Result<Served, SessionError> {
+        let Some(mut conn) = self.held.take() else {
+            return self.failed(req, ErrPacket::new(codes::BACKEND_LOST, "gateway: the session's connection is gone")).await;
+        };
+        let target = conn.key().server;
+        if !crate::session::pool::looks_alive(&conn) {
+            // The server closed it while the session was idle (restart, kill, timeout).
+            conn.mark_broken();
+            let err = self.lost_before(target);
+            let mut s = self.failed(req, err).await?;
+            s.target = Some(target);
+            return Ok(s);
+        }
+        match self.attempt(&mut conn, req, false).await {
+            Sent::Relayed(t) => Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(target), candidate: None, attempts: 1 }),
+            Sent::Retry(err) | Sent::Failed(err) => {
+                if conn.is_broken() {
+                    self.txn.lost();
+                    self.pinned.send_replace(false);
+                } else {
+                    self.held = Some(conn);
+                }
+                let mut s = self.failed(req, err).await?;
+                s.target = Some(target);
+                Ok(s)
+            }
+            Sent::Fatal(e) => Err(e),
+        }
+    }
+
+    async fn on_server(&mut self, req: &Request<'_>, server: SocketAddr) -> Result<Served, SessionError> {
+        let mut conn = match self.checkout(server).await {
+            Ok(c) => c,
+            Err(e) => return self.failed(req, e.to_err_packet()).await,
+        };
+        match self.attempt(&mut conn, req, false).await {
+            Sent::Relayed(t) => Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(server), candidate: None, attempts: 1 }),
+            Sent::Retry(err) | Sent::Failed(err) => self.failed(req, err).await,
+            Sent::Fatal(e) => Err(e),
+        }
+    }
+
+    /// The route decision's candidates in order, until one serves the request (§15.3).
+    async fn on_planned(&mut self, req: &Request<'_>, planned: &Planned, a: &Analysis<'_>) -> Result<Served, SessionError> {
+        let decision = match &planned.decision {
+            Ok(d) => d,
+            Err(e) => {
+                let err = ErrPacket::with_state(e.mysql_errno(), &sql_state(e.sql_state()), e.to_string());
+                return self.failed(req, err).await;
+            }
+        };
+        let ctx = self.context();
+        let scope = failover::scope(self.planner, &ctx, a, planned.location.as_ref()).await;
+        let order = failover::attempt_order(decision, &self.shared.congestion, self.max_attempts(decision));
+        let mut last = None;
+        for (i, cand) in order.iter().enumerate() {
+            let mut conn = match self.checkout(cand.addr).await {
+                Ok(c) => c,
+                Err(e) if e.is_retryable() => {
+                    if matches!(e, PoolError::Connect { .. }) {
+                        failover::connect_feedback(self.planner, &scope);
+                        self.shared.pool.clear_server(cand.addr);
+                    }
+                    last = Some(e.to_err_packet());
+                    continue;
+                }
+                Err(e) => return self.failed(req, e.to_err_packet()).await,
+            };
+            match self.attempt(&mut conn, req, true).await {
+                Sent::Relayed(t) => {
+                    if let Some(code) = t.error_code {
+                        failover::server_error_feedback(self.planner, &scope, code);
+                    }
+                    let served = Served { conn: Some(conn), tracker: Some(t), target: Some(cand.addr), candidate: Some(cand.clone()), attempts: i + 1 };
+                    return Ok(served);
+                }
+                Sent::Retry(err) => {
+                    failover::server_error_feedback(self.planner, &scope, err.code);
+                    debug!(server = %cand.addr, error = %err, "retrying on the next candidate");
+                    last = Some(err);
+                }
+                Sent::Failed(err) => {
+                    let mut s = self.failed(req, err).await?;
+                    s.target = Some(cand.addr);
+                    s.attempts = i + 1;
+                    return Ok(s);
+                }
+                Sent::Fatal(e) => return Err(e),
+            }
+        }
+        failover::all_failed_feedback(self.planner, &scope);
+        let why = last.map_or_else(|| "no candidate".to_string(), |e| e.message);
+        let err = ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: no server could serve the request: {why}"));
+        let mut s = self.failed(req, err).await?;
+        s.attempts = order.len();
+        Ok(s)
+    }
+
+    /// The client gets `err` as the answer.
+    async fn failed(&mut self, req: &Request<'_>, err: ErrPacket) -> Result<Served, SessionError> {
+        if req.shape != Shape::None {
+            self.client.write_packet(req.reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+        }
+        Ok(Served { conn: None, tracker: None, target: None, candidate: None, attempts: 1 })
+    }
+
+}
+
+
+fn sql_state(s: &str) -> [u8; 5] {
+    let mut out = *b"HY000";
+    if s.len() == 5 {
+        out.copy_from_slice(s.as_bytes());
+    }
+    out
+}
+
+/// SHOW PROCESSLIST's `Command` for a command byte.
+fn command_state(cmd: u8) -> &'static str {
+    match cmd {
+        command::INIT_DB => "Init DB",
+        command::STMT_PREPARE => "Prepare",
+        command::STMT_EXECUTE => "Execute",
+        command::STMT_FETCH => "Fetch",
+        command::STMT_CLOSE => "Close stmt",
+        command::STMT_RESET => "Reset stmt",
+        command::STMT_SEND_LONG_DATA => "Long Data",
+        command::FIELD_LIST => "Field List",
+        _ => "Query",
+    }
+}
+

@@ -1,0 +1,122 @@
+//! Retries and feedback (routing.md §14, §15.3): the order in which a request tries its
+//! candidates (congested servers last), which server errors allow another candidate, and the
+//! location-cache feedback of failures.
+//!
+//! The invariant: a statement is sent again elsewhere only if nothing of it ran — the
+//! connection failed before it was sent, or the server refused it before executing it with one
+//! of the errors of §15.3, and only for the first statement of a transaction or outside one. A
+//! connection lost after the statement was sent is never retried.
+
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::planner::{Planner, StatementContext};
+use crate::route::{CongestionManager, CongestionState, RankedCandidate, RouteDecision};
+use crate::sql::Analysis;
+use crate::topology::{Feedback, FeedbackScope, TableKey};
+
+/// `OB_TENANT_NOT_IN_SERVER`.
+const TENANT_NOT_IN_SERVER: u16 = 5150;
+/// `OB_SERVER_IS_STOPPING`.
+const SERVER_IS_STOPPING: u16 = 8002;
+/// `OB_SERVER_IS_INIT`.
+const SERVER_IS_INIT: u16 = 8001;
+/// `OB_CONNECT_ERROR`.
+const CONNECT_ERROR: u16 = 4124;
+/// `OB_ERR_READ_ONLY` (a write reached a read-only zone).
+const ERR_READ_ONLY: u16 = 5081;
+/// MariaDB / MySQL: the server is shutting down (ER_SERVER_SHUTDOWN).
+const SERVER_SHUTDOWN: u16 = 1053;
+
+/// Server errors after which another candidate may run the request (§15.3): the server refused
+/// it before executing it.
+pub fn retryable_error(code: u16) -> bool {
+    matches!(code, TENANT_NOT_IN_SERVER | SERVER_IS_STOPPING | SERVER_IS_INIT | CONNECT_ERROR | ERR_READ_ONLY | SERVER_SHUTDOWN)
+}
+
+/// Server errors that also count as a server failure for congestion control (§15.2).
+pub fn congesting_error(code: u16) -> bool {
+    matches!(code, SERVER_IS_STOPPING | SERVER_IS_INIT | SERVER_SHUTDOWN)
+}
+
+/// The servers to try, in order: the decision's order with congested servers moved behind the
+/// usable ones (dead last), each server once, at most `max_attempts`. An alive-congested server
+/// whose retry interval has passed is tried by one request only (`claim_retry`).
+pub fn attempt_order(decision: &RouteDecision, congestion: &Mutex<CongestionManager>, max_attempts: usize) -> Vec<RankedCandidate> {
+    let now = Instant::now();
+    let mut ranked: Vec<(u8, RankedCandidate)> = Vec::new();
+    let Ok(mut m) = congestion.lock() else {
+        return decision.order().take(max_attempts).cloned().collect();
+    };
+    for c in decision.order() {
+        if ranked.iter().any(|(_, r)| r.addr == c.addr) {
+            continue;
+        }
+        let severity = match m.state(c.addr, now) {
+            CongestionState::Alive => 0,
+            CongestionState::RetryDue if m.claim_retry(c.addr, now) => 0,
+            CongestionState::RetryDue => 1,
+            CongestionState::Congested(k) => 2 + k as u8,
+        };
+        let mut c = c.clone();
+        c.congestion = m.state(c.addr, now);
+        ranked.push((severity, c));
+    }
+    ranked.sort_by_key(|(s, _)| *s);
+    ranked.into_iter().map(|(_, c)| c).take(max_attempts.max(1)).collect()
+}
+
+/// Records a failure of `server` (connect error, lost connection, stopping server).
+pub fn report_failure(congestion: &Mutex<CongestionManager>, server: SocketAddr) {
+    if let Ok(mut m) = congestion.lock() {
+        m.on_failure(server, Instant::now());
+    }
+}
+
+/// The location-cache entries a routed statement used.
+pub async fn scope(planner: &Planner, ctx: &StatementContext, a: &Analysis<'_>, location: Option<&crate::partition::Location>) -> FeedbackScope {
+    let mut scope = FeedbackScope { tenant: ctx.tenant.clone(), table: None, tablet_id: None };
+    if let Some(t) = a.table() {
+        let db = t.schema.as_deref().or(ctx.database.as_deref()).unwrap_or("");
+        let key = TableKey::new(&ctx.tenant, db, &t.name);
+        if let (Some(loc), Some(entry)) = (location, planner.locator().table(&key).await.value()) {
+            scope.tablet_id = entry.tablet_of(loc);
+        }
+        scope.table = Some(key);
+    }
+    scope
+}
+
+/// Applies the feedback a server error carries (NOT_MASTER, TENANT_NOT_IN_SERVER, connect
+/// errors) to the entries of `scope`.
+pub fn server_error_feedback(planner: &Planner, scope: &FeedbackScope, code: u16) {
+    if let Some(fb) = Feedback::from_server_error(code) {
+        planner.locator().feedback(scope, fb);
+    }
+}
+
+/// Connecting to the target failed: its entry is dirty.
+pub fn connect_feedback(planner: &Planner, scope: &FeedbackScope) {
+    planner.locator().feedback(scope, Feedback::ConnectFailed);
+}
+
+/// Every attempt failed: everything the route used is dirty.
+pub fn all_failed_feedback(planner: &Planner, scope: &FeedbackScope) {
+    planner.locator().feedback(scope, Feedback::AllFailed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_pre_execution_refusals_are_retried() {
+        for code in [5150, 8001, 8002, 4124, 5081, 1053] {
+            assert!(retryable_error(code), "{code}");
+        }
+        for code in [4038, 1062, 1146, 1213, 2013] {
+            assert!(!retryable_error(code), "{code}");
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! What an answer teaches a routed session (routing.md §9, §12): transaction status, session
+//! state (`SET`, `USE`, the OK's session-state block), pins; then whether the connection stays
+//! with the session or goes back to the pool; and the route log line.
+
+use tracing::debug;
+
+use super::dispatch::{Request, Served};
+use super::route_log::RouteRecord;
+use super::transaction::{TxnStatement, SESSION_PINS};
+use super::RoutedSession;
+use crate::protocol::command;
+use crate::protocol::message::OkPacket;
+use crate::protocol::response::ResponseTracker;
+use crate::protocol::status;
+use crate::route::{Consistency, RankedCandidate};
+use crate::session::pool::PooledConn;
+use crate::sql::{self, Analysis, StmtKind};
+
+impl RoutedSession<'_> {
+    /// Learns from a COM_QUERY answer: transaction status, session state, pins.
+    pub(super) fn learn_query(&mut self, conn: &mut PooledConn, tracker: &ResponseTracker, text: &str, a: &Analysis<'_>, txn: &TxnStatement) {
+        if let Some(st) = tracker.last_status {
+            self.txn.after_status(st, a.kind, txn);
+        }
+        if !tracker.failed {
+            if a.statements > 1 {
+                for stmt in sql::split::statements(text) {
+                    self.learn_statement(conn, stmt, &sql::analyze_statement(stmt));
+                }
+            } else {
+                self.learn_statement(conn, text, a);
+            }
+        }
+        self.observe_ok(conn, tracker);
+    }
+
+    fn learn_statement(&mut self, conn: &mut PooledConn, text: &str, a: &Analysis<'_>) {
+        match a.kind {
+            StmtKind::Set => {
+                if !self.state.observe_statement(text.as_bytes(), Some(&mut conn.sync)) {
+                    self.pin("SET the gateway cannot replay");
+                } else if self.state.has_expressions() {
+                    self.pin("SET with an expression value");
+                }
+            }
+            StmtKind::Use => {
+                if let Some(db) = &a.database {
+                    self.state.set_database(db, Some(&mut conn.sync));
+                }
+            }
+            StmtKind::Prepare | StmtKind::Execute | StmtKind::Deallocate => self.pin("prepared statement"),
+            _ => {}
+        }
+        if a.pins.0 & SESSION_PINS.0 != 0 {
+            self.pin(if a.pins.contains(sql::Pins::TEMP_TABLE) {
+                "temporary table"
+            } else if a.pins.contains(sql::Pins::LOCK_TABLES) {
+                "LOCK TABLES"
+            } else {
+                "user lock"
+            });
+        }
+    }
+
+    /// The session-state block of the final OK (the server's word on variables and schema).
+    pub(super) fn observe_ok(&mut self, conn: &mut PooledConn, tracker: &ResponseTracker) {
+        let Some(raw) = &tracker.last_ok else { return };
+        let Ok(ok) = OkPacket::parse(raw, conn.capabilities) else { return };
+        if ok.status & status::SESSION_STATE_CHANGED != 0 && !ok.session_state.is_empty() {
+            if let Err(e) = self.state.observe_ok(&ok.session_state, Some(&mut conn.sync)) {
+                debug!(error = %e, "unreadable session-state block");
+            }
+        }
+    }
+
+    /// Keeps the connection if the session is sticky, else gives it back to the pool.
+    pub(super) fn keep_or_release(&mut self, conn: PooledConn) {
+        if self.txn.sticky().is_some() {
+            self.held = Some(conn);
+        } else {
+            drop(conn);
+            self.shared.unregister_thread(self.id);
+        }
+    }
+
+    pub(super) fn log_route(&self, req: &Request<'_>, served: &Served, consistency: Option<Consistency>, partition: Option<String>, sticky: &str) {
+        let Some(log) = &self.shared.route_log else { return };
+        let cluster = self.planner.locator().cluster();
+        let server_name = served.target.and_then(|t| cluster.server(t).map(|s| s.name.clone()));
+        let role = served.candidate.as_ref().map_or("tenant", role_name);
+        let consistency = match consistency {
+            Some(Consistency::Weak) => "weak",
+            _ => "strong",
+        };
+        log.write(&RouteRecord {
+            conn: self.id,
+            seq: self.requests,
+            cmd: req.cmd,
+            sql: req.payload.get(1..).unwrap_or_default(),
+            consistency,
+            target: served.target,
+            server_name,
+            role: if sticky == "none" { role } else { "sticky" },
+            partition,
+            sticky,
+            attempts: served.attempts,
+        });
+    }
+}
+
+fn role_name(c: &RankedCandidate) -> &'static str {
+    use crate::route::ldc::RoleLetter;
+    match c.code.and_then(|code| code.role) {
+        Some(RoleLetter::Leader) => "leader",
+        _ if c.replica_type == crate::route::ReplicaType::ReadOnly => "readonly",
+        Some(RoleLetter::Follower | RoleLetter::Duplicate) => "follower",
+        None => "tenant",
+    }
+}
+
+/// The route log's `cmd` for a command byte.
+pub(super) fn command_log_name(cmd: u8) -> &'static str {
+    match cmd {
+        command::INIT_DB => "init_db",
+        command::STMT_PREPARE => "prepare",
+        command::STMT_EXECUTE => "execute",
+        command::STMT_FETCH => "fetch",
+        command::STMT_CLOSE => "close",
+        command::STMT_RESET => "reset",
+        command::STMT_SEND_LONG_DATA => "long_data",
+        command::FIELD_LIST => "field_list",
+        command::STATISTICS => "statistics",
+        command::SET_OPTION => "set_option",
+        _ => "other",
+    }
+}

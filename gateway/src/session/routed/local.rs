@@ -1,0 +1,178 @@
+//! Statements a routed session answers or rewrites itself, without a route decision:
+//!
+//! * `SELECT @@socket` (alone or in a list of `@@` variables, as mysql_async 0.37 sends
+//!   `SELECT @@max_allowed_packet,@@wait_timeout,@@socket` after connecting): `@@socket` becomes
+//!   `NULL`, so drivers never learn a server's unix socket and bypass the gateway;
+//! * `SELECT @@tx_read_only` / `@@transaction_read_only` while a `BEGIN` is held (routing.md §9);
+//! * `SET` of the gateway's route variables only (`ob_read_consistency`, `ob_route_policy`):
+//!   kept by the gateway, never sent (MySQL-compatible servers do not know them);
+//! * `SET TRANSACTION …` and one-shot variables (`insert_id`, `rand_seed1/2`): held and replayed
+//!   right before the next statement, on whichever connection serves it;
+//! * `SHOW [FULL] PROCESSLIST` (routing.md §13, see [`super::processlist`]).
+
+use crate::route::ReadConsistency;
+use crate::session::state::{parse_set, Mode, SetValue, Target};
+
+/// Route variables a session sets on the gateway.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RouteVars {
+    /// `ob_read_consistency`.
+    pub read_consistency: Option<ReadConsistency>,
+    /// `ob_route_policy`.
+    pub route_policy: Option<i64>,
+}
+
+/// What to do with a `SET` statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetAction {
+    /// Only route variables: apply them to [`RouteVars`] and answer OK.
+    Route(RouteVars),
+    /// Only next-transaction / one-shot assignments: hold them in the client state, answer OK.
+    Hold,
+    /// Send it to a server.
+    Forward,
+}
+
+/// Decides how to treat a `SET` statement, given the current route variables.
+pub fn set_action(sql: &[u8], mode: Mode, current: RouteVars) -> SetAction {
+    let Some(items) = parse_set(sql, mode) else { return SetAction::Forward };
+    if items.is_empty() {
+        return SetAction::Forward;
+    }
+    let one_shot = |t: &Target| match t {
+        Target::NextTransaction => true,
+        Target::System(n) => ["insert_id", "rand_seed1", "rand_seed2"].contains(&n.as_str()),
+        _ => false,
+    };
+    if items.iter().all(|a| one_shot(&a.target)) {
+        return SetAction::Hold;
+    }
+    let mut vars = current;
+    for a in &items {
+        match &a.target {
+            Target::System(n) if n == "ob_read_consistency" => vars.read_consistency = Some(consistency(&a.value)),
+            Target::System(n) if n == "ob_route_policy" => vars.route_policy = Some(route_policy(&a.value)),
+            _ => return SetAction::Forward,
+        }
+    }
+    SetAction::Route(vars)
+}
+
+fn consistency(v: &SetValue) -> ReadConsistency {
+    let t = v.text().unwrap_or_default().to_ascii_uppercase();
+    match t.as_str() {
+        "WEAK" | "2" => ReadConsistency::Weak,
+        "FROZEN" | "1" => ReadConsistency::Frozen,
+        _ => ReadConsistency::Strong,
+    }
+}
+
+/// `ob_route_policy` by name or number (routing.md §6.1: 0–3).
+fn route_policy(v: &SetValue) -> i64 {
+    let t = v.text().unwrap_or_default().to_ascii_uppercase();
+    match t.as_str() {
+        "MERGE_IDC_ORDER" => 0,
+        "READONLY_ZONE_FIRST" => 1,
+        "ONLY_READONLY_ZONE" => 2,
+        "UNMERGE_ZONE_FIRST" => 3,
+        // Unknown names: an unsupported value, which the route engine reports and replaces.
+        _ => t.parse().unwrap_or(-1),
+    }
+}
+
+/// The items of `SELECT @@a, @@b …` (names as written, without `@@`), when the statement is
+/// exactly that.
+fn variable_select(sql: &str) -> Option<Vec<&str>> {
+    let t = sql.trim().trim_end_matches(';').trim_end();
+    let head = t.get(..6)?;
+    if !head.eq_ignore_ascii_case("select") || !t[6..].starts_with(|c: char| c.is_ascii_whitespace()) {
+        return None;
+    }
+    t[6..]
+        .split(',')
+        .map(|item| {
+            let name = item.trim().strip_prefix("@@")?;
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.').then_some(name)
+        })
+        .collect()
+}
+
+fn base_name(var: &str) -> String {
+    let lower = var.to_ascii_lowercase();
+    lower.strip_prefix("session.").or_else(|| lower.strip_prefix("local.")).unwrap_or(&lower).to_string()
+}
+
+/// `SELECT … @@socket …` with `@@socket` replaced by `NULL AS `@@socket``; `None` when the
+/// statement is not such a list or names no `@@socket`.
+pub fn rewrite_socket_select(sql: &str) -> Option<String> {
+    let items = variable_select(sql)?;
+    if !items.iter().any(|n| base_name(n) == "socket") {
+        return None;
+    }
+    let cols: Vec<String> = items
+        .iter()
+        .map(|n| if base_name(n) == "socket" { format!("NULL AS `@@{n}`") } else { format!("@@{n}") })
+        .collect();
+    Some(format!("SELECT {}", cols.join(", ")))
+}
+
+/// `SELECT @@tx_read_only` / `@@transaction_read_only` (one item): the column name.
+pub fn tx_read_only_select(sql: &str) -> Option<String> {
+    let items = variable_select(sql)?;
+    match items.as_slice() {
+        [one] if ["tx_read_only", "transaction_read_only"].contains(&base_name(one).as_str()) => Some(format!("@@{one}")),
+        _ => None,
+    }
+}
+
+/// `SHOW [FULL] PROCESSLIST`: `Some(full)`.
+pub fn show_processlist(sql: &str) -> Option<bool> {
+    let t = sql.trim().trim_end_matches(';').trim_end();
+    let words: Vec<&str> = t.split_ascii_whitespace().collect();
+    match words.as_slice() {
+        [s, p] if s.eq_ignore_ascii_case("show") && p.eq_ignore_ascii_case("processlist") => Some(false),
+        [s, f, p] if s.eq_ignore_ascii_case("show") && f.eq_ignore_ascii_case("full") && p.eq_ignore_ascii_case("processlist") => {
+            Some(true)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_is_never_revealed() {
+        assert_eq!(
+            rewrite_socket_select("SELECT @@max_allowed_packet,@@wait_timeout,@@socket").as_deref(),
+            Some("SELECT @@max_allowed_packet, @@wait_timeout, NULL AS `@@socket`")
+        );
+        assert_eq!(rewrite_socket_select("select @@SESSION.socket;").as_deref(), Some("SELECT NULL AS `@@SESSION.socket`"));
+        assert_eq!(rewrite_socket_select("SELECT @@wait_timeout"), None);
+        assert_eq!(rewrite_socket_select("SELECT @@socket FROM t"), None);
+    }
+
+    #[test]
+    fn recognises_tx_read_only_and_processlist() {
+        assert_eq!(tx_read_only_select("SELECT @@tx_read_only").as_deref(), Some("@@tx_read_only"));
+        assert_eq!(tx_read_only_select("select @@session.transaction_read_only").as_deref(), Some("@@session.transaction_read_only"));
+        assert_eq!(tx_read_only_select("SELECT @@tx_read_only, @@port"), None);
+        assert_eq!(show_processlist("show full processlist;"), Some(true));
+        assert_eq!(show_processlist("SHOW PROCESSLIST"), Some(false));
+        assert_eq!(show_processlist("SHOW PROCESSLIST x"), None);
+    }
+
+    #[test]
+    fn set_actions() {
+        let m = Mode::default();
+        let none = RouteVars::default();
+        let weak = set_action(b"SET ob_read_consistency = 'WEAK'", m, none);
+        assert_eq!(weak, SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Weak), route_policy: None }));
+        assert_eq!(set_action(b"SET @@session.ob_route_policy = ONLY_READONLY_ZONE", m, none), SetAction::Route(RouteVars { read_consistency: None, route_policy: Some(2) }));
+        assert_eq!(set_action(b"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", m, none), SetAction::Hold);
+        assert_eq!(set_action(b"SET insert_id = 5", m, none), SetAction::Hold);
+        assert_eq!(set_action(b"SET time_zone = '+01:00'", m, none), SetAction::Forward);
+        assert_eq!(set_action(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'", m, none), SetAction::Forward);
+    }
+}

@@ -1,0 +1,370 @@
+//! Routed sessions: with `[routing]` configured, each client request is planned on its own and
+//! served by a pooled server connection of the chosen server (routing.md §2, §9–§15), so that
+//! one client connection is many server connections and the client cannot tell.
+//!
+//! * Login: the client is authenticated by the gateway, then its login is validated on a
+//!   tenant server through the pool (its credentials, its initial database).
+//! * Requests: [`dispatch`] picks the target (held connection, previous server, or the route
+//!   decision) and takes a pooled connection of it; [`attempt`] brings its session state up to
+//!   date ([`crate::session::state`]), replays a held `BEGIN`, sends and relays; [`learn`] reads
+//!   what the answer says; [`failover`] orders candidates and retries when that is safe.
+//! * Transactions and pins ([`transaction`]): the session keeps one connection while the server
+//!   reports a transaction, and for good after temporary tables, `LOCK TABLES`, user locks,
+//!   unparsed `SET`s, prepared statements (until per-server statement ids land) and
+//!   `COM_SET_OPTION`.
+//! * Local answers ([`local`]), SHOW PROCESSLIST and KILL on gateway ids ([`processlist`]).
+
+mod attempt;
+mod dispatch;
+mod failover;
+mod learn;
+mod local;
+mod processlist;
+pub mod registry;
+pub mod route_log;
+mod transaction;
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tracing::{debug, info};
+
+use super::backend::LoginRequest;
+use super::client_auth::{ClientLogin, Exchange};
+use super::pool::{PoolKey, PooledConn};
+use super::state::ClientState;
+use super::{Credential, SessionError, Shared};
+use crate::planner::{Planner, StatementContext};
+use crate::protocol::command::{self, Handling};
+use crate::protocol::frame::Wire;
+use crate::protocol::handshake::parse_change_user;
+use crate::protocol::message::{ErrPacket, OkPacket};
+use crate::protocol::{codes, ProtocolError};
+use registry::{Registration, SessionInfo};
+use transaction::Transaction;
+
+/// Who the session logs in to servers as.
+#[derive(Debug, Clone)]
+struct Identity {
+    user: String,
+    tenant: String,
+    credential: Credential,
+    charset: u8,
+    attributes: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The database of the login (kept by COM_RESET_CONNECTION).
+    database: Option<String>,
+}
+
+/// One routed client session.
+pub struct RoutedSession<'a> {
+    client: &'a mut Wire<TcpStream>,
+    shared: &'a Shared,
+    planner: &'a Planner,
+    id: u32,
+    peer: SocketAddr,
+    client_caps: u32,
+    salt: Vec<u8>,
+    ident: Identity,
+    state: ClientState,
+    route_vars: local::RouteVars,
+    txn: Transaction,
+    /// The connection the session keeps (transaction, pin).
+    held: Option<PooledConn>,
+    /// Server of the previous statement (dependent functions go there).
+    last_server: Option<SocketAddr>,
+    /// Requests routed so far (the route log's `seq`).
+    requests: u64,
+    reg: Registration<'a>,
+    pinned: watch::Sender<bool>,
+}
+
+/// Serves an authenticated client in routed mode until it quits, is killed or fails.
+pub async fn serve(
+    client: &mut Wire<TcpStream>,
+    shared: &Shared,
+    planner: &Planner,
+    id: u32,
+    peer: SocketAddr,
+    login: ClientLogin,
+) -> Result<(), SessionError> {
+    let seq = login.seq;
+    let ident = identity(shared, &login);
+    let info = SessionInfo {
+        user: ident.user.clone(),
+        tenant: ident.tenant.clone(),
+        host: peer.to_string(),
+        db: ident.database.clone(),
+        command: "Connect",
+        since: Instant::now(),
+        info: None,
+        current: None,
+    };
+    let reg = shared.sessions.register(id, info);
+    let mut killed = reg.killed.clone();
+    let state = ClientState::new(ident.database.as_deref(), ident.charset);
+    let mut s = RoutedSession {
+        client,
+        shared,
+        planner,
+        id,
+        peer,
+        client_caps: login.capabilities,
+        salt: login.salt,
+        ident,
+        state,
+        route_vars: local::RouteVars::default(),
+        txn: Transaction::default(),
+        held: None,
+        last_server: None,
+        requests: 0,
+        reg,
+        pinned: watch::channel(false).0,
+    };
+    if let Err(err) = s.validate_login().await {
+        return Err(SessionError::Refused { err, seq });
+    }
+    let ok = OkPacket::with_status(s.txn.status()).encode(s.client_caps);
+    s.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
+    info!(user = %s.ident.user, tenant = %s.ident.tenant, db = ?s.ident.database, "routed session open");
+    s.reg.idle(s.state.database());
+    let result = tokio::select! {
+        r = s.command_loop() => r,
+        _ = killed.wait_for(|k| *k) => {
+            info!("session killed");
+            Ok(())
+        }
+    };
+    // Killed or failed: connections in use are closed (in-flight ones close themselves).
+    if let Some(mut held) = s.held.take() {
+        if result.is_err() || *s.reg.killed.borrow() {
+            held.mark_broken();
+        }
+    }
+    result
+}
+
+fn identity(shared: &Shared, login: &ClientLogin) -> Identity {
+    let resp = &login.response;
+    let user_cfg = shared.config.user(&resp.user);
+    let database = resp.database.clone().or_else(|| user_cfg.and_then(|u| u.default_database.clone()));
+    let default_tenant = shared.config.routing.as_ref().map(|r| r.default_tenant.clone()).unwrap_or_default();
+    Identity {
+        user: resp.user.clone(),
+        tenant: user_cfg.and_then(|u| u.tenant.clone()).unwrap_or(default_tenant),
+        credential: login.credential.clone(),
+        charset: resp.charset,
+        attributes: resp.attributes.clone(),
+        database,
+    }
+}
+
+/// What the command loop does next.
+enum Flow {
+    Continue,
+    Close,
+}
+
+impl<'a> RoutedSession<'a> {
+    /// Whether the session is pinned to one server connection for good.
+    pub fn is_pinned(&self) -> bool {
+        self.txn.pin.is_some()
+    }
+
+    /// A receiver that turns `true` when the session becomes pinned to one server connection
+    /// for good. The data plane may use it to splice a pinned routed session in the kernel
+    /// (`dataplane::splice`): from then on its bytes go to one server connection only. (Not
+    /// wired: splice of routed sessions also needs the held connection handed over.)
+    pub fn pinned_signal(&self) -> watch::Receiver<bool> {
+        self.pinned.subscribe()
+    }
+
+    /// Pins the session to its current connection for good.
+    fn pin(&mut self, why: &'static str) {
+        if self.txn.pin.is_none() {
+            debug!(why, "session pinned to its server connection");
+            self.txn.pin = Some(why);
+            self.pinned.send_replace(true);
+        }
+    }
+
+    /// The login request for pooled connections of this session.
+    fn login_request(&self) -> LoginRequest<'_> {
+        LoginRequest {
+            user: &self.ident.user,
+            credential: &self.ident.credential,
+            database: self.state.database(),
+            charset: self.ident.charset,
+            client_caps: self.client_caps,
+            attributes: &self.ident.attributes,
+        }
+    }
+
+    /// A pooled connection to `server` for this session.
+    async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
+        let key = PoolKey { server, tenant: self.ident.tenant.clone(), user: self.ident.user.clone() };
+        self.shared.pool.get(&key, &self.login_request(), self.state.id()).await
+    }
+
+    /// Routing facts of the session for the planner.
+    fn context(&self) -> StatementContext {
+        StatementContext {
+            tenant: self.ident.tenant.clone(),
+            database: self.state.database().map(str::to_string),
+            read_consistency: self.route_vars.read_consistency,
+            ob_route_policy: self.route_vars.route_policy,
+            in_transaction: self.txn.in_transaction(),
+            autocommit: self.txn.autocommit,
+        }
+    }
+
+    /// Validates the login on a tenant server: a pooled connection logged in as the client,
+    /// in its database. The server's refusal is the client's answer.
+    async fn validate_login(&mut self) -> Result<(), ErrPacket> {
+        let planned = self.planner.plan("", &self.context()).await;
+        let decision = planned.decision.map_err(|e| ErrPacket::new(e.mysql_errno(), e.to_string()))?;
+        let max = self.max_attempts(&decision);
+        let mut last = None;
+        for cand in failover::attempt_order(&decision, &self.shared.congestion, max) {
+            match self.checkout(cand.addr).await {
+                Ok(mut conn) => match conn.sync_state(&mut self.state).await {
+                    Ok(_) => {
+                        self.last_server = Some(cand.addr);
+                        return Ok(());
+                    }
+                    Err(e) if e.is_retryable() || matches!(e, super::pool::PoolError::Lost { .. }) => last = Some(e),
+                    Err(e) => return Err(e.to_err_packet()),
+                },
+                Err(e) if e.is_retryable() => last = Some(e),
+                Err(e) => return Err(e.to_err_packet()),
+            }
+        }
+        Err(last.map(|e| e.to_err_packet()).unwrap_or_else(|| ErrPacket::new(codes::BACKEND_UNREACHABLE, "gateway: no server available")))
+    }
+
+    fn max_attempts(&self, d: &crate::route::RouteDecision) -> usize {
+        let retries = self.shared.config.routing.as_ref().map_or(3, |r| r.connect_observer_max_retries.clamp(2, 5));
+        d.max_attempts(retries)
+    }
+
+    async fn command_loop(&mut self) -> Result<(), SessionError> {
+        let max = self.shared.config.listen.max_packet_size;
+        loop {
+            let packet = match self.client.read_packet(max).await {
+                Ok(p) => p,
+                Err(ProtocolError::Closed) => return Ok(()),
+                Err(ProtocolError::TooLarge { .. }) => {
+                    return Err(SessionError::refuse(codes::PACKET_TOO_LARGE, 1, "Got a packet bigger than 'max_allowed_packet' bytes"));
+                }
+                Err(ProtocolError::OutOfOrder { .. }) => {
+                    return Err(SessionError::refuse(codes::OUT_OF_ORDER, 1, "Got packets out of order"));
+                }
+                Err(e) => return Err(SessionError::Client(e)),
+            };
+            if packet.first_seq != 0 {
+                return Err(SessionError::refuse(codes::OUT_OF_ORDER, packet.last_seq.wrapping_add(1), "Got packets out of order"));
+            }
+            let Some(&cmd) = packet.payload.first() else {
+                return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
+            };
+            let reply_seq = packet.last_seq.wrapping_add(1);
+            let flow = self.command(cmd, &packet.payload, reply_seq).await?;
+            self.reg.idle(self.state.database());
+            if let Flow::Close = flow {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn command(&mut self, cmd: u8, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
+        if let Some(internal) = super::internal::recognise(payload) {
+            let answer = super::internal::answer(&internal, Some(self.planner), &self.context(), self.client_caps).await;
+            self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
+            return Ok(Flow::Continue);
+        }
+        if let Some(k) = super::kill::parse(payload) {
+            return self.kill(k, reply_seq).await;
+        }
+        match command::handling(cmd) {
+            Handling::Forward(shape) => self.request(cmd, payload, shape, reply_seq).await,
+            Handling::Quit => Ok(Flow::Close),
+            Handling::ChangeUser => self.change_user(payload).await.map(|()| Flow::Continue),
+            Handling::Refuse(what) => {
+                let err = ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: {what} are not supported"));
+                self.reply_err(reply_seq, &err).await
+            }
+            Handling::Unknown => {
+                debug!(cmd, "unknown command");
+                let err = ErrPacket::with_state(codes::UNKNOWN_COMMAND, b"08S01", "Unknown command");
+                self.reply_err(reply_seq, &err).await
+            }
+        }
+    }
+
+    /// A forwarded command: the local ones first, then dispatch.
+    async fn request(&mut self, cmd: u8, payload: &[u8], shape: command::Shape, reply_seq: u8) -> Result<Flow, SessionError> {
+        match cmd {
+            command::PING => self.reply_ok(reply_seq).await,
+            command::RESET_CONNECTION => {
+                self.reset();
+                self.reply_ok(reply_seq).await
+            }
+            command::PROCESS_INFO => self.processlist(false, reply_seq).await,
+            command::QUERY => self.query(payload, reply_seq).await,
+            _ => self.other(cmd, payload, shape, reply_seq).await,
+        }
+    }
+
+    /// COM_RESET_CONNECTION: a fresh client state (new id: connections are reset before the
+    /// session uses them again), the login's database, nothing held or pinned.
+    fn reset(&mut self) {
+        self.held = None;
+        self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
+        self.route_vars = local::RouteVars::default();
+        self.txn = Transaction::default();
+        self.last_server = None;
+        self.pinned.send_replace(false);
+    }
+
+    /// COM_CHANGE_USER: authenticate here, drop everything of the old user, validate the new
+    /// login on a tenant server.
+    async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
+        let resp = parse_change_user(payload, self.client_caps)
+            .map_err(|_| SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"))?;
+        let mut ex = Exchange {
+            wire: &mut *self.client,
+            shared: self.shared,
+            peer: self.peer.ip(),
+            salt: &self.salt,
+            seq: 1,
+            capabilities: self.client_caps,
+        };
+        let credential = ex.authenticate(&resp).await?;
+        let seq = ex.seq;
+        let login = ClientLogin { response: resp, capabilities: self.client_caps, credential, seq, salt: self.salt.clone() };
+        self.ident = identity(self.shared, &login);
+        self.reset();
+        self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
+        self.reg.update(|i| {
+            i.user = self.ident.user.clone();
+            i.tenant = self.ident.tenant.clone();
+        });
+        self.validate_login().await.map_err(|err| SessionError::Refused { err, seq })?;
+        let ok = OkPacket::with_status(self.txn.status()).encode(self.client_caps);
+        self.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
+        info!(user = %self.ident.user, "changed user");
+        Ok(())
+    }
+
+    async fn reply_ok(&mut self, seq: u8) -> Result<Flow, SessionError> {
+        let ok = OkPacket::with_status(self.txn.status()).encode(self.client_caps);
+        self.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
+        Ok(Flow::Continue)
+    }
+
+    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<Flow, SessionError> {
+        self.client.write_packet(seq, &err.encode()).await.map_err(SessionError::Client)?;
+        Ok(Flow::Continue)
+    }
+}

@@ -1,0 +1,140 @@
+//! The gateway's own session list (routing.md §13): one entry per routed client session, keyed by
+//! gateway connection id, with what SHOW PROCESSLIST shows and what KILL needs (the server
+//! connection the session is using right now, and a handle that ends the session).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::watch;
+
+/// What one session is doing, as SHOW PROCESSLIST reports it.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    /// Login user.
+    pub user: String,
+    /// Tenant of the session.
+    pub tenant: String,
+    /// Client address `ip:port`.
+    pub host: String,
+    /// Current database.
+    pub db: Option<String>,
+    /// `Sleep`, `Query`, `Execute`, … (the current command).
+    pub command: &'static str,
+    /// When the current command (or the idle period) started.
+    pub since: Instant,
+    /// Text of the running statement.
+    pub info: Option<String>,
+    /// The server connection serving the running command: (server, server thread id).
+    pub current: Option<(SocketAddr, u32)>,
+}
+
+/// One registered session: its info and the handle that ends it.
+#[derive(Debug)]
+struct Entry {
+    info: Arc<Mutex<SessionInfo>>,
+    kill: watch::Sender<bool>,
+}
+
+/// Every routed session of the process.
+#[derive(Debug, Default)]
+pub struct Registry {
+    sessions: Mutex<HashMap<u32, Entry>>,
+}
+
+/// A session's own handle on its entry; unregisters on drop.
+#[derive(Debug)]
+pub struct Registration<'a> {
+    registry: &'a Registry,
+    id: u32,
+    info: Arc<Mutex<SessionInfo>>,
+    /// Becomes `true` when another session ran `KILL CONNECTION` on this one.
+    pub killed: watch::Receiver<bool>,
+}
+
+impl Registry {
+    /// Registers session `id`.
+    pub fn register(&self, id: u32, info: SessionInfo) -> Registration<'_> {
+        let info = Arc::new(Mutex::new(info));
+        let (kill, killed) = watch::channel(false);
+        if let Ok(mut s) = self.sessions.lock() {
+            s.insert(id, Entry { info: info.clone(), kill });
+        }
+        Registration { registry: self, id, info, killed }
+    }
+
+    /// A copy of session `id`'s info.
+    pub fn get(&self, id: u32) -> Option<SessionInfo> {
+        let s = self.sessions.lock().ok()?;
+        let info = s.get(&id)?.info.lock().ok()?.clone();
+        Some(info)
+    }
+
+    /// Every session, by id.
+    pub fn list(&self) -> Vec<(u32, SessionInfo)> {
+        let Ok(s) = self.sessions.lock() else { return Vec::new() };
+        let mut out: Vec<(u32, SessionInfo)> =
+            s.iter().filter_map(|(id, e)| Some((*id, e.info.lock().ok()?.clone()))).collect();
+        out.sort_by_key(|(id, _)| *id);
+        out
+    }
+
+    /// Tells session `id` to end. Returns whether it existed.
+    pub fn kill(&self, id: u32) -> bool {
+        let Ok(s) = self.sessions.lock() else { return false };
+        match s.get(&id) {
+            Some(e) => {
+                let _ = e.kill.send(true);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remove(&self, id: u32) {
+        if let Ok(mut s) = self.sessions.lock() {
+            s.remove(&id);
+        }
+    }
+}
+
+impl Registration<'_> {
+    /// Updates the session's info.
+    pub fn update(&self, f: impl FnOnce(&mut SessionInfo)) {
+        if let Ok(mut i) = self.info.lock() {
+            f(&mut i);
+        }
+    }
+
+    /// A command started.
+    pub fn start(&self, command: &'static str, info: Option<String>) {
+        self.update(|i| {
+            i.command = command;
+            i.info = info;
+            i.since = Instant::now();
+        });
+    }
+
+    /// The command ended: the session sleeps.
+    pub fn idle(&self, db: Option<&str>) {
+        self.update(|i| {
+            i.command = "Sleep";
+            i.info = None;
+            i.current = None;
+            i.since = Instant::now();
+            i.db = db.map(str::to_string);
+        });
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        self.registry.remove(self.id);
+    }
+}

@@ -1,0 +1,211 @@
+//! Transaction state of a routed session (routing.md §9): the held `BEGIN` / `START TRANSACTION`
+//! / `XA START`, stickiness while the server reports a transaction (or `autocommit = 0` after a
+//! first statement, or an open XA transaction), and session pins.
+
+use crate::protocol::status;
+use crate::sql::{Analysis, Pins, StmtKind, TxnFlags};
+
+/// Pins that keep a session on its connection for good.
+pub const SESSION_PINS: Pins = Pins(Pins::TEMP_TABLE.0 | Pins::LOCK_TABLES.0 | Pins::USER_LOCK.0);
+
+/// Pins that send a statement to the connection of the previous statement.
+pub const DEPENDENT_PINS: Pins = Pins(Pins::LAST_INSERT_ID.0 | Pins::FOUND_ROWS.0 | Pins::ROW_COUNT.0);
+
+/// A transaction start the gateway answered itself and replays before the next statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The client's statement, verbatim.
+    pub sql: Vec<u8>,
+    /// `READ ONLY` (`Some(true)`) / `READ WRITE` (`Some(false)`).
+    pub read_only: Option<bool>,
+    /// `XA START` / `XA BEGIN`.
+    pub xa: bool,
+}
+
+/// What a statement means for the transaction state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxnStatement {
+    /// Starts a transaction: held.
+    Start(Held),
+    /// `COMMIT` / `ROLLBACK` without savepoint or chain clauses.
+    End,
+    /// `XA COMMIT` / `XA ROLLBACK`: ends an XA transaction once it ran.
+    XaEnd,
+    /// Anything else.
+    Other,
+}
+
+/// Classifies a single statement (multi-statements are never held).
+pub fn classify(sql: &str, a: &Analysis<'_>) -> TxnStatement {
+    if a.statements > 1 {
+        return TxnStatement::Other;
+    }
+    let words: Vec<String> = words(sql, 3);
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    match a.kind {
+        StmtKind::Begin => {
+            let read_only = if a.txn.contains(TxnFlags::READ_ONLY) {
+                Some(true)
+            } else if a.txn.contains(TxnFlags::READ_WRITE) {
+                Some(false)
+            } else {
+                None
+            };
+            TxnStatement::Start(Held { sql: sql.as_bytes().to_vec(), read_only, xa: false })
+        }
+        StmtKind::Commit | StmtKind::Rollback if words.len() == 1 || (words.len() == 2 && w(1) == "work") => {
+            TxnStatement::End
+        }
+        _ if w(0) == "xa" && (w(1) == "start" || w(1) == "begin") => {
+            TxnStatement::Start(Held { sql: sql.as_bytes().to_vec(), read_only: None, xa: true })
+        }
+        _ if w(0) == "xa" && (w(1) == "commit" || w(1) == "rollback") => TxnStatement::XaEnd,
+        _ => TxnStatement::Other,
+    }
+}
+
+/// The first `n` words of a statement, lower case, without comments or a trailing `;`.
+fn words(sql: &str, n: usize) -> Vec<String> {
+    let mut s = sql.trim_start();
+    while let Some(rest) = s.strip_prefix("/*") {
+        s = rest.split_once("*/").map_or("", |(_, r)| r).trim_start();
+    }
+    s.trim_end()
+        .trim_end_matches(';')
+        .split(|c: char| c.is_ascii_whitespace() || c == '(' || c == '\'')
+        .filter(|w| !w.is_empty())
+        .take(n + 1)
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// Transaction and pin state of one session.
+#[derive(Debug, Clone)]
+pub struct Transaction {
+    /// The held transaction start, if any.
+    pub held: Option<Held>,
+    /// The server reported `SERVER_STATUS_IN_TRANS` on the session's connection.
+    pub in_trans: bool,
+    /// An XA transaction is open (from its start until XA COMMIT / ROLLBACK ran).
+    pub xa: bool,
+    /// The server reported `SERVER_STATUS_AUTOCOMMIT`.
+    pub autocommit: bool,
+    /// `autocommit = 0` and a statement ran since the last COMMIT / ROLLBACK.
+    pub implicit: bool,
+    /// Why the session is pinned to its connection for good.
+    pub pin: Option<&'static str>,
+}
+
+impl Default for Transaction {
+    fn default() -> Self {
+        Transaction { held: None, in_trans: false, xa: false, autocommit: true, implicit: false, pin: None }
+    }
+}
+
+impl Transaction {
+    /// Why the next statement must use the session's current connection, if it must.
+    pub fn sticky(&self) -> Option<&'static str> {
+        if self.pin.is_some() {
+            Some("pin")
+        } else if self.in_trans || self.xa || (!self.autocommit && self.implicit) {
+            Some("trans")
+        } else {
+            None
+        }
+    }
+
+    /// Inside a transaction as the client sees it (held start included).
+    pub fn in_transaction(&self) -> bool {
+        self.held.is_some() || self.sticky() == Some("trans")
+    }
+
+    /// Status flags for answers the gateway makes itself.
+    pub fn status(&self) -> u16 {
+        let mut st = 0;
+        if self.autocommit {
+            st |= status::AUTOCOMMIT;
+        }
+        if self.in_transaction() {
+            st |= status::IN_TRANS;
+        }
+        st
+    }
+
+    /// Learns from the final status of an answer to a statement of kind `kind`
+    /// (`txn` its classification) that ran on the session's connection.
+    pub fn after_status(&mut self, st: u16, kind: StmtKind, txn: &TxnStatement) {
+        self.in_trans = st & status::IN_TRANS != 0;
+        self.autocommit = st & status::AUTOCOMMIT != 0;
+        match (kind, txn) {
+            (_, TxnStatement::XaEnd) => {
+                self.xa = false;
+                self.implicit = false;
+            }
+            (StmtKind::Commit | StmtKind::Rollback, _) => self.implicit = false,
+            (StmtKind::Set | StmtKind::Use | StmtKind::Show, _) => {}
+            _ => self.implicit |= !self.autocommit,
+        }
+    }
+
+    /// The held start ran on a connection.
+    pub fn started(&mut self, held: &Held) {
+        self.in_trans = true;
+        self.xa |= held.xa;
+    }
+
+    /// The connection holding the transaction is gone: the transaction with it.
+    pub fn lost(&mut self) {
+        self.in_trans = false;
+        self.xa = false;
+        self.implicit = false;
+        self.pin = None;
+    }
+
+    /// The value `SELECT @@tx_read_only` has inside the held transaction, if the held start
+    /// decides it.
+    pub fn held_read_only(&self) -> Option<bool> {
+        self.held.as_ref().and_then(|h| h.read_only)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(sql: &str) -> TxnStatement {
+        classify(sql, &crate::sql::analyze(sql))
+    }
+
+    #[test]
+    fn classifies_transaction_statements() {
+        assert!(matches!(c("BEGIN"), TxnStatement::Start(Held { xa: false, read_only: None, .. })));
+        assert!(matches!(c("START TRANSACTION READ ONLY"), TxnStatement::Start(Held { read_only: Some(true), .. })));
+        assert!(matches!(c("start transaction with consistent snapshot"), TxnStatement::Start(_)));
+        assert!(matches!(c("XA START 'x1'"), TxnStatement::Start(Held { xa: true, .. })));
+        assert_eq!(c("commit"), TxnStatement::End);
+        assert_eq!(c("ROLLBACK WORK;"), TxnStatement::End);
+        assert_eq!(c("ROLLBACK TO SAVEPOINT a"), TxnStatement::Other);
+        assert_eq!(c("XA COMMIT 'x1'"), TxnStatement::XaEnd);
+        assert_eq!(c("BEGIN; SELECT 1"), TxnStatement::Other);
+        assert_eq!(c("SELECT 1"), TxnStatement::Other);
+    }
+
+    #[test]
+    fn stickiness_follows_status_and_autocommit() {
+        let mut t = Transaction::default();
+        assert_eq!(t.sticky(), None);
+        t.after_status(status::AUTOCOMMIT | status::IN_TRANS, StmtKind::Update, &TxnStatement::Other);
+        assert_eq!(t.sticky(), Some("trans"));
+        t.after_status(status::AUTOCOMMIT, StmtKind::Commit, &TxnStatement::Other);
+        assert_eq!(t.sticky(), None);
+        // autocommit = 0: sticky after the first statement until COMMIT.
+        t.after_status(0, StmtKind::Set, &TxnStatement::Other);
+        assert_eq!(t.sticky(), None);
+        t.after_status(0, StmtKind::Select, &TxnStatement::Other);
+        assert_eq!(t.sticky(), Some("trans"));
+        t.after_status(0, StmtKind::Commit, &TxnStatement::Other);
+        assert_eq!(t.sticky(), None);
+        t.pin = Some("temporary table");
+        assert_eq!(t.sticky(), Some("pin"));
+    }
+}
