@@ -1,5 +1,8 @@
 //! `cargo xtask bench`: sysbench against one MariaDB directly, through haproxy (TCP mode) and
 //! through the gateway, interleaved round by round, reported as a table with gateway ratios.
+//! `--cluster`: the gateway routes over three servers instead (see [`cluster`]).
+
+mod cluster;
 
 use std::fmt::Write as _;
 
@@ -30,6 +33,12 @@ pub struct BenchArgs {
     /// `--db-ps-mode` values to run.
     #[arg(long, value_delimiter = ',', default_value = "auto,disable")]
     ps_modes: Vec<String>,
+    /// Three servers with the same sbtest data and the gateway in routing mode over them (static
+    /// topology written at bench time, sbtest tables HASH(id) with leaders on s1 and s2). direct
+    /// and haproxy stay on s1: haproxy is an L4 proxy, it cannot split a session's statements
+    /// across servers, so one server is the honest baseline of a 1:1 proxy.
+    #[arg(long)]
+    cluster: bool,
 }
 
 const TARGETS: [&str; 3] = ["direct", "haproxy", "gateway"];
@@ -41,13 +50,14 @@ struct Rig {
     #[allow(dead_code)] // held so that dropping the rig stops haproxy by PID
     haproxy: Proc,
     haproxy_port: u16,
-    db: MariaDb,
+    /// The servers: one, or s1–s3 with `--cluster`. direct and haproxy use the first.
+    dbs: Vec<MariaDb>,
 }
 
 impl Rig {
     fn port(&self, target: &str) -> u16 {
         match target {
-            "direct" => self.db.port(),
+            "direct" => self.dbs[0].port(),
             "haproxy" => self.haproxy_port,
             _ => self.gateway.port(),
         }
@@ -74,7 +84,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let rounds = args.rounds.max(1);
     workspace::use_release_gateway()?;
     let dir = workspace::scratch_dir("bench")?;
-    let mut rig = start_rig(&dir)?;
+    let mut rig = start_rig(&dir, args.cluster)?;
 
     let total = tests.len() * ps_modes.len() * rounds as usize * TARGETS.len();
     let mut samples = Vec::with_capacity(total);
@@ -92,9 +102,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                             println!("    {note}");
                         }
                     }
-                    let before = innodb_deadlocks(&rig.db);
+                    let before = (innodb_deadlocks(&rig.dbs), cluster::questions(&rig.dbs));
                     let mut outcome = sysbench::run(&spec, rig.port(target));
-                    outcome.deadlocks = before.zip(innodb_deadlocks(&rig.db)).map(|(b, a)| a.saturating_sub(b));
+                    outcome.deadlocks = before.0.zip(innodb_deadlocks(&rig.dbs)).map(|(b, a)| a.saturating_sub(b));
+                    if rig.dbs.len() > 1 {
+                        outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));
+                    }
                     println!("[{:>2}/{total}] {}", samples.len() + 1, progress_line(&spec, round, target, &outcome));
                     samples.push(Sample { test, ps_mode, target, round, outcome });
                 }
@@ -123,19 +136,18 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts MariaDB (fresh `sbtest` prepared), haproxy and the gateway.
-fn start_rig(dir: &std::path::Path) -> anyhow::Result<Rig> {
-    println!("==> starting MariaDB");
-    // No general log: writing every statement to a file would dominate the measurement.
-    let opts = MariaDbOptions { general_log: false, ..MariaDbOptions::default() };
-    let db = MariaDb::start_with("bench", opts).context("starting MariaDB bench")?;
-    println!("    127.0.0.1:{} (pid {})", db.port(), db.pid());
-    db.cli().sql("DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest")?;
-    println!("==> sysbench prepare: {} tables x {} rows", sysbench::TABLES, sysbench::TABLE_SIZE);
-    sysbench::prepare(db.port())?;
+/// Starts MariaDB (one, or three with `cluster`; fresh `sbtest` prepared on each), haproxy (in
+/// front of the first) and the gateway (1:1 in front of the first, or routing over all three).
+fn start_rig(dir: &std::path::Path, cluster: bool) -> anyhow::Result<Rig> {
+    let count = if cluster { cluster::SERVERS } else { 1 };
+    let mut dbs = Vec::with_capacity(count);
+    for i in 1..=count {
+        let name = if cluster { format!("bench-s{i}") } else { "bench".to_string() };
+        dbs.push(start_server(&name)?);
+    }
 
     let haproxy_port = process::free_port()?;
-    let haproxy = haproxy::start(dir, haproxy_port, db.port())?;
+    let haproxy = haproxy::start(dir, haproxy_port, dbs[0].port())?;
     println!(
         "==> haproxy on 127.0.0.1:{haproxy_port} (pid {}), config {}, log {}",
         haproxy.pid(),
@@ -144,7 +156,10 @@ fn start_rig(dir: &std::path::Path) -> anyhow::Result<Rig> {
     );
 
     let gateway_port = process::free_port()?;
-    let gateway_config = workspace::gateway_config(gateway_port, db.addr())?.to_toml();
+    let mut gateway_config = workspace::gateway_config(gateway_port, dbs[0].addr())?.to_toml();
+    if cluster {
+        gateway_config.push_str(&cluster::routing_section(dir, &dbs)?);
+    }
     std::fs::write(dir.join("gateway.toml"), &gateway_config)?;
     let gateway = Gateway::start(&gateway_config)?;
     println!("==> gateway on 127.0.0.1:{gateway_port} (pid {}), log {}", gateway.pid(), gateway.log_path().display());
@@ -154,13 +169,31 @@ fn start_rig(dir: &std::path::Path) -> anyhow::Result<Rig> {
             println!("    warning: SELECT 1 through {name} failed: {e:#}");
         }
     }
-    Ok(Rig { gateway, gateway_config, haproxy, haproxy_port, db })
+    Ok(Rig { gateway, gateway_config, haproxy, haproxy_port, dbs })
 }
 
-/// The server's `Innodb_deadlocks` counter, read directly (not through a proxy).
-fn innodb_deadlocks(db: &MariaDb) -> Option<u64> {
-    let out = db.cli().sql("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'").ok()?;
-    out.split_whitespace().nth(1)?.parse().ok()
+/// One MariaDB without general log, with `sbtest` freshly prepared (the same rows on every server:
+/// sysbench's random seed is fixed).
+fn start_server(name: &str) -> anyhow::Result<MariaDb> {
+    println!("==> starting MariaDB {name}");
+    // No general log: writing every statement to a file would dominate the measurement.
+    let opts = MariaDbOptions { general_log: false, ..MariaDbOptions::default() };
+    let db = MariaDb::start_with(name, opts).with_context(|| format!("starting MariaDB {name}"))?;
+    println!("    127.0.0.1:{} (pid {})", db.port(), db.pid());
+    db.cli().sql("DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest")?;
+    println!("==> sysbench prepare on {name}: {} tables x {} rows", sysbench::TABLES, sysbench::TABLE_SIZE);
+    sysbench::prepare(db.port())?;
+    Ok(db)
+}
+
+/// The sum of the servers' `Innodb_deadlocks` counters, read directly (not through a proxy).
+fn innodb_deadlocks(dbs: &[MariaDb]) -> Option<u64> {
+    dbs.iter()
+        .map(|db| {
+            let out = db.cli().sql("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'").ok()?;
+            out.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .sum()
 }
 
 fn progress_line(spec: &RunSpec, round: u32, target: &str, o: &Outcome) -> String {
@@ -172,7 +205,8 @@ fn progress_line(spec: &RunSpec, round: u32, target: &str, o: &Outcome) -> Strin
                 Some(d) if d > 0 => format!(" (server counted {d} deadlock{})", if d == 1 { "" } else { "s" }),
                 _ => String::new(),
             };
-            format!("{head} {:>9.0} QPS  p95 {:>6.2} ms  errors {}{deadlocks}", o.qps, o.p95_ms, o.errors)
+            let spread = o.spread.as_ref().map(|s| format!("  [{s}]")).unwrap_or_default();
+            format!("{head} {:>9.0} QPS  p95 {:>6.2} ms  errors {}{deadlocks}{spread}", o.qps, o.p95_ms, o.errors)
         }
     }
 }
@@ -193,13 +227,27 @@ fn known_names(given: &[String], allowed: &[&'static str]) -> anyhow::Result<Vec
 
 fn result_markdown(args: &BenchArgs, rig: &Rig, table: &report::Table, samples: &[Sample]) -> String {
     let mut md = String::from("# sysbench: direct vs haproxy vs gateway\n\n");
+    if args.cluster {
+        let _ = writeln!(
+            md,
+            "Cluster mode: three MariaDB servers with the same sbtest rows (s1 :{}, s2 :{}, s3 :{}); \
+             direct and haproxy use s1 only (an L4 proxy cannot split a session across servers); \
+             the gateway routes with the static topology `topology.toml` next to this file (sbtest \
+             tables HASH(id), leaders alternating s1/s2, read-only replicas on s3, gateway in idc1). \
+             The `servers` column of every run is each server's share of the statements executed \
+             during the run (its `Questions` counter).\n",
+            rig.dbs[0].port(),
+            rig.dbs[1].port(),
+            rig.dbs[2].port()
+        );
+    }
     let _ = writeln!(
         md,
-        "One MariaDB (127.0.0.1:{}), haproxy 2.6 TCP mode (:{}), gateway release build (:{}); \
+        "Direct: MariaDB 127.0.0.1:{}, haproxy 2.6 TCP mode (:{}), gateway release build (:{}); \
          sysbench {} tables x {} rows, {} threads, {} s per run, {} round(s), runs interleaved \
          direct → haproxy → gateway within each round. QPS and p95 are medians over rounds; the \
          ratios are medians of the per-round gateway/direct and gateway/haproxy QPS ratios.\n",
-        rig.db.port(),
+        rig.dbs[0].port(),
         rig.haproxy_port,
         rig.gateway.port(),
         sysbench::TABLES,

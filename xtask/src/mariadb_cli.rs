@@ -44,8 +44,6 @@ impl Login {
 pub enum Format {
     /// Tab-separated, no headers (`--batch --skip-column-names`): for parsing.
     Batch,
-    /// Boxed tables with headers (`--table`): for people.
-    Table,
 }
 
 /// Runs `sql` (one or more `;`-separated statements) and returns stdout; fails on a client error.
@@ -63,7 +61,6 @@ pub fn run(login: &Login, sql: &str, format: Format) -> anyhow::Result<String> {
     }
     match format {
         Format::Batch => cmd.args(["--batch", "--skip-column-names"]),
-        Format::Table => cmd.arg("--table"),
     };
     if let Some(db) = &login.database {
         cmd.arg(format!("--database={db}"));

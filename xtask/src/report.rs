@@ -197,10 +197,12 @@ impl Table {
 
 /// Every run, one markdown row each (for result.md).
 pub fn raw_markdown(samples: &[Sample]) -> String {
-    let mut out = String::from("| round | test | ps mode | target | QPS | p95 ms | errors | failure |\n|---:|---|---|---|---:|---:|---:|---|\n");
+    let mut out = String::from(
+        "| round | test | ps mode | target | QPS | p95 ms | errors | servers | failure |\n|---:|---|---|---|---:|---:|---:|---|---|\n",
+    );
     for s in samples {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} |\n",
             s.round,
             short_test(s.test),
             s.ps_mode,
@@ -208,6 +210,7 @@ pub fn raw_markdown(samples: &[Sample]) -> String {
             s.outcome.qps,
             s.outcome.p95_ms,
             errors_cell([&s.outcome]),
+            s.outcome.spread.as_deref().unwrap_or(""),
             s.outcome.failure.as_deref().unwrap_or("").replace('|', "\\|")
         ));
     }

@@ -39,6 +39,9 @@ pub struct Outcome {
     pub deadlocks: Option<u64>,
     /// Why the run failed (non-zero exit, timeout, unparsable report), if it did.
     pub failure: Option<String>,
+    /// With several servers: each one's share of the statements executed during the run
+    /// (`s1 60% s2 40% s3 0%`).
+    pub spread: Option<String>,
 }
 
 impl Outcome {
@@ -63,11 +66,13 @@ fn base_command(test: &str, port: u16) -> Command {
     cmd
 }
 
-/// Creates and fills the sbtest tables on the server at `port` (database `sbtest` must exist).
+/// Creates and fills the sbtest tables on the server at `port` (database `sbtest` must exist);
+/// the random seed is fixed, so every server prepared this way holds the same rows.
 pub fn prepare(port: u16) -> anyhow::Result<()> {
     let mut sb = gateway_tests::sysbench::Sysbench::new(port, "sbtest");
     sb.tables = TABLES;
     sb.table_size = TABLE_SIZE;
+    sb.extra = vec!["--rand-seed=1".into()];
     sb.prepare()?;
     Ok(())
 }
