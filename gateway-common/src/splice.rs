@@ -79,6 +79,22 @@ pub struct SpliceFlow {
     pub redirect_failures: u64,
     /// skbs redirected.
     pub redirected_skbs: u64,
+    /// TCP sequence number just after the last byte the verdict has seen (valid once
+    /// `seq_known != 0`). See P11 in the program's docs: `tcp_read_skb` can hand over an skb
+    /// whose head repeats bytes already delivered.
+    pub next_seq: u32,
+    /// Whether `next_seq` has been set (by the first non-empty skb after insertion).
+    pub seq_known: u32,
+    /// skbs whose head repeated bytes already delivered (a retransmission overlapping data
+    /// received before).
+    pub overlaps: u64,
+    /// Repeated bytes the verdict stripped (or dropped with a wholly repeated skb).
+    pub overlap_bytes: u64,
+    /// skbs whose repeated head could not be stripped; they were passed to userspace, which
+    /// must end the session instead of forwarding them.
+    pub overlaps_unfixed: u64,
+    /// skbs that started past `next_seq` (bytes the verdict never saw; never expected).
+    pub seq_gaps: u64,
 }
 
 /// Value of [`SPLICE_TOTALS_MAP`]: process-wide counters of one direction on one CPU.

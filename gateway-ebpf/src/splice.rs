@@ -13,6 +13,19 @@
 //!   later bytes overtake them;
 //! * over budget, or the kernel refused the redirect.
 //!
+//! **Repeated bytes (P11).** In verdict-only mode the kernel's `tcp_read_skb` hands each skb of
+//! the receive queue to the verdict *whole*. TCP queues a retransmitted segment that partially
+//! overlaps data already received (`seq < rcv_nxt < end_seq`) without trimming it: a normal
+//! `recvmsg` skips the old head through `copied_seq`, `tcp_read_skb` does not. Without care the
+//! head would be delivered twice (seen on 6.18 as one 65,483-byte loopback segment repeated,
+//! under the retransmissions a stalled reader provokes). So the verdict tracks the next sequence
+//! number of each flow (`TCP_SKB_CB(skb)->seq` is `__sk_buff.cb[0]` for sk_skb programs) and
+//! strips any repeated head with `bpf_skb_adjust_room`; the rest of the skb is passed to
+//! userspace (never redirected: the case is rare, and it keeps the verifier's path count low).
+//! An skb that repeats only old bytes is dropped. If the head cannot be
+//! stripped the skb is passed and counted in `overlaps_unfixed`; userspace then ends the session
+//! rather than forward a repeated byte.
+//!
 //! Counters are plain increments: each flow entry has a single writer (the verdict of its source
 //! socket, serialised by the socket lock) and the totals are per-CPU (docs/ebpf.md §8).
 
@@ -29,6 +42,11 @@ use gateway_common::splice::{
 
 /// `SK_PASS` / `SK_DROP` of `enum sk_action`.
 const SK_PASS: u32 = 1;
+const SK_DROP: u32 = 0;
+/// Largest head one `bpf_skb_adjust_room` call strips from an sk_skb (net/core/filter.c).
+const TRIM_STEP: u32 = 0xfff;
+/// Calls per skb: strips up to 32 × 4095 bytes (~128 KiB, more than one GSO segment).
+const TRIM_STEPS: u32 = 32;
 
 #[map(name = "SPLICE_SOCKS")]
 static SPLICE_SOCKS: SockHash<u64> = SockHash::with_max_entries(SPLICE_MAX_SOCKETS, 0);
@@ -45,8 +63,7 @@ static SPLICE_TOTALS: PerCpuArray<SpliceTotals> =
 
 #[stream_verdict]
 pub fn splice_verdict(ctx: SkBuffContext) -> u32 {
-    let len = u64::from(ctx.len());
-    if len == 0 {
+    if ctx.len() == 0 {
         return SK_PASS; // P6
     }
     // SAFETY: `ctx.as_ptr()` is the `__sk_buff` this program was called with.
@@ -57,6 +74,16 @@ pub fn splice_verdict(ctx: SkBuffContext) -> u32 {
     // SAFETY: a successful lookup returns a pointer valid for this program run; the entry has a
     // single writer, this verdict (see the module docs).
     let flow = unsafe { &mut *flow };
+    match strip_repeated_head(&ctx, flow) {
+        Head::New => {}
+        Head::AllOld => return SK_DROP,
+        // Passed, not redirected: rare, and it keeps the verifier's path count small.
+        Head::Stripped | Head::Unfixed => {
+            flow.passed += u64::from(ctx.len());
+            return SK_PASS;
+        }
+    }
+    let len = u64::from(ctx.len());
     // SAFETY: same as above; the value is copied out at once (userspace replaces it wholesale).
     let Some(terms) = (unsafe { SPLICE_PEER.get(cookie) }).copied() else {
         flow.passed += len;
@@ -84,6 +111,68 @@ pub fn splice_verdict(ctx: SkBuffContext) -> u32 {
     flow.redirected_skbs += 1;
     count(terms.direction, len, 0);
     SK_PASS
+}
+
+/// What is left of an skb once bytes the flow already delivered are stripped (P11).
+enum Head {
+    /// Nothing was repeated.
+    New,
+    /// The repeated head is gone; new bytes remain.
+    Stripped,
+    /// Every byte was delivered before: drop the skb.
+    AllOld,
+    /// A repeated head could not be stripped (counted in `overlaps_unfixed`).
+    Unfixed,
+}
+
+/// Advances the flow's sequence tracking past this skb and strips a repeated head (P11).
+#[inline(always)]
+fn strip_repeated_head(ctx: &SkBuffContext, flow: &mut SpliceFlow) -> Head {
+    let len = ctx.len();
+    // `TCP_SKB_CB(skb)->seq`: sk_skb programs see `skb->cb` from its first byte.
+    let seq = ctx.skb.cb()[0];
+    let known = flow.seq_known != 0;
+    let repeated = flow.next_seq.wrapping_sub(seq) as i32;
+    if !known || repeated <= 0 {
+        if known && repeated < 0 {
+            flow.seq_gaps += 1;
+        }
+        flow.next_seq = seq.wrapping_add(len);
+        flow.seq_known = 1;
+        return Head::New;
+    }
+    let repeated = repeated as u32;
+    flow.overlaps += 1;
+    if repeated >= len {
+        flow.overlap_bytes += u64::from(len);
+        return Head::AllOld;
+    }
+    flow.next_seq = seq.wrapping_add(len);
+    if trim_head(ctx, repeated) {
+        flow.overlap_bytes += u64::from(repeated);
+        Head::Stripped
+    } else {
+        flow.overlaps_unfixed += 1;
+        Head::Unfixed
+    }
+}
+
+/// Removes `n` bytes from the front of the skb; false if they could not all be removed.
+#[inline(always)]
+fn trim_head(ctx: &SkBuffContext, n: u32) -> bool {
+    let mut left = n;
+    for _ in 0..TRIM_STEPS {
+        if left == 0 {
+            break;
+        }
+        let step = if left > TRIM_STEP { TRIM_STEP } else { left };
+        // mode 0 = BPF_ADJ_ROOM_NET, the only mode sk_skb accepts; a negative size pulls the head.
+        if ctx.adjust_room(-(step as i32), 0, 0).is_err() {
+            return false;
+        }
+        left -= step;
+    }
+    left == 0
 }
 
 #[inline(always)]

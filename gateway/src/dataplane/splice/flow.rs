@@ -56,6 +56,15 @@ pub struct FlowReport {
     pub max_unacked: u64,
     /// Whether the source's EOF was propagated (FIN sent to the target after draining).
     pub eof: bool,
+    /// skbs whose head repeated bytes already delivered (a retransmission overlapping data
+    /// received before, P11); the verdict stripped the repeated head.
+    pub overlaps: u64,
+    /// Repeated bytes the verdict stripped.
+    pub overlap_bytes: u64,
+    /// skbs whose repeated head the verdict could not strip (the session is ended).
+    pub overlaps_unfixed: u64,
+    /// skbs that started past the next expected sequence number (never expected).
+    pub seq_gaps: u64,
 }
 
 /// One direction: `src` → `dst`.
@@ -101,6 +110,8 @@ impl Flow<'_> {
                 if passed == 0 {
                     break;
                 }
+                // After FIONREAD: the verdict ran for every byte it counts (socket lock).
+                self.refuse_repeated_bytes()?;
                 match sys::recv_nonblocking(self.src.as_fd(), &mut buf[..passed.min(CHUNK)]) {
                     Ok(0) => break,
                     Ok(n) => self.forward(&buf[..n]).await?,
@@ -123,6 +134,18 @@ impl Flow<'_> {
                 return Ok(self.report);
             }
         }
+    }
+
+    /// Fails if the verdict passed an skb whose repeated head it could not strip (P11): its
+    /// bytes wait on the psock queue, and forwarding them would repeat bytes at the target.
+    fn refuse_repeated_bytes(&mut self) -> Result<(), DataplaneError> {
+        let flow = self.flow()?;
+        if flow.overlaps_unfixed == 0 {
+            return Ok(());
+        }
+        self.record(&flow);
+        let source = io::Error::new(io::ErrorKind::InvalidData, "retransmitted bytes the verdict could not strip");
+        Err(DataplaneError::Socket { op: "reading the source", source })
     }
 
     /// No passed byte waits on the source's psock queue.
@@ -201,6 +224,10 @@ impl Flow<'_> {
         self.report.redirected = flow.redirected;
         self.report.budget_stops = flow.budget_stops;
         self.report.redirect_failures = flow.redirect_failures;
+        self.report.overlaps = flow.overlaps;
+        self.report.overlap_bytes = flow.overlap_bytes;
+        self.report.overlaps_unfixed = flow.overlaps_unfixed;
+        self.report.seq_gaps = flow.seq_gaps;
     }
 
     fn flow(&self) -> Result<SpliceFlow, DataplaneError> {

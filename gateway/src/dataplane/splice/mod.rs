@@ -14,6 +14,16 @@
 //!   Sockets stay in the map until they are closed (P2/P3).
 //!
 //! TLS sessions are never spliced (§4.4): [`Eligibility`] refuses them.
+//!
+//! **P11, repeated bytes.** The kernel hands the verdict each received skb whole
+//! (`tcp_read_skb`), including the head of a retransmitted segment that repeats bytes already
+//! received (`seq < rcv_nxt < end_seq`; an ordinary `recvmsg` would skip them through
+//! `copied_seq`). Seen on 6.18 as one 65,483-byte loopback segment delivered twice after the
+//! retransmissions a stalled reader provokes. The verdict tracks each flow's next TCP sequence
+//! number and strips a repeated head before anything else (`gateway-ebpf/src/splice.rs`); if it
+//! cannot, [`Prepared::run`] ends the session instead of forwarding a repeated byte. The
+//! tracking starts at the first skb after insertion, which is safe because sockets are inserted
+//! at a quiet point, with everything the peer sent already acknowledged (P1).
 
 mod flow;
 mod maps;

@@ -210,6 +210,8 @@ fn log_report(r: &SpliceReport, error: Option<&DataplaneError>) {
         bytes_presplice = up.presplice + down.presplice,
         budget_stops = up.budget_stops + down.budget_stops,
         redirect_failures = up.redirect_failures + down.redirect_failures,
+        repeated_bytes_stripped = up.overlap_bytes + down.overlap_bytes,
+        repeated_unfixed = up.overlaps_unfixed + down.overlaps_unfixed,
         max_queued_to_backend = up.max_queued,
         max_queued_to_client = down.max_queued,
         max_unacked_to_backend = up.max_unacked,
