@@ -100,9 +100,8 @@ pub struct DataplaneConfig {
     #[serde(default)]
     pub vip_cidrs: Vec<String>,
     /// Splice pinned sessions in the kernel (sockmap). Never for TLS sessions.
-    /// EXPERIMENTAL, default off: after a budget fallback to userspace forwarding a segment has
-    /// been seen delivered twice on kernel 6.18 (see the closing note of the data-plane issue).
-    /// Do not enable in production.
+    /// Default off. Retransmitted bytes the kernel would hand the verdict twice are stripped in
+    /// BPF (pitfall P11, `dataplane::splice`).
     #[serde(default)]
     pub splice: bool,
     /// Bytes a spliced connection may have redirected but not yet acknowledged by the receiver
