@@ -12,6 +12,9 @@
 //! * [`Stack`] — one MariaDB plus one gateway in front of it, the usual fixture of a test file.
 //! * [`cgroup`] — test-owned cgroup2 directories and running processes inside them (eBPF tests).
 //! * [`netns`] — test-owned network namespaces and the `ip` runner (eBPF tests).
+//! * [`cluster`] — a multi-zone cluster of MariaDB servers behind a routing gateway (static
+//!   topology, general logs, route log, kill / restart); [`general_log`] reads the servers' logs;
+//!   [`workload`] generates and runs the seeded mixed workload of the routing tests.
 //!
 //! Everything binds 127.0.0.1 only (environment.md §0). Servers live under
 //! `<workspace>/target/test-servers/` and are stopped by PID when their owner is dropped, at exit
@@ -24,8 +27,10 @@
 
 pub mod cgroup;
 pub mod clients;
+pub mod cluster;
 pub mod conformance;
 pub mod gateway;
+pub mod general_log;
 pub mod mariadb;
 pub mod mysql;
 pub mod netns;
@@ -34,6 +39,7 @@ pub mod raw;
 pub mod seekdb;
 pub mod stack;
 pub mod sysbench;
+pub mod workload;
 
 use std::net::TcpListener;
 use std::path::PathBuf;

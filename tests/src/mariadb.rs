@@ -41,6 +41,7 @@ pub struct MariaDb {
     dir: PathBuf,
     port: u16,
     child: Child,
+    opts: MariaDbOptions,
 }
 
 impl MariaDb {
@@ -75,6 +76,35 @@ impl MariaDb {
 
     fn launch(name: &str, dir: PathBuf, opts: &MariaDbOptions) -> anyhow::Result<MariaDb> {
         let port = crate::free_port()?;
+        let child = Self::spawn(&dir, port, opts)?;
+        let mut db = MariaDb { name: name.to_string(), dir, port, child, opts: opts.clone() };
+        db.wait_ready(Duration::from_secs(60))?;
+        db.cli().sql("CREATE DATABASE IF NOT EXISTS test").context("creating database test")?;
+        Ok(db)
+    }
+
+    /// Kills `mariadbd` with SIGKILL (a crash, no shutdown) and reaps it; the data directory and
+    /// the port stay reserved for [`MariaDb::restart`].
+    pub fn kill(&mut self) -> anyhow::Result<()> {
+        if self.child.try_wait()?.is_none() {
+            self.child.kill().context("SIGKILL mariadbd")?;
+            self.child.wait()?;
+        }
+        process::unregister(self.child.id());
+        Ok(())
+    }
+
+    /// Starts `mariadbd` again on the same data directory and port (after [`MariaDb::kill`]) and
+    /// waits until it accepts connections (InnoDB crash recovery included).
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        if self.child.try_wait()?.is_none() {
+            bail!("mariadbd {} is still running", self.name);
+        }
+        self.child = Self::spawn(&self.dir, self.port, &self.opts)?;
+        self.wait_ready(Duration::from_secs(60))
+    }
+
+    fn spawn(dir: &Path, port: u16, opts: &MariaDbOptions) -> anyhow::Result<Child> {
         let d = |f: &str| dir.join(f).display().to_string();
         let mut cmd = Command::new("mariadbd");
         cmd.arg("--no-defaults")
@@ -99,11 +129,8 @@ impl MariaDb {
             .stderr(std::fs::File::create(dir.join("stderr.log"))?);
         let child =
             process::spawn_owned(cmd).context("starting mariadbd (is mariadb-server installed? scripts/setup.sh)")?;
-        process::register(child.id(), Some(dir.clone()));
-        let mut db = MariaDb { name: name.to_string(), dir, port, child };
-        db.wait_ready(Duration::from_secs(60))?;
-        db.cli().sql("CREATE DATABASE IF NOT EXISTS test").context("creating database test")?;
-        Ok(db)
+        process::register(child.id(), Some(dir.to_path_buf()));
+        Ok(child)
     }
 
     fn wait_ready(&mut self, timeout: Duration) -> anyhow::Result<()> {

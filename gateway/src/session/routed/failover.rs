@@ -42,7 +42,9 @@ pub fn congesting_error(code: u16) -> bool {
 
 /// The servers to try, in order: the decision's order with congested servers moved behind the
 /// usable ones (dead last), each server once, at most `max_attempts`. An alive-congested server
-/// whose retry interval has passed is tried by one request only (`claim_retry`).
+/// whose retry interval has passed is tried by one request only (`claim_retry`), and only by a
+/// request that would try it first: a request that merely lists it behind a usable server must
+/// not use up the retry without trying it.
 pub fn attempt_order(decision: &RouteDecision, congestion: &Mutex<CongestionManager>, max_attempts: usize) -> Vec<RankedCandidate> {
     let now = Instant::now();
     let mut ranked: Vec<(u8, RankedCandidate)> = Vec::new();
@@ -53,9 +55,10 @@ pub fn attempt_order(decision: &RouteDecision, congestion: &Mutex<CongestionMana
         if ranked.iter().any(|(_, r)| r.addr == c.addr) {
             continue;
         }
+        let first = !ranked.iter().any(|(s, _)| *s == 0);
         let severity = match m.state(c.addr, now) {
             CongestionState::Alive => 0,
-            CongestionState::RetryDue if m.claim_retry(c.addr, now) => 0,
+            CongestionState::RetryDue if first && m.claim_retry(c.addr, now) => 0,
             CongestionState::RetryDue => 1,
             CongestionState::Congested(k) => 2 + k as u8,
         };
