@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use gateway_tests::mysql::{connect, err_code};
 use gateway_tests::raw::{self, Param, RawConn};
 use gateway_tests::stack::{shared, Stack};
+use gateway_tests::{Gateway, GatewayConfig};
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Row, Value};
 
@@ -41,6 +42,36 @@ fn stack() -> &'static Stack {
             |c| c,
         )
     })
+}
+
+static ROUTED: OnceLock<Result<Gateway, String>> = OnceLock::new();
+
+/// A second gateway in front of the same server in routed mode (per-statement routing, pooled
+/// server connections, gateway statement ids), with a one-server topology.
+fn routed(s: &Stack) -> SocketAddr {
+    let gw = ROUTED.get_or_init(|| {
+        let start = || -> anyhow::Result<Gateway> {
+            let dir = gateway_tests::scratch_dir("prepared-routed")?;
+            let topology = dir.join("topology.toml");
+            std::fs::write(
+                &topology,
+                format!(
+                    "cluster = \"one\"\n[[zones]]\nname = \"z1\"\nregion = \"r\"\nidc = \"idc1\"\ntype = \"ReadWrite\"\n\
+                     [[servers]]\nname = \"s1\"\naddr = \"{}\"\nzone = \"z1\"\n\
+                     [[tenants]]\nname = \"sys\"\nid = 1\nprimary_zone = \"z1\"\n",
+                    s.db.addr()
+                ),
+            )?;
+            let mut toml = GatewayConfig::new(s.db.addr())?.to_toml();
+            toml.push_str(&format!("\n[routing]\ntopology = \"{}\"\nidc = \"idc1\"\nseed = 3\n", topology.display()));
+            Gateway::start(&toml)
+        };
+        start().map_err(|e| format!("{e:#}"))
+    });
+    match gw {
+        Ok(g) => g.addr(),
+        Err(e) => panic!("routed gateway did not start: {e}"),
+    }
 }
 
 async fn gw(s: &Stack) -> Conn {
@@ -286,8 +317,10 @@ fn cursor_fetch_matches_direct() {
     };
     let a = run(s.gw.addr());
     let b = run(s.db.addr());
+    let c = run(routed(s));
     assert_eq!(a.3, 990, "rows fetched through the gateway");
     assert_eq!(a, b, "cursor responses through the gateway vs direct");
+    assert_eq!(c, b, "cursor responses through the routed gateway vs direct");
 }
 
 #[test]
@@ -306,11 +339,14 @@ fn send_long_data_matches_direct() {
     };
     let a = run(s.gw.addr(), 1);
     let b = run(s.db.addr(), 2);
+    let c = run(routed(s), 3);
     assert_eq!(a, b, "execute response after long data");
+    assert_eq!(c, b, "execute response after long data, routed gateway");
     let mut whole = chunk.clone();
     whole.extend_from_slice(&chunk);
     whole.extend_from_slice(&chunk);
     let sha = gateway_tests::sha1_hex(&whole);
     let stored = s.db.sql("SELECT id, LENGTH(b), SHA1(b) FROM ld ORDER BY id").unwrap();
-    assert_eq!(stored, format!("1\t{}\t{sha}\n2\t{}\t{sha}\n", whole.len(), whole.len()));
+    let n = whole.len();
+    assert_eq!(stored, format!("1\t{n}\t{sha}\n2\t{n}\t{sha}\n3\t{n}\t{sha}\n"));
 }

@@ -372,3 +372,177 @@ async fn pins_dependent_functions_and_prepared_statements_stay_correct() {
         assert!(v.is_some(), "c1 = {c1}");
     }
 }
+
+/// Indexes of the servers whose general log has a `command` entry (`Prepare`, `Execute`, …)
+/// containing `marker`.
+fn ran_as(r: &Routed, command: &str, marker: &str) -> Vec<usize> {
+    (0..r.servers.len())
+        .filter(|&i| gateway_tests::general_log::parse(&r.servers[i].general_log()).iter().any(|e| e.command == command && e.text.contains(marker)))
+        .collect()
+}
+
+/// Route-log lines of `cmd` whose SQL contains `marker`.
+fn logged_lines(r: &Routed, cmd: &str, marker: &str, at_least: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(&r.route_log).unwrap_or_default();
+        let lines: Vec<String> =
+            text.lines().filter(|l| l.contains(marker) && field(l, "cmd") == cmd).map(str::to_string).collect();
+        if lines.len() >= at_least {
+            return lines;
+        }
+        assert!(Instant::now() < deadline, "fewer than {at_least} {cmd} lines for {marker}:\n{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_execute_runs_on_its_partitions_leader() {
+    let r = shared();
+    let mut c = r.conn("root", "").await;
+    let stmt = c.prep("SELECT c2 FROM t0 WHERE c1 = ? /* pe1 */").await.unwrap();
+    for (c1, leader) in [(123, 1usize), (0, 0), (5, 1), (8, 0)] {
+        let v: Option<String> = c.exec_first(&stmt, (c1,)).await.unwrap_or_else(|e| panic!("{e:?}\n{}", r.gw.log_tail(3000)));
+        assert!(v.is_some(), "c1 = {c1}");
+        // The general log shows the EXECUTE with its values expanded.
+        assert_eq!(ran_as(r, "Execute", &format!("c1 = {c1} /* pe1 */")), vec![leader], "c1 = {c1}");
+    }
+    // Prepared on both leaders (on the second one lazily, right before its first EXECUTE).
+    let prepared = ran_as(r, "Prepare", "pe1");
+    assert!(prepared.contains(&0) && prepared.contains(&1), "prepared on {prepared:?}");
+    let lines = logged_lines(r, "execute", "c1 = ? /* pe1 */", 4);
+    let targets: Vec<String> = lines.iter().map(|l| field(l, "target")).collect();
+    let (s1, s2) = (r.servers[0].addr().to_string(), r.servers[1].addr().to_string());
+    assert_eq!(targets, vec![s2.clone(), s1.clone(), s2.clone(), s1.clone()], "{lines:?}");
+
+    // Inside a transaction every EXECUTE stays on the transaction's connection.
+    c.query_drop("BEGIN").await.unwrap();
+    let _: Option<String> = c.exec_first("SELECT c2 FROM t0 WHERE c1 = ? /* pe2 */", (123,)).await.unwrap();
+    let _: Option<String> = c.exec_first("SELECT c2 FROM t0 WHERE c1 = ? /* pe2 */", (0,)).await.unwrap();
+    c.query_drop("COMMIT").await.unwrap();
+    assert_eq!(ran_as(r, "Execute", "c1 = 0 /* pe2 */"), vec![1], "the transaction began on s2");
+    let sticky: Vec<String> = logged_lines(r, "execute", "pe2", 2).iter().map(|l| field(l, "sticky")).collect();
+    assert_eq!(sticky[1], "trans");
+
+    // A closed statement is gone (mysql_async sends the EXECUTE with the old id).
+    c.close(stmt.clone()).await.unwrap();
+    let e = c.exec_drop(&stmt, (123,)).await.unwrap_err();
+    assert_eq!(err_code(&e), Some(1243), "{e:?}");
+    let v: Option<String> = c.exec_first("SELECT c2 FROM t0 WHERE c1 = ? /* pe3 */", (5,)).await.unwrap();
+    assert!(v.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_execute_using_routes_by_the_user_variable() {
+    let r = shared();
+    let mut c = r.conn("root", "").await;
+    c.query_drop("PREPARE tp FROM 'SELECT c2 FROM t0 WHERE c1 = ? /* tp1 */'").await.unwrap();
+    for (k, leader) in [(123, 1usize), (0, 0), (5, 1), (8, 0)] {
+        c.query_drop(format!("SET @k = {k}")).await.unwrap();
+        let rows = query_values(&mut c, "EXECUTE tp USING @k").await.unwrap_or_else(|e| panic!("{e:?}\n{}", r.gw.log_tail(3000)));
+        assert!(!rows.is_empty(), "k = {k}");
+        assert_eq!(ran_as(r, "Execute", &format!("c1 = {k} /* tp1 */")), vec![leader], "k = {k}");
+    }
+    let lines = logged_lines(r, "execute", "tp1", 4);
+    assert_eq!(field(&lines[0], "target"), r.servers[1].addr().to_string(), "{lines:?}");
+    assert_eq!(field(&lines[0], "sticky"), "none", "no pin for a statement the gateway follows");
+    // A literal argument routes as well; DEALLOCATE forgets the statement.
+    c.query_drop("EXECUTE tp USING 5").await.unwrap();
+    c.query_drop("DEALLOCATE PREPARE tp").await.unwrap();
+    let e = c.query_drop("EXECUTE tp USING @k").await.unwrap_err();
+    assert_eq!(err_code(&e), Some(1243), "{e:?}");
+    // The session was never pinned: statements still follow their leaders.
+    c.query_drop("SELECT c2 FROM t0 WHERE c1 = 0 /* tp2 */").await.unwrap();
+    c.query_drop("SELECT c2 FROM t0 WHERE c1 = 123 /* tp3 */").await.unwrap();
+    assert_eq!((r.ran_on("tp2"), r.ran_on("tp3")), (vec![0], vec![1]));
+}
+
+/// Raw protocol: cursors, long data, close, reset; the cursor keeps its connection until it ends.
+#[test]
+fn cursors_long_data_and_close_through_routed_sessions() {
+    use gateway_tests::raw::{self, Param, RawConn};
+    let r = shared();
+    let mut c = RawConn::login(r.gw.addr(), "root", "", Some("test")).unwrap();
+
+    // Long data replayed where the EXECUTE goes (c1 = 123: s2).
+    let p = c.prepare("SELECT ?, c2 FROM t0 WHERE c1 = ? /* ld1 */").unwrap();
+    c.send_long_data(p.id, 0, b"long-").unwrap();
+    c.send_long_data(p.id, 0, b"data").unwrap();
+    let rows = c.execute(p.id, 0, &[Param::long_data(raw::ty::BLOB), Param::long(123)]).unwrap();
+    assert!(raw::parse_err(&rows[0]).is_none(), "{:?}", raw::parse_err(&rows[0]));
+    assert!(rows.iter().any(|row| row.windows(9).any(|w| w == b"long-data")), "long data echoed");
+    assert_eq!(ran_as(r, "Execute", "ld1"), vec![1]);
+    // Closed: 1243; the next EXECUTE of the other statement still works.
+    c.close_stmt(p.id).unwrap();
+    let gone = c.execute(p.id, 0, &[Param::long(1), Param::long(123)]).unwrap();
+    assert_eq!(raw::parse_err(&gone[0]).map(|e| e.code), Some(1243));
+
+    // A cursor on s2 (c1 = 5), read row by row, keeps the session on that connection.
+    let q = c.prepare("SELECT c1, c2 FROM t0 WHERE c1 = ? /* cur1 */").unwrap();
+    let head = c.execute(q.id, 1, &[Param::long(5)]).unwrap();
+    assert!(raw::eof_status(head.last().unwrap()) & raw::status::CURSOR_EXISTS != 0, "{head:?}");
+    assert_eq!(ran_as(r, "Execute", "cur1"), vec![1]);
+    let other = c.query("SELECT c2 FROM t0 WHERE c1 = 0 /* cur2 */").unwrap();
+    assert!(raw::parse_err(&other[0]).is_none());
+    assert_eq!(r.ran_on("cur2"), vec![1], "the open cursor keeps the session on s2");
+    assert_eq!(field(&r.logged("cur2"), "sticky"), "cursor");
+    let mut rows = 0;
+    loop {
+        let batch = c.fetch(q.id, 1).unwrap();
+        let end = batch.last().unwrap();
+        assert!(raw::parse_err(end).is_none(), "{:?}", raw::parse_err(end));
+        rows += batch.len() - 1;
+        if raw::eof_status(end) & raw::status::LAST_ROW_SENT != 0 {
+            break;
+        }
+        assert!(rows < 100);
+    }
+    assert!(rows >= 1);
+    // The cursor is over: routing is back.
+    c.query("SELECT c2 FROM t0 WHERE c1 = 0 /* cur3 */").unwrap();
+    assert_eq!(r.ran_on("cur3"), vec![0]);
+    let none = c.fetch(q.id, 1).unwrap();
+    assert_eq!(raw::parse_err(&none[0]).map(|e| e.code), Some(1421), "fetch without a cursor");
+
+    // COM_STMT_RESET closes a cursor too (on its connection), and ends the stickiness.
+    let head = c.execute(q.id, 1, &[Param::long(5)]).unwrap();
+    assert!(raw::eof_status(head.last().unwrap()) & raw::status::CURSOR_EXISTS != 0, "{head:?}");
+    c.command(0x1a, &q.id.to_le_bytes()).unwrap();
+    assert_eq!(c.read_packet().unwrap()[0], 0, "OK to COM_STMT_RESET");
+    let none = c.fetch(q.id, 1).unwrap();
+    assert_eq!(raw::parse_err(&none[0]).map(|e| e.code), Some(1421), "fetch after reset");
+    c.query("SELECT c2 FROM t0 WHERE c1 = 0 /* cur4 */").unwrap();
+    assert_eq!(r.ran_on("cur4"), vec![0]);
+
+    // COM_RESET_CONNECTION forgets every statement.
+    c.command(0x1f, &[]).unwrap();
+    assert_eq!(c.read_packet().unwrap()[0], 0, "OK to COM_RESET_CONNECTION");
+    let gone = c.execute(q.id, 0, &[Param::long(5)]).unwrap();
+    assert_eq!(raw::parse_err(&gone[0]).map(|e| e.code), Some(1243));
+}
+
+/// A client preparing and closing in a loop leaves no statements behind on the servers.
+#[test]
+fn prepare_close_loops_do_not_pile_up_server_statements() {
+    use gateway_tests::raw::{self, Param, RawConn};
+    let r = shared();
+    let mut c = RawConn::login(r.gw.addr(), "root", "", Some("test")).unwrap();
+    let count = |r: &Routed| -> Vec<u64> {
+        r.servers
+            .iter()
+            .map(|s| {
+                let out = s.sql("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'").unwrap();
+                out.split_whitespace().last().and_then(|n| n.parse().ok()).unwrap_or(0)
+            })
+            .collect()
+    };
+    for i in 0..300 {
+        let k = if i % 2 == 0 { 0 } else { 123 };
+        let p = c.prepare("SELECT c2 FROM t0 WHERE c1 = ? /* loop1 */").unwrap();
+        let rows = c.execute(p.id, 0, &[Param::long(k)]).unwrap();
+        assert!(raw::parse_err(&rows[0]).is_none());
+        c.close_stmt(p.id).unwrap();
+    }
+    let counts = count(r);
+    assert!(counts.iter().all(|&n| n < 100), "prepared statements left on the servers: {counts:?}");
+}

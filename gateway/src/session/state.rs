@@ -29,6 +29,7 @@ pub use track::{changes, Change};
 pub use value::{collation_names, SetValue};
 
 use crate::protocol::ProtocolError;
+use crate::session::prepared::ConnStatements;
 
 /// System variables that act on the next statement only: replayed once, like `SET TRANSACTION`.
 const ONE_SHOT: [&str; 3] = ["insert_id", "rand_seed1", "rand_seed2"];
@@ -76,6 +77,8 @@ pub struct ConnSync {
     version: u64,
     database: Option<String>,
     collation: Option<u8>,
+    /// The client's prepared statements this connection has (cleared with the client state).
+    pub statements: ConnStatements,
 }
 
 /// One action of a sync, in order.
@@ -106,13 +109,15 @@ impl SyncPlan {
 impl ConnSync {
     /// A freshly logged-in connection: `database` and `collation` as sent in the login.
     pub fn new(database: Option<&str>, collation: u8) -> Self {
-        ConnSync { owner: None, version: 0, database: database.map(str::to_string), collation: Some(collation) }
+        let database = database.map(str::to_string);
+        ConnSync { owner: None, version: 0, database, collation: Some(collation), statements: ConnStatements::default() }
     }
 
     /// After `COM_RESET_CONNECTION`: no client state any more; the database is kept by the server.
     pub fn reset(&mut self) {
         self.owner = None;
         self.version = 0;
+        self.statements.clear();
     }
 
     /// After `COM_CHANGE_USER`: like a new login.

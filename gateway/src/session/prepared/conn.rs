@@ -18,6 +18,8 @@ pub struct ConnStatements {
     by_client: HashMap<u32, ServerStmt>,
     /// Text statements prepared here: lower-case name → [`super::text::TextStatement::generation`].
     text: HashMap<String, u64>,
+    /// The session's close epoch when closed statements were last dropped from here.
+    swept: u64,
 }
 
 impl ConnStatements {
@@ -70,6 +72,22 @@ impl ConnStatements {
         self.text.remove(&name.to_lowercase()).is_some()
     }
 
+    /// Whether statements the client closed since `epoch` changed may still be here (nothing
+    /// to do when this connection holds none).
+    pub fn needs_sweep(&self, epoch: u64) -> bool {
+        self.swept != epoch && !self.is_empty()
+    }
+
+    /// Records that the connection holds nothing the client closed before `epoch`.
+    pub fn set_swept(&mut self, epoch: u64) {
+        self.swept = epoch;
+    }
+
+    /// Names (lower case) and generations of the text statements prepared here.
+    pub fn text_statements(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
+        self.text.iter().map(|(n, g)| (n.as_str(), *g))
+    }
+
     /// Number of statements prepared here.
     pub fn len(&self) -> usize {
         self.by_client.len()
@@ -110,6 +128,19 @@ mod tests {
         c.clear();
         assert!(c.is_empty());
         assert!(!c.remove_text("s1"));
+    }
+
+    #[test]
+    fn sweeps_only_when_the_epoch_moved_and_something_is_held() {
+        let mut c = ConnStatements::default();
+        assert!(!c.needs_sweep(3), "nothing held here");
+        c.insert(1, 10);
+        c.insert_text("S", 2);
+        assert!(c.needs_sweep(3));
+        c.set_swept(3);
+        assert!(!c.needs_sweep(3));
+        assert!(c.needs_sweep(4));
+        assert_eq!(c.text_statements().collect::<Vec<_>>(), vec![("s", 2)]);
     }
 
     #[test]

@@ -34,17 +34,25 @@
 //!      statement is closed, reset or executed again.
 //! * **COM_STMT_FETCH** — goes to the cursor owner with the id replaced
 //!   ([`execute::set_statement_id`] works on any command that starts with the id); no cursor →
-//!   forward to any connection holding the statement (the server answers "no open cursor").
-//! * **COM_STMT_CLOSE** — sent, with each connection's server id, to every connection holding it
-//!   ([`ConnStatements::remove`]); no answer; [`Registry::close`]. Unknown ids are ignored.
-//! * **COM_STMT_RESET** — sent to the connection(s) holding the statement, the first answer is
-//!   returned (an ERR unchanged); [`Statement::reset`] drops long data, errors and the cursor.
-//!   Held nowhere → OK from the gateway.
+//!   ER_STMT_HAS_NO_OPEN_CURSOR (1421) from the gateway, as the server would answer.
+//! * **COM_STMT_CLOSE** — no answer; [`Registry::close`]. Sent at once to the session's held
+//!   connection; a pooled connection gets it when the session next uses it
+//!   ([`ConnStatements::needs_sweep`]: the session's close epoch moved), so a client that
+//!   prepares and closes in a loop leaves nothing behind. Unknown ids are ignored.
+//! * **COM_STMT_RESET** — [`Statement::reset`] drops long data, errors and the cursor; sent to
+//!   the held connection when it has the statement (its answer is returned), else OK from the
+//!   gateway (idle connections never hold long data or cursors: both live only around an
+//!   EXECUTE on a held connection).
 //! * Text `PREPARE` / `EXECUTE … USING` / `DEALLOCATE PREPARE` ([`text`]): the same with names;
 //!   the bound values come from the session's user variables ([`text::bound_values`]); a
 //!   connection lacking the statement gets [`text::prepare_sql`] first
-//!   (`SERVER_SEND_TEXT_PS_PREPARE`).
-//! * COM_RESET_CONNECTION or a connection handed to another client: [`ConnStatements::clear`].
+//!   (`SERVER_SEND_TEXT_PS_PREPARE`). `DEALLOCATE` is answered by the gateway and reaches the
+//!   connections with the next sweep. `PREPARE … FROM @v` of an unknown value pins the session.
+//! * COM_RESET_CONNECTION or a connection handed to another client: [`ConnStatements::clear`]
+//!   (the pool's reset clears `ConnSync::statements`).
+//!
+//! The routed session's side of all this is in `session::routed::{statements, statement_conn,
+//! text_statements}`.
 
 pub mod answer;
 pub mod binary;

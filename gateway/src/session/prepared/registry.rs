@@ -101,6 +101,11 @@ impl Statement {
         &self.sql
     }
 
+    /// The statement text, shared (kept by a request while the registry changes).
+    pub fn shared_sql(&self) -> Arc<str> {
+        Arc::clone(&self.sql)
+    }
+
     /// Number of `?` parameters.
     pub fn params(&self) -> u16 {
         self.params
@@ -144,6 +149,12 @@ impl Statement {
     /// until COM_STMT_RESET, as on the server.
     pub fn pending_error(&self) -> Option<&PreparedError> {
         self.error.as_ref()
+    }
+
+    /// Takes the buffered long data out (an EXECUTE consumes it, and replays it on whichever
+    /// connection it goes to).
+    pub fn take_long_data(&mut self) -> LongData {
+        std::mem::take(&mut self.long_data)
     }
 
     /// After an EXECUTE was sent: its long data is consumed; an open cursor is replaced.
@@ -234,6 +245,18 @@ impl Registry {
             self.last = None;
         }
         self.statements.remove(&id)
+    }
+
+    /// Whether a statement has an open cursor.
+    pub fn has_cursor(&self) -> bool {
+        self.statements.values().any(|s| s.cursor.is_some())
+    }
+
+    /// The connection holding the cursors is gone: no statement has one.
+    pub fn clear_cursors(&mut self) {
+        for s in self.statements.values_mut() {
+            s.cursor = None;
+        }
     }
 
     /// Number of open statements.

@@ -243,6 +243,11 @@ impl TextStatements {
         self.by_name.remove(&name.to_lowercase());
     }
 
+    /// The statement of name `name`, if prepared.
+    pub fn get(&self, name: &str) -> Option<&TextStatement> {
+        self.by_name.get(&name.to_lowercase())
+    }
+
     /// The statement an `EXECUTE` names, or the server's error for an unknown name.
     pub fn execute(&self, name: &str) -> Result<&TextStatement, PreparedError> {
         self.by_name.get(&name.to_lowercase()).ok_or_else(|| unknown(name, "EXECUTE"))

@@ -1,4 +1,5 @@
-//! One attempt of a request on one server connection: state sync, held `BEGIN` replay, send,
+//! One attempt of a request on one server connection: state sync, prepared statements there
+//! ([`super::statement_conn`]), held `BEGIN` replay, send,
 //! a look at the first answer packet (a refusal before execution may go elsewhere, §15.3), relay.
 
 use std::net::SocketAddr;
@@ -34,12 +35,21 @@ impl RoutedSession<'_> {
                 }
             };
         }
-        if let Some(sent) = self.replay_held(conn, retry).await {
-            return sent;
+        // Prepared statements first: a lazy prepare that fails leaves no transaction begun.
+        let prepared = match self.before_send(conn, req).await {
+            Ok(p) => p,
+            Err(sent) => return sent,
+        };
+        let replay = req.prep.starts_held_transaction();
+        if replay {
+            if let Some(sent) = self.replay_held(conn, retry).await {
+                return sent;
+            }
         }
+        let payload = prepared.as_deref().unwrap_or(req.payload);
         conn.set_in_flight(true);
-        let mut out = Vec::with_capacity(req.payload.len() + 8);
-        encode_packet(&mut out, 0, req.payload);
+        let mut out = Vec::with_capacity(payload.len() + 8);
+        encode_packet(&mut out, 0, payload);
         if let Err(e) = conn.wire.write_raw(&out).await {
             // write_all failed: the server never got the whole request, so it did not run.
             conn.mark_broken();
@@ -51,14 +61,17 @@ impl RoutedSession<'_> {
         if let Some(sent) = self.refused_before_execution(conn, retry, tracker.is_done()).await {
             return sent;
         }
+        if let Some(sent) = self.prepare_answer(conn, req) {
+            return sent;
+        }
         if tracker.is_done() {
-            if let Some(held) = self.txn.held.take() {
+            if let Some(held) = self.txn.held.take_if(|_| replay) {
                 self.txn.started(&held);
             }
             conn.set_in_flight(false);
             return Sent::Relayed(tracker);
         }
-        if let Some(held) = self.txn.held.take() {
+        if let Some(held) = self.txn.held.take_if(|_| replay) {
             // The statement reached the server right behind the replayed start: it is running.
             self.txn.started(&held);
         }

@@ -10,6 +10,8 @@ use super::failover;
 use super::local::{self, SetAction};
 use super::learn::command_log_name;
 use super::transaction::{classify, TxnStatement, DEPENDENT_PINS};
+use super::statement_conn::Prep;
+use super::statements::is_statement_command;
 use super::{Flow, RoutedSession};
 use crate::planner::Planned;
 use crate::protocol::command::{self, Shape};
@@ -23,7 +25,7 @@ use crate::session::SessionError;
 use crate::sql::{self, Analysis, StmtKind};
 
 /// Where a request goes.
-enum Route {
+pub(super) enum Route {
     /// The session's held connection (transaction, pin).
     Held(&'static str),
     /// The server of the previous statement (dependent functions, commands without a route).
@@ -38,6 +40,10 @@ pub(super) struct Request<'p> {
     pub(super) shape: Shape,
     pub(super) reply_seq: u8,
     pub(super) cmd: &'static str,
+    /// What the connection must have of the client's prepared statements.
+    pub(super) prep: Prep<'p>,
+    /// The statement text for the route log when the payload does not carry it (EXECUTE).
+    pub(super) log_sql: Option<&'p str>,
 }
 
 /// How an attempt on one connection ended.
@@ -71,6 +77,9 @@ impl RoutedSession<'_> {
         if let Some(flow) = self.local_query(&text, &analysis, &txn, reply_seq).await? {
             return Ok(flow);
         }
+        if let Some(flow) = self.text_statement(payload, &analysis, reply_seq).await? {
+            return Ok(flow);
+        }
         let rewritten;
         let mut payload = payload;
         if let Some(sql) = local::rewrite_socket_select(&text) {
@@ -78,7 +87,7 @@ impl RoutedSession<'_> {
             payload = &rewritten;
         }
         let route = self.route_for(&analysis, "COM_QUERY").await;
-        let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "query" };
+        let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "query", prep: Prep::None, log_sql: None };
         let served = self.serve(&req, route, &analysis).await?;
         if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
             self.learn_query(&mut conn, &tracker, &text, &analysis, &txn);
@@ -147,20 +156,13 @@ impl RoutedSession<'_> {
 
     /// Commands other than COM_QUERY: COM_INIT_DB, prepared statements, COM_FIELD_LIST, …
     pub(super) async fn other(&mut self, cmd: u8, payload: &[u8], shape: Shape, reply_seq: u8) -> Result<Flow, SessionError> {
+        if is_statement_command(cmd) {
+            return self.statement_command(cmd, payload, reply_seq).await;
+        }
         self.reg.start(command_state(cmd), None);
-        let prepared = matches!(
-            cmd,
-            command::STMT_PREPARE
-                | command::STMT_EXECUTE
-                | command::STMT_FETCH
-                | command::STMT_SEND_LONG_DATA
-                | command::STMT_CLOSE
-                | command::STMT_RESET
-        );
-        let text = if cmd == command::STMT_PREPARE { String::from_utf8_lossy(&payload[1..]).into_owned() } else { String::new() };
-        let analysis = sql::analyze(&text);
-        let route = if prepared { self.prepared_target(cmd, &text).await } else { self.command_target().await };
-        let req = Request { payload, shape, reply_seq, cmd: command_log_name(cmd) };
+        let analysis = sql::analyze("");
+        let route = self.command_target().await;
+        let req = Request { payload, shape, reply_seq, cmd: command_log_name(cmd), prep: Prep::None, log_sql: None };
         let served = self.serve(&req, route, &analysis).await?;
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else { return Ok(Flow::Continue) };
         if let Some(st) = tracker.last_status {
@@ -174,25 +176,11 @@ impl RoutedSession<'_> {
                     self.state.set_database(&db, Some(&mut conn.sync));
                 }
                 command::SET_OPTION => self.pin("COM_SET_OPTION"),
-                command::STMT_PREPARE => self.pin("prepared statement"),
                 _ => {}
             }
         }
         self.keep_or_release(conn);
         Ok(Flow::Continue)
-    }
-
-    /// Interim prepared-statement routing: the session is pinned to the connection that ran its
-    /// first COM_STMT_PREPARE (correct because every statement id then lives on that one
-    /// connection). To be replaced by per-server statement ids (`session::prepared`).
-    async fn prepared_target(&mut self, cmd: u8, text: &str) -> Route {
-        if self.held.is_some() {
-            return Route::Held("pin");
-        }
-        if cmd == command::STMT_PREPARE {
-            return self.route_for(&sql::analyze(text), "COM_STMT_PREPARE").await;
-        }
-        self.command_target().await
     }
 
     /// Commands without a statement: the held connection, else the previous server, else a
@@ -208,7 +196,7 @@ impl RoutedSession<'_> {
     }
 
     /// The target of a statement.
-    async fn route_for(&mut self, a: &Analysis<'_>, cmd: &str) -> Route {
+    pub(super) async fn route_for(&mut self, a: &Analysis<'_>, _cmd: &str) -> Route {
         if let (Some(_), Some(why)) = (&self.held, self.txn.sticky()) {
             return Route::Held(why);
         }
@@ -217,11 +205,12 @@ impl RoutedSession<'_> {
                 return Route::Server(s, "dependent");
             }
         }
-        Route::Planned(Box::new(self.planner.plan_analysis(a, cmd, &self.context()).await))
+        // Untraced: a session never prints the EXPLAIN ROUTE trace, and building it doubled the cost.
+        Route::Planned(Box::new(self.planner.route(a, &self.context()).await))
     }
 
     /// Runs a request on its route; the client has its answer (or an error) when this returns.
-    async fn serve(&mut self, req: &Request<'_>, route: Route, a: &Analysis<'_>) -> Result<Served, SessionError> {
+    pub(super) async fn serve(&mut self, req: &Request<'_>, route: Route, a: &Analysis<'_>) -> Result<Served, SessionError> {
         self.requests += 1;
         let (served, consistency, partition, sticky) = match route {
             Route::Held(why) => (self.on_held(req).await?, None, None, why),
@@ -357,7 +346,7 @@ fn sql_state(s: &str) -> [u8; 5] {
 }
 
 /// SHOW PROCESSLIST's `Command` for a command byte.
-fn command_state(cmd: u8) -> &'static str {
+pub(super) fn command_state(cmd: u8) -> &'static str {
     match cmd {
         command::INIT_DB => "Init DB",
         command::STMT_PREPARE => "Prepare",

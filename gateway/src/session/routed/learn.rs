@@ -34,7 +34,7 @@ impl RoutedSession<'_> {
         self.observe_ok(conn, tracker);
     }
 
-    fn learn_statement(&mut self, conn: &mut PooledConn, text: &str, a: &Analysis<'_>) {
+    pub(super) fn learn_statement(&mut self, conn: &mut PooledConn, text: &str, a: &Analysis<'_>) {
         match a.kind {
             StmtKind::Set => {
                 if !self.state.observe_statement(text.as_bytes(), Some(&mut conn.sync)) {
@@ -96,7 +96,7 @@ impl RoutedSession<'_> {
             conn: self.id,
             seq: self.requests,
             cmd: req.cmd,
-            sql: req.payload.get(1..).unwrap_or_default(),
+            sql: req.log_sql.map_or_else(|| req.payload.get(1..).unwrap_or_default(), str::as_bytes),
             consistency,
             target: served.target,
             server_name,

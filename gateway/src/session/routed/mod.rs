@@ -9,9 +9,11 @@
 //!   date ([`crate::session::state`]), replays a held `BEGIN`, sends and relays; [`learn`] reads
 //!   what the answer says; [`failover`] orders candidates and retries when that is safe.
 //! * Transactions and pins ([`transaction`]): the session keeps one connection while the server
-//!   reports a transaction, and for good after temporary tables, `LOCK TABLES`, user locks,
-//!   unparsed `SET`s, prepared statements (until per-server statement ids land) and
-//!   `COM_SET_OPTION`.
+//!   reports a transaction or a prepared statement's cursor is open, and for good after
+//!   temporary tables, `LOCK TABLES`, user locks, unparsed `SET`s, `PREPARE … FROM @v` of a
+//!   value the gateway does not know, and `COM_SET_OPTION`.
+//! * Prepared statements ([`statements`], [`text_statements`], [`statement_conn`]): client ids,
+//!   each EXECUTE routed by its bound values, prepared on a connection when first run there.
 //! * Local answers ([`local`]), SHOW PROCESSLIST and KILL on gateway ids ([`processlist`]).
 
 mod attempt;
@@ -22,6 +24,9 @@ mod local;
 mod processlist;
 pub mod registry;
 pub mod route_log;
+mod statement_conn;
+mod statements;
+mod text_statements;
 mod transaction;
 
 use std::net::SocketAddr;
@@ -78,6 +83,8 @@ pub struct RoutedSession<'a> {
     requests: u64,
     reg: Registration<'a>,
     pinned: watch::Sender<bool>,
+    /// The client's prepared statements (binary and text).
+    ps: statement_conn::Statements,
 }
 
 /// Serves an authenticated client in routed mode until it quits, is killed or fails.
@@ -121,6 +128,7 @@ pub async fn serve(
         requests: 0,
         reg,
         pinned: watch::channel(false).0,
+        ps: statement_conn::Statements::default(),
     };
     if let Err(err) = s.validate_login().await {
         return Err(SessionError::Refused { err, seq });
@@ -325,6 +333,7 @@ impl<'a> RoutedSession<'a> {
         self.txn = Transaction::default();
         self.last_server = None;
         self.pinned.send_replace(false);
+        self.ps = statement_conn::Statements::default();
     }
 
     /// COM_CHANGE_USER: authenticate here, drop everything of the old user, validate the new

@@ -1,6 +1,6 @@
 //! Transaction state of a routed session (routing.md §9): the held `BEGIN` / `START TRANSACTION`
 //! / `XA START`, stickiness while the server reports a transaction (or `autocommit = 0` after a
-//! first statement, or an open XA transaction), and session pins.
+//! first statement, or an open XA transaction), session pins, and open cursors.
 
 use crate::protocol::status;
 use crate::sql::{Analysis, Pins, StmtKind, TxnFlags};
@@ -94,11 +94,14 @@ pub struct Transaction {
     pub implicit: bool,
     /// Why the session is pinned to its connection for good.
     pub pin: Option<&'static str>,
+    /// A prepared statement has an open cursor on the session's connection (a pin that ends
+    /// with the cursor).
+    pub cursor: bool,
 }
 
 impl Default for Transaction {
     fn default() -> Self {
-        Transaction { held: None, in_trans: false, xa: false, autocommit: true, implicit: false, pin: None }
+        Transaction { held: None, in_trans: false, xa: false, autocommit: true, implicit: false, pin: None, cursor: false }
     }
 }
 
@@ -109,6 +112,8 @@ impl Transaction {
             Some("pin")
         } else if self.in_trans || self.xa || (!self.autocommit && self.implicit) {
             Some("trans")
+        } else if self.cursor {
+            Some("cursor")
         } else {
             None
         }
@@ -159,6 +164,7 @@ impl Transaction {
         self.xa = false;
         self.implicit = false;
         self.pin = None;
+        self.cursor = false;
     }
 
     /// The value `SELECT @@tx_read_only` has inside the held transaction, if the held start
@@ -205,6 +211,9 @@ mod tests {
         assert_eq!(t.sticky(), Some("trans"));
         t.after_status(0, StmtKind::Commit, &TxnStatement::Other);
         assert_eq!(t.sticky(), None);
+        t.cursor = true;
+        assert_eq!(t.sticky(), Some("cursor"));
+        assert!(!t.in_transaction(), "an open cursor is no transaction");
         t.pin = Some("temporary table");
         assert_eq!(t.sticky(), Some("pin"));
     }
