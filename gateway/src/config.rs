@@ -58,6 +58,11 @@ pub struct Config {
     /// `session::pool::PoolConfig` for each field and its default.
     #[serde(default)]
     pub pool: crate::session::pool::PoolConfig,
+    /// Login names (routing.md §16): separators of the `cluster:tenant:user` form,
+    /// `enable_full_username`, the tenant and cluster of logins that name neither. See
+    /// `login_name::LoginConfig` for each field and its default.
+    #[serde(default)]
+    pub login: crate::login_name::LoginConfig,
 }
 
 /// How application connections reach the gateway (docs/ebpf.md §3).
@@ -319,6 +324,7 @@ impl Config {
         if self.users.is_empty() {
             return Err(ConfigError::Invalid("no [[users]] configured: nobody could log in".into()));
         }
+        self.login.validate().map_err(ConfigError::Invalid)?;
         let mut seen = std::collections::HashSet::new();
         for u in &self.users {
             validate_user(u)?;

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod dataplane;
+pub mod login_name;
 pub mod metadata;
 pub mod partition;
 pub mod planner;

@@ -7,6 +7,7 @@ mod bench_cgroup;
 mod bench_dataplane;
 mod dataplane_client;
 mod demo;
+mod dist;
 mod gen_collation;
 mod haproxy;
 mod mariadb_cli;
@@ -27,8 +28,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Build the gateway, start two local MariaDB servers and the gateway in front of the first,
-    /// run a smoke query through it, then wait for Ctrl-C.
+    /// Build the gateway, start a three-zone cluster of local MariaDB servers (s1–s3) and the
+    /// gateway routing over it, run a scripted session showing where each statement ran, then
+    /// wait for Ctrl-C.
     Demo(demo::DemoArgs),
     /// sysbench against one MariaDB: direct, through haproxy (TCP mode) and through the gateway,
     /// interleaved, for point_select and read_write in both prepared-statement modes.
@@ -43,6 +45,9 @@ enum Command {
     /// Derive the utf8mb4_general_ci sort table from a real MariaDB and write it under
     /// gateway/src/partition/.
     GenCollation(gen_collation::GenCollationArgs),
+    /// Build the release tarball target/dist/gateway-<version>-<arch>.tar.gz: the binary, the
+    /// documented example configuration and the systemd unit.
+    Dist(dist::DistArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -53,6 +58,7 @@ fn main() -> std::process::ExitCode {
         Command::BenchDataplane(args) => bench_dataplane::run(&args),
         Command::DataplaneClient(args) => dataplane_client::run(&args),
         Command::GenCollation(args) => gen_collation::run(&args),
+        Command::Dist(args) => dist::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
