@@ -3,6 +3,7 @@
 //! `--cluster`: the gateway routes over three servers instead (see [`cluster`]).
 
 mod cluster;
+mod profile;
 
 use std::fmt::Write as _;
 
@@ -39,6 +40,10 @@ pub struct BenchArgs {
     /// across servers, so one server is the honest baseline of a 1:1 proxy.
     #[arg(long)]
     cluster: bool,
+    /// Samples the gateway with `perf record` (when installed) during each gateway run, into
+    /// `target/bench/perf-<test>-<ps mode>-r<round>.data` (read with `perf report -i <file>`).
+    #[arg(long)]
+    profile: bool,
 }
 
 const TARGETS: [&str; 3] = ["direct", "haproxy", "gateway"];
@@ -103,7 +108,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                         }
                     }
                     let before = (innodb_deadlocks(&rig.dbs), cluster::questions(&rig.dbs));
+                    let perf = (args.profile && target == "gateway").then(|| profile::start(&dir, &spec, round, rig.gateway.pid()));
                     let mut outcome = sysbench::run(&spec, rig.port(target));
+                    if let Some(p) = perf {
+                        println!("    {}", profile::finish(p));
+                    }
                     outcome.deadlocks = before.0.zip(innodb_deadlocks(&rig.dbs)).map(|(b, a)| a.saturating_sub(b));
                     if rig.dbs.len() > 1 {
                         outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));

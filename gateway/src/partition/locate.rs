@@ -43,7 +43,7 @@ impl fmt::Display for Location {
 
 /// The partition of a row; `values` follow `TableScheme::key_columns` order.
 pub fn locate(scheme: &TableScheme, values: &[KeyValue], ctx: &CastContext) -> Result<Location, PartitionError> {
-    locate_traced(scheme, values, ctx, &mut Vec::new())
+    locate_with(scheme, values, ctx, Notes(None))
 }
 
 /// `locate`, appending a human-readable trace (casts, bytes hashed, hashes, moduli) to `trace`.
@@ -53,6 +53,21 @@ pub fn locate_traced(
     ctx: &CastContext,
     trace: &mut Vec<String>,
 ) -> Result<Location, PartitionError> {
+    locate_with(scheme, values, ctx, Notes(Some(trace)))
+}
+
+/// Trace lines, formatted only when someone keeps them (the per-statement path does not).
+struct Notes<'a>(Option<&'a mut Vec<String>>);
+
+impl Notes<'_> {
+    fn push(&mut self, line: impl FnOnce() -> String) {
+        if let Some(t) = &mut self.0 {
+            t.push(line());
+        }
+    }
+}
+
+fn locate_with(scheme: &TableScheme, values: &[KeyValue], ctx: &CastContext, mut trace: Notes<'_>) -> Result<Location, PartitionError> {
     let keys = scheme.key_columns()?;
     if values.len() != keys.len() {
         return Err(PartitionError::Arity { expected: keys.len(), got: values.len() });
@@ -61,7 +76,7 @@ pub fn locate_traced(
     for (v, &c) in values.iter().zip(&keys) {
         let col = &scheme.columns[c];
         let d = cast(v, col, ctx)?;
-        trace.push(format!("{} = {v} -> {d}", col.name));
+        trace.push(|| format!("{} = {v} -> {d}", col.name));
         datums.push((c, d));
     }
     let row = |level: usize| -> Result<Vec<(&Column, &Datum)>, PartitionError> {
@@ -72,13 +87,13 @@ pub fn locate_traced(
             .collect())
     };
     let bounds: Vec<&Bound> = scheme.bounds.iter().map(|(b, _)| b).collect();
-    let p = level_index(scheme.level1.func, &row(0)?, &bounds, trace)?;
+    let p = level_index(scheme.level1.func, &row(0)?, &bounds, &mut trace)?;
     let part = scheme.partitions.get(p).ok_or(PartitionError::NoPartition)?;
     let Some(level2) = &scheme.level2 else {
         return Ok(Location { part_idx: p, part_name: part.name.clone(), sub: None, tablet_id: part.tablet_id });
     };
     let sub_bounds: Vec<&Bound> = scheme.bounds.get(p).map(|(_, s)| s.iter().collect()).unwrap_or_default();
-    let s = level_index(level2.func, &row(1)?, &sub_bounds, trace)?;
+    let s = level_index(level2.func, &row(1)?, &sub_bounds, &mut trace)?;
     let sub = part.subs.get(s).ok_or(PartitionError::NoPartition)?;
     Ok(Location { part_idx: p, part_name: part.name.clone(), sub: Some((s, sub.name.clone())), tablet_id: sub.tablet_id })
 }
@@ -88,7 +103,7 @@ fn level_index(
     func: PartFunc,
     row: &[(&Column, &Datum)],
     bounds: &[&Bound],
-    trace: &mut Vec<String>,
+    trace: &mut Notes<'_>,
 ) -> Result<usize, PartitionError> {
     let n = bounds.len();
     if n == 0 {
@@ -104,18 +119,18 @@ fn level_index(
             };
             let v = hash_input(d, col)?;
             let idx = hash_index(v, n);
-            trace.push(format!("hash: value {v:?} -> abs % {n} = {idx}"));
+            trace.push(|| format!("hash: value {v:?} -> abs % {n} = {idx}"));
             Ok(idx)
         }
         PartFunc::Key | PartFunc::KeyImplicit => {
             let mut h = 0u64;
             for (col, d) in row {
                 let (next, line) = key_hash_step(d, col, h)?;
-                trace.push(format!("key: {line}"));
+                trace.push(|| format!("key: {line}"));
                 h = next;
             }
             let idx = key_index(h, n);
-            trace.push(format!("key: hash {} -> abs % {n} = {idx}", h as i64));
+            trace.push(|| format!("key: hash {} -> abs % {n} = {idx}", h as i64));
             Ok(idx)
         }
         PartFunc::Range | PartFunc::RangeColumns => {
@@ -124,7 +139,7 @@ fn level_index(
                     return Err(PartitionError::Unsupported("RANGE partition without a bound".into()));
                 };
                 if row_less_than(row, upper)? {
-                    trace.push(format!("range: first bound above the key is #{i}"));
+                    trace.push(|| format!("range: first bound above the key is #{i}"));
                     return Ok(i);
                 }
             }
@@ -138,7 +153,7 @@ fn level_index(
                     Bound::In(rows) => {
                         for r in rows {
                             if rows_equal(row, r)? {
-                                trace.push(format!("list: value listed in #{i}"));
+                                trace.push(|| format!("list: value listed in #{i}"));
                                 return Ok(i);
                             }
                         }
@@ -146,7 +161,7 @@ fn level_index(
                     _ => return Err(PartitionError::Unsupported("LIST partition without values".into())),
                 }
             }
-            trace.push(format!("list: not listed, default partition {default:?}"));
+            trace.push(|| format!("list: not listed, default partition {default:?}"));
             default.ok_or(PartitionError::NoPartition)
         }
     }

@@ -4,7 +4,9 @@
 mod calc_trace;
 mod candidates;
 mod explain;
+mod memo;
 pub mod show_route;
+mod steps;
 
 use std::sync::Arc;
 
@@ -12,11 +14,12 @@ use crate::config::RoutingConfig;
 use crate::metadata::{MetadataError, StaticSource};
 use crate::partition::{locate_statement, CastContext, Location};
 use crate::route::{
-    decide, ClientLocation, ConsistencyInputs, FieldValue, PartitionState, PlanStep, Point, RequestKind, RouteDecision,
-    RouteError, RoutePlan, RouteRequest,
+    decide, decide_untraced, ClientLocation, ConsistencyInputs, PartitionState, PlanStep, Point, RequestKind,
+    RouteDecision, RouteError, RoutePlan, RouteRequest,
 };
 use crate::sql::{self, Analysis, StmtKind};
-use crate::topology::{Locator, Lookup, PartitionReplicas, TableKey};
+use crate::topology::{Locator, Lookup, PartitionReplicas, PlacedReplica, Replica, TableEntry, TableKey, TabletKey};
+use steps::Trace;
 
 pub use explain::render_explain;
 
@@ -53,6 +56,7 @@ pub struct Planned {
 pub struct Planner {
     locator: Locator,
     config: Arc<RoutingConfig>,
+    tenants: Arc<memo::TenantMemo>,
 }
 
 impl Planner {
@@ -65,7 +69,7 @@ impl Planner {
         };
         let locator = Locator::new(Arc::new(source), config.cache.clone());
         locator.refresh_cluster().await?;
-        Ok(Planner { locator, config: Arc::new(config.clone()) })
+        Ok(Planner { locator, config: Arc::new(config.clone()), tenants: Arc::default() })
     }
 
     /// The location service.
@@ -73,81 +77,132 @@ impl Planner {
         &self.locator
     }
 
-    /// Plans `sql` for a session.
+    /// Plans `sql` for a session, with the full EXPLAIN ROUTE trace.
     pub async fn plan(&self, sql: &str, ctx: &StatementContext) -> Planned {
         self.plan_analysis(&sql::analyze(sql), "COM_QUERY", ctx).await
     }
 
     /// Plans an execution of the prepared statement `sql` with its bound parameter values
-    /// (partition.md §9: a `?` in a key predicate routes by the value bound to it).
+    /// (partition.md §9: a `?` in a key predicate routes by the value bound to it), traced.
     pub async fn plan_bound<'a>(&self, sql: &'a str, params: &[sql::Value<'a>], ctx: &StatementContext) -> Planned {
         self.plan_analysis(&sql::analyze_prepared(sql, params), "COM_STMT_EXECUTE", ctx).await
     }
 
-    /// Plans an already analysed statement; `cmd` names the client command in the trace.
+    /// Plans an already analysed statement, traced; `cmd` names the client command in the trace.
     pub async fn plan_analysis(&self, analysis: &Analysis<'_>, cmd: &str, ctx: &StatementContext) -> Planned {
-        let mut steps = vec![parse_step(analysis, cmd)];
-        let (mut req, location) = self.request(analysis, ctx, &mut steps).await;
+        self.run(analysis, ctx, Trace::on(steps::parse(analysis, cmd))).await
+    }
+
+    /// [`Planner::plan_analysis`] for execution: the same decision and location, without the
+    /// EXPLAIN trace (`plan` is empty). The per-statement path of a routed session.
+    pub async fn route(&self, analysis: &Analysis<'_>, ctx: &StatementContext) -> Planned {
+        self.run(analysis, ctx, Trace::off()).await
+    }
+
+    /// [`Planner::plan_bound`] for execution, without the trace.
+    pub async fn route_bound<'a>(&self, sql: &'a str, params: &[sql::Value<'a>], ctx: &StatementContext) -> Planned {
+        self.route(&sql::analyze_prepared(sql, params), ctx).await
+    }
+
+    async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, mut trace: Trace) -> Planned {
+        let (mut req, location) = self.request(analysis, ctx, &mut trace).await;
         req.seed = self.config.seed.unwrap_or_else(rand::random);
-        let decision = decide(&req);
-        let mut plan = RoutePlan::default();
-        if let Ok(d) = &decision {
-            plan = d.plan.clone();
+        match trace.into_steps() {
+            Some(ours) => {
+                let decision = decide(&req);
+                let mut plan = decision.as_ref().map(|d| d.plan.clone()).unwrap_or_default();
+                splice_steps(&mut plan, ours);
+                Planned { decision, plan, location }
+            }
+            None => Planned { decision: decide_untraced(&req), plan: RoutePlan::default(), location },
         }
-        splice_steps(&mut plan, steps);
-        Planned { decision, plan, location }
     }
 
     /// Builds the route request: candidates from the table's partition, or the tenant's servers.
-    async fn request(
-        &self,
-        a: &Analysis<'_>,
-        ctx: &StatementContext,
-        steps: &mut Vec<PlanStep>,
-    ) -> (RouteRequest, Option<Location>) {
-        let tenant_servers = self.locator.tenant_placed(&ctx.tenant).await.unwrap_or_default();
-        let mut req = RouteRequest::new(candidates::tenant(&tenant_servers), 0);
+    async fn request(&self, a: &Analysis<'_>, ctx: &StatementContext, trace: &mut Trace) -> (RouteRequest, Option<Location>) {
+        let tenant = self.tenants.facts(&self.locator, &ctx.tenant).await;
+        let tenant_servers = &tenant.placed;
+        let mut req = RouteRequest::new(tenant.candidates.clone(), 0);
         self.fill_inputs(&mut req, a, ctx);
+        if let Some(pz) = &tenant.primary_zone {
+            req.primary_zone = pz.clone();
+        }
         let Some(table) = a.table() else {
             return (req, None);
         };
         req.names_table = true;
-        steps.push(PlanStep::new(other("LOCATION_CACHE_LOOKUP", vec![("mode", s("oceanbase"))])));
+        trace.add(steps::cache_lookup);
         let db = table.schema.as_deref().or(ctx.database.as_deref()).unwrap_or("");
         let key = TableKey::new(&ctx.tenant, db, &table.name);
         let lookup = self.locator.table(&key).await;
         let Some(entry) = lookup.value().cloned() else {
-            steps.push(PlanStep::new(other("TABLE_ENTRY_LOOKUP_DONE", vec![("table", s(&table.name))]))
-                .at_depth(1)
-                .warn(format!("no location for table {key}: routed by tenant servers")));
+            trace.add(|| steps::no_table_entry(&table.name, &key));
             req.partition = PartitionState::NoLocation;
             return (req, None);
         };
-        steps.push(table_step(&table.name, &entry, &lookup));
+        trace.add(|| steps::table(&table.name, &entry, &lookup));
         let location = if entry.is_partitioned() {
-            match self.partition(a, table, &entry, steps) {
+            match self.partition(a, table, &entry, trace) {
                 Some(l) => Some(l),
                 None => {
                     req.partition = PartitionState::CalcFailed;
-                    req.candidates = candidates::all_partitions(&self.locator, &key, &entry, &tenant_servers).await;
+                    req.candidates = candidates::all_partitions(&self.locator, &key, &entry, tenant_servers).await;
                     return (req, None);
                 }
             }
         } else {
             None
         };
-        match self.locator.replicas(&key, location.as_ref()).await {
+        match self.replicas(&key, &entry, &lookup, location.as_ref()).await {
             Ok(reps) => {
-                steps.push(entry_step(&reps));
+                trace.add(|| steps::entry(&reps));
                 req.partition = PartitionState::Located;
-                req.candidates = candidates::with_replicas(&reps, &tenant_servers);
+                req.candidates = candidates::with_replicas(&reps, tenant_servers);
             }
             Err(e) => {
-                steps.push(PlanStep::new(other("PARTITION_ENTRY_LOOKUP_DONE", vec![])).at_depth(1).warn(e.to_string()));
+                trace.add(|| steps::entry_failed(&e));
                 req.partition = PartitionState::NoLocation;
             }
         }
         (req, location)
+    }
+
+    /// The replicas of the partition `location` of the table `entry` (looked up as `table`);
+    /// [`Locator::replicas`] without looking the table entry up a second time.
+    async fn replicas(
+        &self,
+        key: &TableKey,
+        entry: &Arc<TableEntry>,
+        table: &Lookup<TableEntry>,
+        location: Option<&Location>,
+    ) -> Result<PartitionReplicas, String> {
+        let cluster = self.locator.cluster();
+        let place = |reps: &[Replica]| reps.iter().map(|r| PlacedReplica::place(*r, &cluster)).collect();
+        let (replicas, tablet_id, from_remote, stale) = match location.filter(|_| entry.is_partitioned()) {
+            None if entry.is_partitioned() => return Err(format!("table {key} not available: partitioned table and no partition given")),
+            None => (place(&entry.replicas), None, false, false),
+            Some(loc) => {
+                let Some(id) = entry.tablet_of(loc) else {
+                    return Err(format!("partition {} of {key} not available: no tablet id", loc.name()));
+                };
+                let tablet = self.locator.tablet(&TabletKey { table: key.clone(), tablet_id: id }).await;
+                let Some(t) = tablet.value() else {
+                    let why = match &tablet {
+                        Lookup::NotAvailable(r) => r.as_str(),
+                        _ => "no value",
+                    };
+                    return Err(format!("tablet {id} of {key} not available: {why}"));
+                };
+                (place(&t.replicas), Some(id), tablet.from_remote(), tablet.is_stale())
+            }
+        };
+        Ok(PartitionReplicas {
+            table: Arc::clone(entry),
+            tablet_id,
+            replicas,
+            from_remote: table.from_remote() || from_remote,
+            stale: table.is_stale() || stale,
+        })
     }
 
     fn partition(
@@ -155,23 +210,23 @@ impl Planner {
         a: &Analysis<'_>,
         table: &sql::TableRef<'_>,
         entry: &crate::topology::TableEntry,
-        steps: &mut Vec<PlanStep>,
+        trace: &mut Trace,
     ) -> Option<Location> {
-        steps.push(PlanStep::new(other("PARTITION_ID_CALC_START", vec![])).at_depth(1));
+        trace.add(steps::calc_start);
         let Some(scheme) = entry.scheme.as_ref() else {
-            steps.push(calc_failed("the table's partitioning is not known"));
+            trace.add(|| steps::calc_failed("the table's partitioning is not known"));
             return None;
         };
         match locate_statement(scheme, a, table, &CastContext::default()) {
             Ok(loc) => {
                 if table.partitions.is_empty() {
-                    steps.extend(calc_trace::calc_steps(scheme, a));
+                    trace.extend(|| calc_trace::calc_steps(scheme, a));
                 }
-                steps.push(calc_done(&loc, entry, !table.partitions.is_empty()));
+                trace.add(|| steps::calc_done(&loc, entry, !table.partitions.is_empty()));
                 Some(loc)
             }
             Err(e) => {
-                steps.push(calc_failed(&e.to_string()));
+                trace.add(|| steps::calc_failed(&e.to_string()));
                 None
             }
         }
@@ -200,9 +255,6 @@ impl Planner {
         req.ob_route_policy = ctx.ob_route_policy;
         req.proxy_route_policy_config = self.config.proxy_route_policy.clone();
         req.client = ClientLocation { idc: self.config.idc.clone(), regions: Vec::new() };
-        if let Some(t) = self.locator.tenant(&ctx.tenant) {
-            req.primary_zone = candidates::primary_zone(&t.primary_zone);
-        }
     }
 }
 
@@ -213,68 +265,6 @@ fn splice_steps(plan: &mut RoutePlan, mut ours: Vec<PlanStep>) {
     let (info, rest): (Vec<_>, Vec<_>) = decision_steps.into_iter().partition(|st| matches!(st.point, Point::RouteInfo(_)));
     let location = ours.split_off(1.min(ours.len()));
     plan.steps = ours.into_iter().chain(info).chain(location).chain(rest).collect();
-}
-
-fn s(v: &str) -> FieldValue {
-    FieldValue::Str(v.to_string())
-}
-
-fn other(name: &'static str, fields: Vec<(&'static str, FieldValue)>) -> Point {
-    Point::Other { name, fields }
-}
-
-fn parse_step(a: &Analysis<'_>, cmd: &str) -> PlanStep {
-    let mut fields = vec![("cmd", s(cmd))];
-    if let Some(t) = a.table() {
-        fields.push(("table", s(&t.name)));
-    }
-    PlanStep::new(other("SQL_PARSE", fields))
-}
-
-fn table_step(name: &str, entry: &crate::topology::TableEntry, lookup: &Lookup<crate::topology::TableEntry>) -> PlanStep {
-    let mut fields = vec![("table", s(name))];
-    if let Some(id) = entry.table_id {
-        fields.push(("table_id", FieldValue::UInt(id)));
-    }
-    fields.push(("partition_num", FieldValue::UInt(entry.part_num as u64)));
-    fields.push(("table_type", s(entry.table_type.name())));
-    fields.push(("entry_from_remote", FieldValue::Bool(lookup.from_remote())));
-    PlanStep::new(other("TABLE_ENTRY_LOOKUP_DONE", fields)).at_depth(1)
-}
-
-fn calc_done(loc: &Location, entry: &crate::topology::TableEntry, by_name: bool) -> PlanStep {
-    let mut fields = Vec::new();
-    if let Some(t) = entry.tablet_of(loc) {
-        fields.push(("partition_id", FieldValue::UInt(t)));
-    }
-    fields.push(("level", FieldValue::UInt(if loc.sub.is_some() { 2 } else { 1 })));
-    let step = if by_name {
-        fields.push(("part_name", s(loc.name())));
-        PlanStep::new(other("PARTITION_ID_CALC_DONE", fields)).info(format!("Will route to specified partition name({})", loc.name()))
-    } else {
-        let idx = match &loc.sub {
-            Some((i, _)) => format!("(p{}sp{i})", loc.part_idx),
-            None => format!("(p{})", loc.part_idx),
-        };
-        fields.push(("partitions", FieldValue::Str(idx)));
-        PlanStep::new(other("PARTITION_ID_CALC_DONE", fields))
-    };
-    step.at_depth(1)
-}
-
-fn calc_failed(why: &str) -> PlanStep {
-    PlanStep::new(other("PARTITION_ID_CALC_DONE", vec![("error", s(why))]))
-        .at_depth(1)
-        .warn(format!("Fail to calculate partition id ({why}): route to a server holding the table's partitions"))
-}
-
-fn entry_step(reps: &PartitionReplicas) -> PlanStep {
-    let mut fields = Vec::new();
-    if let Some(l) = reps.leader() {
-        fields.push(("leader", s(&l.replica.addr.to_string())));
-    }
-    fields.push(("entry_from_remote", FieldValue::Bool(reps.from_remote)));
-    PlanStep::new(other("PARTITION_ENTRY_LOOKUP_DONE", fields)).at_depth(1)
 }
 
 #[cfg(test)]

@@ -73,6 +73,18 @@ impl RouteDecision {
 /// [`RouteError::ForceReadonlyZoneNotWeak`] (4007) for a non-weak request under
 /// FORCE_READONLY_ZONE; [`RouteError::NoCandidate`] when no server fits the policy.
 pub fn decide(req: &RouteRequest) -> Result<RouteDecision, RouteError> {
+    let mut decision = decide_untraced(req)?;
+    decision.plan = explain::plan(req, &decision);
+    Ok(decision)
+}
+
+/// [`decide`] without the EXPLAIN trace (`plan` stays empty): the per-statement path of a
+/// routed session, which never prints it.
+///
+/// # Errors
+///
+/// As [`decide`].
+pub fn decide_untraced(req: &RouteRequest) -> Result<RouteDecision, RouteError> {
     let (consistency, consistency_rule) = decide_consistency(&req.consistency);
     let candidates = dedup(&req.candidates);
     let choice = choose_policy(req, consistency, TenantFacts::of(&candidates))?;
@@ -80,7 +92,7 @@ pub fn decide(req: &RouteRequest) -> Result<RouteDecision, RouteError> {
     let (ordered, skipped_congested) = apply_congestion(pool_order.ranked);
     let mut iter = ordered.into_iter();
     let chosen = iter.next().ok_or(RouteError::NoCandidate(choice.policy))?;
-    let mut decision = RouteDecision {
+    Ok(RouteDecision {
         force_retry_congested: chosen.congestion.is_congested(),
         chosen,
         retry: iter.collect(),
@@ -92,9 +104,7 @@ pub fn decide(req: &RouteRequest) -> Result<RouteDecision, RouteError> {
         warnings: choice.warnings,
         seed: req.seed,
         plan: RoutePlan::default(),
-    };
-    decision.plan = explain::plan(req, &decision);
-    Ok(decision)
+    })
 }
 
 /// One entry per address; a partition-server entry wins over a tenant-server entry.

@@ -29,7 +29,7 @@ mod tests;
 pub use candidate::{Candidate, ReplicaType, Role, ZoneType};
 pub use congestion::{CongestionConfig, CongestionKind, CongestionManager, CongestionState, ServerStatus};
 pub use consistency::{decide_consistency, Consistency, ConsistencyInputs, ConsistencyRule, ReadConsistency};
-pub use decision::{decide, RouteDecision};
+pub use decision::{decide, decide_untraced, RouteDecision};
 pub use entry::{RoleMatch, RouteEntry};
 pub use error::RouteError;
 pub use ldc::{ClientLocation, IdcType, LdcCode, LdcContext};

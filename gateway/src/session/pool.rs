@@ -257,7 +257,13 @@ impl Pool {
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + cfg.acquire_timeout();
         let home = self.inner.key_pool(key, login.client_caps & WIRE_CAPS);
-        let Ok(Ok(slot)) = tokio::time::timeout_at(deadline, home.slots.clone().acquire_owned()).await else {
+        // A free slot is taken without arming the timeout's timer (the common case).
+        let free = home.slots.clone().try_acquire_owned().ok();
+        let slot = match free {
+            Some(slot) => Some(slot),
+            None => tokio::time::timeout_at(deadline, home.slots.clone().acquire_owned()).await.ok().and_then(Result::ok),
+        };
+        let Some(slot) = slot else {
             self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
             let waited_ms = started.elapsed().as_millis() as u64;
             info!(waited_ms, size = cfg.max_per_key, "no pooled connection available");

@@ -3,7 +3,7 @@
 //! control (routing.md §15.2).
 
 use std::net::SocketAddr;
-use std::os::fd::AsFd;
+use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -72,10 +72,13 @@ pub fn looks_alive(backend: &Backend) -> bool {
 }
 
 fn peek(stream: &TcpStream) -> bool {
-    let Ok(fd) = stream.as_fd().try_clone_to_owned() else { return false };
-    // The duplicate shares the original's O_NONBLOCK file status: `peek` never blocks.
-    let probe = std::net::TcpStream::from(fd);
-    matches!(probe.peek(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    let mut byte = 0u8;
+    // One system call (no duplicate descriptor): MSG_DONTWAIT never blocks, MSG_PEEK consumes
+    // nothing. SAFETY: the descriptor is open for the borrow of `stream`; the buffer is 1 byte.
+    let n = unsafe {
+        libc::recv(stream.as_raw_fd(), (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT)
+    };
+    n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock
 }
 
 /// Sends a one-packet command and reads its OK or ERR answer within `timeout`.
