@@ -113,8 +113,15 @@ pub struct DataplaneConfig {
     /// before forwarding falls back to userspace (docs/ebpf.md P4). Default 4 MiB.
     #[serde(default = "default_splice_budget")]
     pub splice_budget_bytes: u64,
-    /// Users whose sessions are passthrough: pinned to their backend from login (whole-connection
-    /// sessions until per-statement routing lands), hence spliceable.
+    /// With `splice = true`: also splice a routed session once it is pinned to one server
+    /// connection for good (temporary table, `LOCK TABLES`, user lock, a `SET` the gateway cannot
+    /// replay, …), at the end of the answer that pinned it, when nothing else holds it in
+    /// userspace (see `session/routed/splice.rs`). The connection then leaves the pool for good.
+    /// Default true; ignored when `splice` is off.
+    #[serde(default = "default_splice_pinned")]
+    pub splice_pinned: bool,
+    /// Users whose sessions are passthrough: pinned to their backend from login, never routed per
+    /// statement, hence spliceable from the start.
     #[serde(default)]
     pub passthrough_users: Vec<String>,
     /// Rewrite an application's connect() straight to its server when the route is fixed before
@@ -141,6 +148,10 @@ pub struct DataplaneConfig {
 
 fn default_splice_budget() -> u64 {
     4 << 20
+}
+
+fn default_splice_pinned() -> bool {
+    true
 }
 
 /// Routing settings: the topology source and the route-policy inputs of routing.md §6.

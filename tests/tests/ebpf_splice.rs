@@ -14,6 +14,11 @@
 //!    stays bounded, and everything arrives once the client reads again (P4).
 //! 5. `retransmission_overlapping_received_bytes`: a segment injected on loopback repeats bytes
 //!    the gateway already received and carries new ones; the client gets each byte once (P11).
+//! 6. `pinned_routed_session_is_spliced`: a routed gateway over three MariaDB servers; a session
+//!    pinned by a temporary table is spliced at the end of that answer and moves > 100 MB each
+//!    way byte-exact with `bytes_userspace=0`, every later statement on the pinning server
+//!    thread (general log); SHOW PROCESSLIST shows State `spliced`; a non-pinned session is never
+//!    spliced; KILL CONNECTION of a spliced session closes it and its server connection.
 //!
 //! Without root, or with a gateway built with `AYA_BUILD_SKIP`, each test prints why it skips.
 //! Servers and the gateway are stopped by PID on drop, even when an assertion fails.
@@ -611,4 +616,167 @@ fn wait_for_log(gw: &Gateway, needle: &str, timeout: Duration) -> String {
 fn field(line: &str, name: &str) -> Option<u64> {
     let start = line.find(&format!("{name}="))? + name.len() + 1;
     line[start..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A routed session pinned for good (session/routed/splice.rs), over three real MariaDB servers.
+
+/// Blobs moved each way by the pinned session: `BLOBS` × `BLOB_BYTES` (sent as hex: twice that
+/// up) ≥ 100 MB each way.
+const BLOBS: usize = 26;
+const BLOB_BYTES: usize = 4 * MIB;
+
+/// (server index, thread id) of every general-log `Query` line containing `marker`.
+fn ran_on(servers: &[MariaDb], marker: &str) -> Vec<(usize, u32)> {
+    let mut out = Vec::new();
+    for (i, db) in servers.iter().enumerate() {
+        for line in db.general_log().lines().filter(|l| l.contains(marker)) {
+            // `[time]\t<thread> Query\t<text>`: the field before the statement.
+            let fields: Vec<&str> = line.split('\t').collect();
+            let thread = fields.iter().find_map(|f| {
+                let mut w = f.split_whitespace();
+                let id = w.next()?.parse::<u32>().ok()?;
+                (w.next() == Some("Query") && w.next().is_none()).then_some(id)
+            });
+            if let Some(t) = thread {
+                out.push((i, t));
+            }
+        }
+    }
+    out
+}
+
+/// Log lines of gateway connection `id` containing `needle` (the `conn{id=…}` span).
+fn conn_lines(gw: &Gateway, id: u32, needle: &str) -> Vec<String> {
+    let span = format!("conn{{id={id} ");
+    let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
+    log.lines().filter(|l| l.contains(&span) && l.contains(needle)).map(str::to_string).collect()
+}
+
+/// Waits for a line of connection `id` containing `needle`.
+fn wait_conn_line(gw: &Gateway, id: u32, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(l) = conn_lines(gw, id, needle).pop() {
+            return l;
+        }
+        assert!(Instant::now() < deadline, "no '{needle}' for conn {id}:\n{}", gw.log_tail(6000));
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// SHOW PROCESSLIST's State of gateway session `id`, as `viewer` sees it.
+async fn state_of(viewer: &mut mysql_async::Conn, id: u32) -> Option<String> {
+    let rows = query_values(viewer, "SHOW PROCESSLIST").await.expect("show processlist");
+    rows.into_iter().find(|r| gateway_tests::mysql::value_string(r[0].clone()) == Some(id.to_string()))
+        .and_then(|r| gateway_tests::mysql::value_string(r[6].clone()))
+}
+
+/// A counter of the data-plane metrics endpoint.
+fn metric(port: u16, name: &str) -> Option<u64> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    text.lines().find_map(|l| l.strip_prefix(&format!("{name} "))?.trim().parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_routed_session_is_spliced() {
+    skip_unless_privileged!("pinned_routed_session_is_spliced");
+    let servers: Vec<MariaDb> =
+        (1..=3).map(|i| MariaDb::start(&format!("splice-routed-s{i}")).expect("mariadb")).collect();
+    let metrics = gateway_tests::free_port().expect("port");
+    let mut toml = GatewayConfig::new(servers[0].addr()).expect("config").to_toml();
+    let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
+    toml.push_str(&format!("\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n", addrs.join(", ")));
+    // Budget above the exchange (see `mariadb_session_through_gateway`).
+    toml.push_str(&format!("\n[dataplane]\nsplice = true\nsplice_budget_bytes = 268435456\nmetrics_address = \"127.0.0.1:{metrics}\"\n"));
+    let gw = Gateway::start(&toml).expect("gateway");
+    let url = gw.url("root", "", Some("test"));
+    let open = || async { connect(&url).await.unwrap_or_else(|e| panic!("connect: {e}\n{}", gw.log_tail(4000))) };
+    let (mut viewer, mut plain, mut pinned) = (open().await, open().await, open().await);
+
+    // Not pinned: routed in userspace, never spliced.
+    for i in 0..3 {
+        plain.query_drop(format!("SELECT {i} /* plain-{i} */")).await.expect("plain select");
+    }
+    assert_eq!(state_of(&mut viewer, plain.id()).await.as_deref(), Some(""), "an idle routed session");
+
+    // Pinned by a temporary table: spliced at the end of that answer.
+    pinned.query_drop("CREATE TEMPORARY TABLE tmp_blob (id INT PRIMARY KEY, b LONGBLOB) /* pin-here */").await.expect("create temporary");
+    let line = wait_conn_line(&gw, pinned.id(), "routed session spliced");
+    assert!(line.contains("temporary table"), "{line}");
+    assert_eq!(state_of(&mut viewer, pinned.id()).await.as_deref(), Some("spliced"));
+    let pattern = Pattern::new(0x5eed);
+    let blob = |i: usize| -> Vec<u8> {
+        let mut b = Vec::with_capacity(BLOB_BYTES);
+        while b.len() < BLOB_BYTES {
+            b.extend_from_slice(&pattern.block[..(BLOB_BYTES - b.len()).min(MIB)]);
+        }
+        b[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        b
+    };
+    for i in 0..BLOBS {
+        let sql = format!("INSERT INTO tmp_blob VALUES ({i}, X'{}') /* blob-{i} */", gateway_tests::hex(&blob(i)));
+        pinned.query_drop(sql).await.unwrap_or_else(|e| panic!("insert {i}: {e}\n{}", gw.log_tail(4000)));
+    }
+    let got: Vec<(u32, Vec<u8>)> = pinned.query("SELECT id, b FROM tmp_blob ORDER BY id").await.expect("select blobs");
+    assert_eq!(got.len(), BLOBS);
+    for (i, (id, b)) in got.iter().enumerate() {
+        assert!(*id as usize == i && *b == blob(i), "blob {i} differs after the splice");
+    }
+    pinned.query_drop("SELECT 1 /* after-pin */").await.expect("after pin");
+    // Everything after the pin ran on the pinning server connection.
+    let at = ran_on(&servers, "pin-here");
+    assert_eq!(at.len(), 1, "{at:?}");
+    for marker in ["after-pin", "blob-0 */", &format!("blob-{} */", BLOBS - 1)] {
+        assert_eq!(ran_on(&servers, marker), at, "{marker} ran elsewhere");
+    }
+    assert!(metric(metrics, "gateway_splice_connections_total").unwrap_or(0) >= 1, "metrics count no splice");
+    let pinned_id = pinned.id();
+    pinned.disconnect().await.expect("disconnect");
+    // The daemon read nothing of the session after the splice point.
+    let line = wait_conn_line(&gw, pinned_id, "splice ended");
+    eprintln!("gateway: {line}");
+    assert_eq!(field(&line, "bytes_userspace"), Some(0), "daemon read bytes while spliced: {line}");
+    assert_eq!(field(&line, "bytes_presplice"), Some(0), "{line}");
+    let each_way = (BLOBS * BLOB_BYTES) as u64;
+    assert!(field(&line, "bytes_redirected_to_backend").unwrap_or(0) > 2 * each_way, "{line}");
+    assert!(field(&line, "bytes_redirected_to_client").unwrap_or(0) > each_way, "{line}");
+
+    // A second pinned session, then KILL CONNECTION from another session.
+    let mut victim = open().await;
+    let victim_id = victim.id();
+    victim.query_drop("SELECT GET_LOCK('splice-kill', 10) /* pin-lock */").await.expect("get_lock");
+    wait_conn_line(&gw, victim.id(), "routed session spliced");
+    assert_eq!(state_of(&mut viewer, victim.id()).await.as_deref(), Some("spliced"));
+    viewer.query_drop(format!("KILL CONNECTION {}", victim.id())).await.expect("kill");
+    let after = tokio::time::timeout(Duration::from_secs(20), victim.query_drop("SELECT 1 /* after-kill */")).await;
+    assert!(matches!(after, Ok(Err(_))), "the killed spliced session still answers: {after:?}");
+    assert!(ran_on(&servers, "after-kill").is_empty(), "a statement of the killed session ran");
+    // Its server thread is gone (the user lock is free on that server), and so is its entry.
+    let lock_at = ran_on(&servers, "pin-lock");
+    assert_eq!(lock_at.len(), 1, "{lock_at:?}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while servers[lock_at[0].0].sql("SELECT IS_FREE_LOCK('splice-kill')").expect("is_free_lock").trim() != "1" {
+        assert!(Instant::now() < deadline, "the killed session's server connection is still open");
+        thread::sleep(Duration::from_millis(50));
+    }
+    while state_of(&mut viewer, victim_id).await.is_some() {
+        assert!(Instant::now() < deadline, "killed session still listed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Supervision ended either way: the server's FIN reached it first, or the cancellation.
+    while conn_lines(&gw, victim_id, "splice ended").is_empty() && conn_lines(&gw, victim_id, "splice cancelled").is_empty() {
+        assert!(Instant::now() < deadline, "the killed session's splice did not end:\n{}", gw.log_tail(4000));
+        thread::sleep(Duration::from_millis(20));
+    }
+
+    // The plain session was never spliced, and still works.
+    plain.query_drop("SELECT 1 /* plain-end */").await.expect("plain after");
+    assert!(conn_lines(&gw, plain.id(), "spliced").is_empty(), "a non-pinned session was spliced");
+    for c in [plain, viewer] {
+        c.disconnect().await.expect("disconnect");
+    }
 }

@@ -1,6 +1,7 @@
 //! Moves framed bytes between the two legs: a server answer to the client, LOCAL INFILE data to
 //! the server. Frames are forwarded as they are, in batches, without joining large packets.
 
+use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::protocol::frame::{header, Wire, HEADER, MAX_FRAME};
@@ -31,6 +32,37 @@ where
     B: AsyncRead + AsyncWrite + Unpin,
     C: AsyncRead + AsyncWrite + Unpin,
 {
+    relay(backend, client, tracker, false).await.map(|_| ())
+}
+
+/// Like [`answer`], but the last batch of the answer (the bytes read with its final packet,
+/// never empty for an answer with packets) is returned instead of written: the client has not
+/// got the end of the answer, so it cannot have sent its next command yet. The caller writes it
+/// (after activating a kernel splice, docs/ebpf.md §4.2.2). `None`: the answer had no packets.
+pub async fn answer_holding_last<B, C>(
+    backend: &mut Wire<B>,
+    client: &mut Wire<C>,
+    tracker: &mut ResponseTracker,
+) -> Result<Option<BytesMut>, RelayError>
+where
+    B: AsyncRead + AsyncWrite + Unpin,
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    relay(backend, client, tracker, true).await
+}
+
+/// The relay loop. `hold_last`: the final batch is returned rather than written; otherwise
+/// everything is written and `None` returned.
+async fn relay<B, C>(
+    backend: &mut Wire<B>,
+    client: &mut Wire<C>,
+    tracker: &mut ResponseTracker,
+    hold_last: bool,
+) -> Result<Option<BytesMut>, RelayError>
+where
+    B: AsyncRead + AsyncWrite + Unpin,
+    C: AsyncRead + AsyncWrite + Unpin,
+{
     let mut sent_any = false;
     let mut pos = 0usize;
     loop {
@@ -45,7 +77,8 @@ where
             pos += HEADER + len;
             match step {
                 Step::More => {}
-                Step::Done => return flush(backend, client, pos).await,
+                Step::Done if hold_last => return Ok(Some(backend.buf.split_to(pos))),
+                Step::Done => return flush(backend, client, pos).await.map(|()| None),
                 Step::LocalInfile => {
                     flush(backend, client, pos).await?;
                     pos = 0;

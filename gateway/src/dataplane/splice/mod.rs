@@ -13,6 +13,10 @@
 //!   verdict passed (budget exceeded), and propagates FIN only after the drain check (P5).
 //!   Sockets stay in the map until they are closed (P2/P3).
 //!
+//! Two kinds of sessions are spliced: passthrough users' (1:1 from login, `session/proxy.rs`)
+//! and routed sessions once they are pinned to one server connection for good, at the end of
+//! the answer that pinned them ([`prepare_pinned`], `session/routed/splice.rs`).
+//!
 //! TLS sessions are never spliced (§4.4): [`Eligibility`] refuses them.
 //!
 //! **P11, repeated bytes.** The kernel hands the verdict each received skb whole
@@ -39,7 +43,7 @@ use aya::{
 };
 use gateway_common::splice::SPLICE_VERDICT_PROGRAM;
 
-pub use session::{prepare_session, Prepared, SpliceReport};
+pub use session::{prepare_pinned, prepare_session, Prepared, SpliceReport};
 pub use sys::TxProgress;
 
 use super::{load_object, DataplaneError};
@@ -88,6 +92,19 @@ impl Eligibility {
         }
         if !cfg.passthrough_users.iter().any(|u| u == user) {
             return Self::NotPinned;
+        }
+        Self::Splice
+    }
+
+    /// The splice rule for a routed session that has just been pinned to one server connection
+    /// for good (the session checks the protocol conditions itself,
+    /// `session/routed/splice.rs`): splice and `splice_pinned` on, not TLS.
+    pub fn of_pinned(config: Option<&DataplaneConfig>, tls: bool) -> Self {
+        let Some(_) = config.filter(|c| c.splice && c.splice_pinned) else {
+            return Self::Disabled;
+        };
+        if tls {
+            return Self::Tls;
         }
         Self::Splice
     }
@@ -194,5 +211,11 @@ mod tests {
         assert_eq!(Eligibility::of(Some(&on), "app", false), Eligibility::NotPinned);
         assert_eq!(Eligibility::of(Some(&on), "root", true), Eligibility::Tls);
         assert_eq!(Eligibility::of(Some(&on), "root", false), Eligibility::Splice);
+        assert_eq!(Eligibility::of_pinned(Some(&on), false), Eligibility::Splice);
+        assert_eq!(Eligibility::of_pinned(Some(&on), true), Eligibility::Tls);
+        assert_eq!(Eligibility::of_pinned(None, false), Eligibility::Disabled);
+        assert_eq!(Eligibility::of_pinned(Some(&cfg(false, &[])), false), Eligibility::Disabled);
+        let off: DataplaneConfig = toml::from_str("splice = true\nsplice_pinned = false\n").unwrap();
+        assert_eq!(Eligibility::of_pinned(Some(&off), false), Eligibility::Disabled);
     }
 }

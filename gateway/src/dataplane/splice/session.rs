@@ -44,6 +44,9 @@ pub struct Prepared {
     backend: u64,
     budget: u64,
     live: Option<Live>,
+    /// Counted in the splicer's `active` sessions (from activation until supervision ends, or
+    /// the session is dropped, e.g. cancelled by KILL CONNECTION).
+    counted: bool,
 }
 
 /// Accounting fixed when the splice took effect ([`Prepared::activate`]).
@@ -79,7 +82,7 @@ impl Splicer {
             maps.forget(c);
             return Err(e);
         }
-        Ok(Prepared { splicer: Arc::clone(self), client: c, backend: b, budget: budget.max(1), live: None })
+        Ok(Prepared { splicer: Arc::clone(self), client: c, backend: b, budget: budget.max(1), live: None, counted: false })
     }
 }
 
@@ -105,6 +108,32 @@ pub fn prepare_session(
         Ok(p) => Some(p),
         Err(e) => {
             tracing::warn!(error = %e, "cannot splice this session; relaying in userspace");
+            None
+        }
+    }
+}
+
+/// The hook of a routed session pinned for good ([`Eligibility::of_pinned`]): inserts the
+/// client socket and the pinned server connection's socket. Call it at a quiet point only:
+/// the answer that pinned the session complete on the server side, its last bytes not yet
+/// written to the client. `None` when the session stays in userspace (splice off, TLS, no
+/// splicer, map error; logged). The caller checks afterwards that the client is still silent
+/// (`sys::has_pending_bytes`, P1).
+pub fn prepare_pinned(
+    config: Option<&DataplaneConfig>,
+    tls: bool,
+    client: &TcpStream,
+    backend: &TcpStream,
+) -> Option<Prepared> {
+    if Eligibility::of_pinned(config, tls) != Eligibility::Splice {
+        return None;
+    }
+    let budget = config.map_or(0, |c| c.splice_budget_bytes);
+    let splicer = Splicer::global().ok()?;
+    match splicer.prepare(client, backend, budget) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot splice this pinned session; relaying in userspace");
             None
         }
     }
@@ -146,6 +175,7 @@ impl Prepared {
         });
         self.splicer.active.fetch_add(1, Ordering::Relaxed);
         self.splicer.total.fetch_add(1, Ordering::Relaxed);
+        self.counted = true;
         tracing::debug!(client = self.client, backend = self.backend, "session spliced");
         Ok(())
     }
@@ -183,6 +213,7 @@ impl Prepared {
         let result = tokio::try_join!(up.run(), down.run());
         splicer.active.fetch_sub(1, Ordering::Relaxed);
         let report = SpliceReport { to_backend: up.report, to_client: down.report, duration: live.started.elapsed() };
+        self.counted = false;
         log_report(&report, result.as_ref().err());
         result.map(|_| report)
     }
@@ -194,6 +225,11 @@ fn sock_err(op: &'static str) -> impl Fn(std::io::Error) -> DataplaneError {
 
 impl Drop for Prepared {
     fn drop(&mut self) {
+        if self.counted {
+            // Supervision did not finish (the session was cancelled): its sockets close now.
+            self.splicer.active.fetch_sub(1, Ordering::Relaxed);
+            tracing::info!(client = self.client, backend = self.backend, "splice cancelled (session ended by the gateway)");
+        }
         if let Ok(mut maps) = self.splicer.lock_maps() {
             maps.forget(self.client);
             maps.forget(self.backend);

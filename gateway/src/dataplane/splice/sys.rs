@@ -156,6 +156,24 @@ pub fn recv_nonblocking(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize>
     Ok(n as usize)
 }
 
+/// Whether at least one byte can be read, without taking it (`MSG_PEEK`). On a socket in the
+/// sockmap this also sees bytes that reached it before its insertion (docs/ebpf.md P1), which
+/// `FIONREAD` does not count.
+pub fn has_pending_bytes(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    let mut byte = [0u8; 1];
+    // SAFETY: `byte` is valid for one byte of writes.
+    let n = unsafe { libc::recv(fd.as_raw_fd(), byte.as_mut_ptr().cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    if n < 0 {
+        let err = io::Error::last_os_error();
+        return match err.kind() {
+            io::ErrorKind::WouldBlock => Ok(false),
+            _ => Err(err),
+        };
+    }
+    // 0: end of stream, which is not a byte but is not a quiet peer either.
+    Ok(true)
+}
+
 /// Whether the peer has shut down its sending side (`POLLRDHUP`) or the socket has an error
 /// (`POLLERR`/`POLLHUP`), without reading.
 pub fn hang_up(fd: BorrowedFd<'_>) -> io::Result<(bool, bool)> {

@@ -243,6 +243,11 @@ impl TextStatements {
         self.by_name.remove(&name.to_lowercase());
     }
 
+    /// Whether the session has no text prepared statement.
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+
     /// The statement of name `name`, if prepared.
     pub fn get(&self, name: &str) -> Option<&TextStatement> {
         self.by_name.get(&name.to_lowercase())

@@ -15,7 +15,7 @@ use crate::protocol::message::{ErrPacket, ERR};
 use crate::protocol::response::ResponseTracker;
 use crate::protocol::{caps, codes};
 use crate::session::pool::{PoolError, PooledConn};
-use crate::session::relay::{self, RelayError};
+use crate::session::relay::RelayError;
 use crate::session::SessionError;
 
 impl RoutedSession<'_> {
@@ -75,7 +75,7 @@ impl RoutedSession<'_> {
             // The statement reached the server right behind the replayed start: it is running.
             self.txn.started(&held);
         }
-        match relay::answer(&mut conn.wire, self.client, &mut tracker).await {
+        match self.relay_answer(&mut conn.wire, &mut tracker).await {
             Ok(()) => {
                 conn.set_in_flight(false);
                 Sent::Relayed(tracker)

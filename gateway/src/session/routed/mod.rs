@@ -15,6 +15,8 @@
 //! * Prepared statements ([`statements`], [`text_statements`], [`statement_conn`]): client ids,
 //!   each EXECUTE routed by its bound values, prepared on a connection when first run there.
 //! * Local answers ([`local`]), SHOW PROCESSLIST and KILL on gateway ids ([`processlist`]).
+//! * Kernel splice ([`splice`]): with `[dataplane] splice`, a session pinned for good is handed
+//!   to the kernel at the end of the answer that pinned it, when nothing else keeps it here.
 
 mod attempt;
 mod dispatch;
@@ -24,6 +26,7 @@ mod local;
 mod processlist;
 pub mod registry;
 pub mod route_log;
+mod splice;
 mod statement_conn;
 mod statements;
 mod text_statements;
@@ -85,6 +88,8 @@ pub struct RoutedSession<'a> {
     pinned: watch::Sender<bool>,
     /// The client's prepared statements (binary and text).
     ps: statement_conn::Statements,
+    /// Kernel splice once pinned for good ([`splice`]).
+    splice: splice::PinSplice,
 }
 
 /// Serves an authenticated client in routed mode until it quits, is killed or fails.
@@ -129,6 +134,8 @@ pub async fn serve(
         reg,
         pinned: watch::channel(false).0,
         ps: statement_conn::Statements::default(),
+        // The gateway does not terminate TLS yet: the client leg is plain.
+        splice: splice::PinSplice::new(shared, false),
     };
     if let Err(err) = s.validate_login().await {
         return Err(SessionError::Refused { err, seq });
@@ -181,9 +188,8 @@ impl<'a> RoutedSession<'a> {
     }
 
     /// A receiver that turns `true` when the session becomes pinned to one server connection
-    /// for good. The data plane may use it to splice a pinned routed session in the kernel
-    /// (`dataplane::splice`): from then on its bytes go to one server connection only. (Not
-    /// wired: splice of routed sessions also needs the held connection handed over.)
+    /// for good: from then on its bytes go to one server connection only. The kernel splice of
+    /// pinned sessions ([`splice`]) checks [`Self::is_pinned`] at the end of each answer.
     pub fn pinned_signal(&self) -> watch::Receiver<bool> {
         self.pinned.subscribe()
     }
@@ -277,7 +283,8 @@ impl<'a> RoutedSession<'a> {
                 return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
             };
             let reply_seq = packet.last_seq.wrapping_add(1);
-            let flow = self.command(cmd, &packet.payload, reply_seq).await?;
+            let flow = self.command(cmd, &packet.payload, reply_seq).await;
+            let flow = self.after_request(flow).await?;
             self.reg.idle(self.state.database());
             if let Flow::Close = flow {
                 return Ok(());

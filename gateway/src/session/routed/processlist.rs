@@ -46,7 +46,11 @@ impl RoutedSession<'_> {
                 let sql = if full { "SHOW FULL PROCESSLIST" } else { "SHOW PROCESSLIST" };
                 ("Query", "executing", Some(sql.to_string()))
             } else {
-                let state = if s.command == "Sleep" { "" } else { "executing" };
+                let state = match s.command {
+                    "Sleep" => "",
+                    super::splice::SPLICED => "spliced",
+                    _ => "executing",
+                };
                 (s.command, state, s.info.clone())
             };
             let info = info.map(|i| if full { i } else { i.chars().take(100).collect() });

@@ -1,0 +1,157 @@
+//! Kernel splice of a routed session pinned for good (docs/ebpf.md §4.2, `dataplane::splice`).
+//!
+//! With `[dataplane] splice = true` and `splice_pinned` (default on), every answer's last batch
+//! is held back ([`relay::answer_holding_last`]): the client has not got the end of the answer,
+//! so it is silent. After the request, if the session is pinned for good ([`RoutedSession::is_pinned`])
+//! and nothing keeps it in userspace ([`RoutedSession::splice_blocker`]), the client socket and
+//! the pinned server connection's socket are inserted into the splice map, the splice takes
+//! effect, and only then is the held batch written (§4.2.2, P1). Otherwise the batch is written
+//! as usual and the check repeats after the next answer.
+//!
+//! A session is not spliced while (each checked at the end of every answer):
+//! * the client leg is TLS (never, §4.4), or the splicer is unavailable;
+//! * a statement is in flight, or bytes wait in either direction: the client pipelined its next
+//!   request (buffered by the gateway or queued on the socket, also re-checked right after the
+//!   insertion, P1), or the server sent more than the answer;
+//! * the client has prepared statements registered (binary or text), or the connection holds
+//!   statements prepared by the gateway: client statement ids are not the server's, and the
+//!   kernel path cannot translate them; this covers cursors and held long data too;
+//! * a `BEGIN` is held by the gateway (the server does not know it yet), a cursor is open;
+//! * session state the gateway holds is not yet on the connection (a `SET` answered locally).
+//!
+//! Once spliced, the server connection leaves the pool for good (closed with the session) and
+//! every byte goes straight to that server: the gateway no longer answers anything itself
+//! (SHOW PROCESSLIST, KILL by gateway id, `ob_*` routing variables, COM_PING are the server's)
+//! and writes no route-log lines. Other sessions still see it in SHOW PROCESSLIST (State
+//! `spliced`) and can KILL it: KILL QUERY goes to its server thread, KILL CONNECTION kills that
+//! thread and cancels the session, which closes both sockets.
+
+use std::os::fd::AsFd;
+use std::time::Instant;
+
+use tokio::net::TcpStream;
+use tracing::{debug, info};
+
+use super::{Flow, RoutedSession};
+use crate::dataplane::splice::{self, sys, Eligibility, Splicer};
+use crate::protocol::frame::Wire;
+use crate::protocol::response::ResponseTracker;
+use crate::protocol::ProtocolError;
+use crate::session::relay::{self, RelayError};
+use crate::session::{SessionError, Shared};
+
+/// SHOW PROCESSLIST's `Command` of a spliced session (its State is `spliced`).
+pub const SPLICED: &str = "Spliced";
+
+/// A routed session's splice state.
+#[derive(Debug, Default)]
+pub(super) struct PinSplice {
+    /// The session may be spliced at all: splice and `splice_pinned` on, not TLS, splicer loaded.
+    possible: bool,
+    /// The last batch of the latest answer, not yet written to the client.
+    held: Option<bytes::BytesMut>,
+}
+
+impl PinSplice {
+    /// Whether sessions of this gateway may be spliced once pinned (`tls`: the client leg).
+    pub(super) fn new(shared: &Shared, tls: bool) -> Self {
+        let config = shared.config.dataplane.as_ref();
+        let possible = Eligibility::of_pinned(config, tls) == Eligibility::Splice && Splicer::global().is_ok();
+        PinSplice { possible, held: None }
+    }
+}
+
+impl RoutedSession<'_> {
+    /// Relays an answer from `backend` to the client; when the session may be spliced, its last
+    /// batch is held for [`Self::after_request`].
+    pub(super) async fn relay_answer(&mut self, backend: &mut Wire<TcpStream>, tracker: &mut ResponseTracker) -> Result<(), RelayError> {
+        // An answer held earlier in this request goes first (answers stay in order).
+        if let Some(earlier) = self.splice.held.take() {
+            self.client.write_raw(&earlier).await.map_err(RelayError::Client)?;
+        }
+        if !self.splice.possible {
+            return relay::answer(backend, self.client, tracker).await;
+        }
+        self.splice.held = relay::answer_holding_last(backend, self.client, tracker).await?;
+        Ok(())
+    }
+
+    /// After a request: splices the session if it is pinned and quiet, else writes the held
+    /// end of the answer. `Flow::Close` once a spliced session has ended.
+    pub(super) async fn after_request(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError> {
+        let Some(last) = self.splice.held.take() else { return flow };
+        if matches!(flow, Ok(Flow::Continue)) && self.is_pinned() {
+            match self.splice_blocker() {
+                None => return self.splice(&last).await,
+                Some(why) => debug!(why, "pinned session not spliced at this answer"),
+            }
+        }
+        self.client.write_raw(&last).await.map_err(SessionError::Client)?;
+        flow
+    }
+
+    /// Why the pinned session cannot be spliced now (`None`: it can).
+    fn splice_blocker(&self) -> Option<&'static str> {
+        let Some(conn) = self.held.as_ref() else { return Some("no held connection") };
+        if self.txn.held.is_some() {
+            return Some("a transaction start held by the gateway");
+        }
+        if self.txn.cursor || self.ps.registry.has_cursor() {
+            return Some("an open cursor");
+        }
+        if !self.ps.registry.is_empty() || !self.ps.text.is_empty() || !conn.sync.statements.is_empty() {
+            return Some("prepared statements (client ids are not the server's)");
+        }
+        if conn.is_broken() || !conn.wire.buf.is_empty() {
+            return Some("server bytes beyond the answer");
+        }
+        if !self.state.plan(&conn.sync).steps.is_empty() {
+            return Some("session state not yet on the connection");
+        }
+        let pending = sys::readable_bytes(self.client.io.as_fd()).map_or(true, |n| n > 0);
+        if !self.client.buf.is_empty() || pending {
+            return Some("the client pipelined its next request");
+        }
+        None
+    }
+
+    /// Splices the client with the held connection, writes `last`, supervises until both sides
+    /// close (or the session is killed: the future is dropped, both sockets close).
+    async fn splice(&mut self, last: &[u8]) -> Result<Flow, SessionError> {
+        let Some(conn) = self.held.as_ref() else { return self.write_last(last).await };
+        let config = self.shared.config.dataplane.as_ref();
+        let Some(mut prepared) = splice::prepare_pinned(config, false, &self.client.io, &conn.wire.io) else {
+            return self.write_last(last).await;
+        };
+        // A client that sent before its socket entered the map would have its bytes stuck (P1).
+        if sys::has_pending_bytes(self.client.io.as_fd()).unwrap_or(true) {
+            debug!("client bytes arrived during the splice insertion: stays in userspace");
+            drop(prepared);
+            return self.write_last(last).await;
+        }
+        let Some(conn) = self.held.take() else { return self.write_last(last).await };
+        let (server, thread) = (conn.key().server, conn.thread_id());
+        let why = self.txn.pin.unwrap_or("pin");
+        let Some((mut backend, _)) = conn.detach() else {
+            return Err(SessionError::Backend(ProtocolError::Malformed("pinned connection already left the pool")));
+        };
+        // Listed as spliced, with its server thread for KILL, before the client can see the end
+        // of the answer.
+        self.reg.update(|i| {
+            i.command = SPLICED;
+            i.info = None;
+            i.current = Some((server, thread));
+            i.since = Instant::now();
+        });
+        let io = |e| SessionError::Client(ProtocolError::Io(std::io::Error::other(e)));
+        prepared.activate(self.client, &mut backend.wire, last).await.map_err(io)?;
+        info!(%server, thread, why, "routed session spliced in the kernel");
+        let _ = prepared.run(self.client, &mut backend.wire).await;
+        Ok(Flow::Close)
+    }
+
+    async fn write_last(&mut self, last: &[u8]) -> Result<Flow, SessionError> {
+        self.client.write_raw(last).await.map_err(SessionError::Client)?;
+        Ok(Flow::Continue)
+    }
+}
