@@ -27,6 +27,11 @@ const SETUP: &str = "CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION
 
 impl Routed {
     fn start(name: &str) -> anyhow::Result<Routed> {
+        Self::start_with(name, "")
+    }
+
+    /// Like [`Routed::start`], with more gateway configuration appended.
+    fn start_with(name: &str, extra_toml: &str) -> anyhow::Result<Routed> {
         let mut servers = Vec::new();
         for i in 1..=3 {
             let db = MariaDb::start(&format!("{name}-s{i}"))?;
@@ -43,6 +48,7 @@ impl Routed {
             route_log.display(),
             addrs.join(", ")
         ));
+        toml.push_str(extra_toml);
         let gw = Gateway::start(&toml)?;
         Ok(Routed { servers, gw, route_log })
     }
@@ -545,4 +551,27 @@ fn prepare_close_loops_do_not_pile_up_server_statements() {
     }
     let counts = count(r);
     assert!(counts.iter().all(|&n| n < 100), "prepared statements left on the servers: {counts:?}");
+}
+
+/// `LAST_INSERT_ID()` is the session's even when the connection that produced it went to
+/// another client meanwhile (one pooled connection per server: the other client's statement takes
+/// it and it is reset before and after).
+#[tokio::test(flavor = "multi_thread")]
+async fn last_insert_id_survives_its_connection_going_to_another_client() {
+    let r = Routed::start_with("routed-lid", "\n[pool]\nmax_per_key = 1\n").expect("cluster");
+    let mut a = r.conn("root", "").await;
+    let mut b = r.conn("root", "").await;
+    // t1 is not partitioned; its leader is s1.
+    a.query_drop("INSERT INTO t1 (v) VALUES (1), (2)").await.unwrap();
+    a.query_drop("INSERT INTO t1 (v) VALUES (3) /* lid-a */").await.unwrap();
+    let produced = a.last_insert_id().expect("insert id in the OK packet");
+    let a_thread = queries(&r.servers[0]).into_iter().find(|(_, q)| q.contains("lid-a")).map(|(t, _)| t).expect("ran on s1");
+    let b_sum: Option<i64> = b.query_first("SELECT SUM(v) FROM t1 /* lid-b */").await.unwrap();
+    assert!(b_sum.is_some());
+    let b_thread = queries(&r.servers[0]).into_iter().find(|(_, q)| q.contains("lid-b")).map(|(t, _)| t).expect("ran on s1");
+    assert_eq!(a_thread, b_thread, "the other client took a's only pooled connection to s1");
+    let got: Option<u64> = a.query_first("SELECT LAST_INSERT_ID() /* lid-c */").await.unwrap();
+    assert_eq!(got, Some(produced), "LAST_INSERT_ID() after the connection was used by another client");
+    assert_eq!(r.ran_on("lid-c"), vec![0]);
+    drop((a, b));
 }

@@ -79,6 +79,9 @@ pub struct ConnSync {
     collation: Option<u8>,
     /// The client's prepared statements this connection has (cleared with the client state).
     pub statements: ConnStatements,
+    /// Counts the resets of this server session: a connection whose generation moved has lost
+    /// everything a previous statement left behind (`LAST_INSERT_ID()`, `FOUND_ROWS()`, …).
+    generation: u64,
 }
 
 /// One action of a sync, in order.
@@ -110,7 +113,7 @@ impl ConnSync {
     /// A freshly logged-in connection: `database` and `collation` as sent in the login.
     pub fn new(database: Option<&str>, collation: u8) -> Self {
         let database = database.map(str::to_string);
-        ConnSync { owner: None, version: 0, database, collation: Some(collation), statements: ConnStatements::default() }
+        ConnSync { owner: None, version: 0, database, collation: Some(collation), statements: ConnStatements::default(), generation: 0 }
     }
 
     /// After `COM_RESET_CONNECTION`: no client state any more; the database is kept by the server.
@@ -118,11 +121,19 @@ impl ConnSync {
         self.owner = None;
         self.version = 0;
         self.statements.clear();
+        self.generation += 1;
     }
 
     /// After `COM_CHANGE_USER`: like a new login.
     pub fn relogin(&mut self, database: Option<&str>, collation: u8) {
+        let generation = self.generation + 1;
         *self = ConnSync::new(database, collation);
+        self.generation = generation;
+    }
+
+    /// How many times this server session was reset (see the field).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The client state this connection was last synced with.

@@ -19,6 +19,7 @@
 //!   to the kernel at the end of the answer that pinned it, when nothing else keeps it here.
 
 mod attempt;
+mod dependent;
 mod dispatch;
 mod failover;
 mod learn;
@@ -82,6 +83,8 @@ pub struct RoutedSession<'a> {
     held: Option<PooledConn>,
     /// Server of the previous statement (dependent functions go there).
     last_server: Option<SocketAddr>,
+    /// The previous statement's server session and the last insert id (dependent functions).
+    dependent: dependent::Dependent,
     /// Requests routed so far (the route log's `seq`).
     requests: u64,
     reg: Registration<'a>,
@@ -130,6 +133,7 @@ pub async fn serve(
         txn: Transaction::default(),
         held: None,
         last_server: None,
+        dependent: dependent::Dependent::default(),
         requests: 0,
         reg,
         pinned: watch::channel(false).0,
@@ -339,6 +343,7 @@ impl<'a> RoutedSession<'a> {
         self.route_vars = local::RouteVars::default();
         self.txn = Transaction::default();
         self.last_server = None;
+        self.dependent = dependent::Dependent::default();
         self.pinned.send_replace(false);
         self.ps = statement_conn::Statements::default();
     }
