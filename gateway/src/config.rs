@@ -63,6 +63,22 @@ pub struct Config {
     /// `login_name::LoginConfig` for each field and its default.
     #[serde(default)]
     pub login: crate::login_name::LoginConfig,
+    /// The Prometheus metrics endpoint (`[metrics] address`). Default: none.
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+/// The gateway's metrics endpoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Address of the endpoint answering `GET /metrics` with every gateway family in the
+    /// Prometheus text format (statements, routes, latency histograms, pools, congestion, location
+    /// cache, client connections, and the data-plane families), e.g. `127.0.0.1:9100`. Must differ
+    /// from `[dataplane] metrics_address`, which keeps serving the data-plane families alone.
+    /// Unset (default): no endpoint.
+    #[serde(default)]
+    pub address: Option<SocketAddr>,
 }
 
 /// How application connections reach the gateway (docs/ebpf.md §3).
@@ -336,12 +352,26 @@ impl Config {
             return Err(ConfigError::Invalid("no [[users]] configured: nobody could log in".into()));
         }
         self.login.validate().map_err(ConfigError::Invalid)?;
+        self.validate_metrics()?;
         let mut seen = std::collections::HashSet::new();
         for u in &self.users {
             validate_user(u)?;
             if !seen.insert(u.name.as_str()) {
                 return Err(ConfigError::Invalid(format!("user {:?} is configured twice", u.name)));
             }
+        }
+        Ok(())
+    }
+
+    /// One endpoint per address: `[metrics]` already serves the data-plane families.
+    fn validate_metrics(&self) -> Result<(), ConfigError> {
+        let dataplane_metrics = self.dataplane.as_ref().and_then(|d| d.metrics_address);
+        if self.metrics.address.is_some_and(|a| a.port() != 0 && Some(a) == dataplane_metrics) {
+            return Err(ConfigError::Invalid(
+                "[metrics] address and [dataplane] metrics_address are the same: one endpoint per address \
+                 ([metrics] serves the data-plane families too)"
+                    .into(),
+            ));
         }
         Ok(())
     }

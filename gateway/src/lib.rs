@@ -5,6 +5,7 @@ pub mod config;
 pub mod dataplane;
 pub mod login_name;
 pub mod metadata;
+pub mod metrics;
 pub mod partition;
 pub mod planner;
 pub mod protocol;

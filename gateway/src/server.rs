@@ -32,6 +32,9 @@ pub enum ServerError {
     /// (eBPF being unavailable is not an error).
     #[error("data plane: {0}")]
     Dataplane(crate::dataplane::DataplaneError),
+    /// The `[metrics] address` endpoint could not be bound.
+    #[error("metrics endpoint: {0}")]
+    Metrics(crate::dataplane::DataplaneError),
 }
 
 /// Runs the gateway until SIGINT or SIGTERM.
@@ -53,9 +56,19 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
     let _steering = crate::dataplane::steer::start(&shared, &listener).map_err(ServerError::Steering)?;
     // Router / sk_lookup steering and the /metrics endpoint; dropping it at return detaches the
     // program and removes the VIP local routes.
-    let _dataplane = crate::dataplane::modes::runtime::Runtime::start(&shared.config, &listener)
+    let dataplane = crate::dataplane::modes::runtime::Runtime::start(&shared.config, &listener)
         .await
+        .map(Arc::new)
         .map_err(ServerError::Dataplane)?;
+    // `[metrics] address`: every gateway family plus the data-plane ones; stops at return.
+    let _metrics = match shared.config.metrics.address {
+        Some(addr) => Some(
+            crate::metrics::endpoint::Endpoint::start(addr, Arc::downgrade(&shared), Arc::downgrade(&dataplane))
+                .await
+                .map_err(ServerError::Metrics)?,
+        ),
+        None => None,
+    };
     info!(%addr, backend = %shared.config.backend.address, "gateway listening");
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(ServerError::Signal)?;
     loop {

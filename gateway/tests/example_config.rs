@@ -29,6 +29,7 @@ const TABLES: &[(&str, &str)] = &[
     ("DataplaneConfig", "dataplane"),
     ("PoolConfig", "pool"),
     ("LoginConfig", "login"),
+    ("MetricsConfig", "metrics"),
 ];
 
 #[test]

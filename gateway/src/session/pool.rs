@@ -170,6 +170,17 @@ pub struct PoolStats {
     pub acquire_timeouts: u64,
 }
 
+/// Connections of one server over all its keys, at one moment (the metrics gauges).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerPoolStats {
+    /// Idle connections.
+    pub idle: usize,
+    /// Connections handed out.
+    pub in_use: usize,
+    /// Connection attempts in flight.
+    pub connecting: usize,
+}
+
 /// The connection pools of all keys; cheap to clone (shared).
 #[derive(Clone)]
 pub struct Pool {
@@ -401,6 +412,26 @@ impl Pool {
             }
         }
         s
+    }
+}
+
+impl Pool {
+    /// [`ServerPoolStats`] of every server the pool has a key or a connect gate for.
+    pub fn server_stats(&self) -> HashMap<SocketAddr, ServerPoolStats> {
+        let mut out: HashMap<SocketAddr, ServerPoolStats> = HashMap::new();
+        if let Ok(keys) = self.inner.keys.lock() {
+            for ((key, _), p) in keys.iter() {
+                let s = out.entry(key.server).or_default();
+                s.idle += p.idle.lock().map(|i| i.len()).unwrap_or(0);
+                s.in_use += p.in_use.load(Ordering::Relaxed);
+            }
+        }
+        if let Ok(servers) = self.inner.servers.lock() {
+            for (addr, g) in servers.iter() {
+                out.entry(*addr).or_default().connecting += g.connecting.load(Ordering::Relaxed);
+            }
+        }
+        out
     }
 }
 

@@ -23,6 +23,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     let id = shared.next_connection_id();
     let span = tracing::info_span!("conn", id, peer = %peer);
     async move {
+        let _client = shared.metrics.client_connected();
         let _ = stream.set_nodelay(true);
         // Steered (cgroup mode): the server the client dialled, when it is an intercepted address.
         let steered = crate::dataplane::steer::steered_backend(&stream, &shared.config, shared.planner.as_ref())

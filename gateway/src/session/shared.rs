@@ -1,4 +1,5 @@
-//! State shared by all sessions: config, connection ids, the caching_sha2 cache, the backend's profile.
+//! State shared by all sessions: config, connection ids, the caching_sha2 cache, the backend's
+//! profile, pools, congestion and metrics.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -50,6 +51,8 @@ pub struct Shared {
     pub sessions: super::routed::registry::Registry,
     /// `[routing] route_log`, when configured and writable.
     pub route_log: Option<super::routed::route_log::RouteLog>,
+    /// Counters and histograms the sessions record into (`crate::metrics`).
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl Shared {
@@ -71,6 +74,7 @@ impl Shared {
             congestion,
             sessions: Default::default(),
             route_log,
+            metrics: crate::metrics::Metrics::default(),
             config,
             planner,
             next_id: AtomicU32::new(1),

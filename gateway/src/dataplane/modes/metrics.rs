@@ -1,6 +1,7 @@
-//! The data-plane metrics endpoint: a minimal HTTP/1.x server answering `GET /metrics` with the
-//! Prometheus text of [`DataplaneStatus`], and the matching blocking client used by
-//! `gateway dataplane status`. One request per connection, bounded header size and time.
+//! The metrics endpoint: a minimal HTTP/1.x server answering `GET /metrics` with Prometheus text
+//! — the data-plane page of [`DataplaneStatus`] on `[dataplane] metrics_address`, or the full
+//! gateway page (`crate::metrics`) on `[metrics] address` — and the matching blocking client
+//! used by `gateway dataplane status`. One request per connection, bounded header size and time.
 
 use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
@@ -17,6 +18,9 @@ use super::super::DataplaneError;
 /// Produces the status at scrape time.
 pub type StatusFn = Arc<dyn Fn() -> DataplaneStatus + Send + Sync>;
 
+/// Produces the page (Prometheus text) at scrape time.
+pub type RenderFn = Arc<dyn Fn() -> String + Send + Sync>;
+
 /// Largest request head accepted.
 const MAX_REQUEST: usize = 8 * 1024;
 /// Time a client gets to send its request.
@@ -29,15 +33,20 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, DataplaneError> {
         .map_err(|source| DataplaneError::Metrics { addr, source })
 }
 
-/// Serves `listener` until the returned task is aborted.
+/// Serves the data-plane status on `listener` until the returned task is aborted.
 pub fn serve(listener: TcpListener, status: StatusFn) -> JoinHandle<()> {
+    serve_text(listener, Arc::new(move || status().to_prometheus()))
+}
+
+/// Serves the page `render` produces on `listener` until the returned task is aborted.
+pub fn serve_text(listener: TcpListener, render: RenderFn) -> JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             match listener.accept().await {
                 Ok((stream, _)) => {
-                    let status = status.clone();
+                    let render = render.clone();
                     tokio::spawn(async move {
-                        if let Err(e) = answer(stream, &status).await {
+                        if let Err(e) = answer(stream, &render).await {
                             tracing::debug!(error = %e, "metrics request failed");
                         }
                     });
@@ -51,7 +60,7 @@ pub fn serve(listener: TcpListener, status: StatusFn) -> JoinHandle<()> {
     })
 }
 
-async fn answer(mut stream: TcpStream, status: &StatusFn) -> std::io::Result<()> {
+async fn answer(mut stream: TcpStream, render: &RenderFn) -> std::io::Result<()> {
     let head = match tokio::time::timeout(REQUEST_TIMEOUT, read_head(&mut stream)).await {
         Ok(head) => head?,
         Err(_) => return Ok(()),
@@ -64,7 +73,7 @@ async fn answer(mut stream: TcpStream, status: &StatusFn) -> std::io::Result<()>
     );
     let path = path.split('?').next().unwrap_or_default();
     let (code, body) = match (method, path) {
-        ("GET", "/metrics") => ("200 OK", status().to_prometheus()),
+        ("GET", "/metrics") => ("200 OK", render()),
         ("GET", _) => ("404 Not Found", "only /metrics is served here\n".to_owned()),
         _ => ("405 Method Not Allowed", "GET /metrics\n".to_owned()),
     };
