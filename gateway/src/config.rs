@@ -234,6 +234,16 @@ pub struct ListenConfig {
     /// Server version string announced to clients. Default: the backend's own version string.
     #[serde(default)]
     pub server_version: Option<String>,
+    /// On SIGTERM the gateway stops accepting, closes idle sessions and lets running statements
+    /// finish for at most this many seconds, then exits (remaining sessions are cut). Default 10.
+    #[serde(default = "default_shutdown_grace")]
+    pub shutdown_grace_secs: u64,
+    /// Threads that run sessions. `1` runs everything on one thread (no wake-ups across
+    /// threads: the least CPU per statement, for a gateway sharing a small host with its clients
+    /// or servers); more spread sessions over that many threads. Default: one per CPU (or the
+    /// `TOKIO_WORKER_THREADS` environment variable). Read at start only.
+    #[serde(default)]
+    pub worker_threads: Option<usize>,
 }
 
 /// The backend server.
@@ -287,9 +297,16 @@ pub struct UserConfig {
     /// Database selected when the client connects without one.
     #[serde(default)]
     pub default_database: Option<String>,
-    /// Default OceanBase tenant of this account (used by tenant routing; informational for now).
+    /// OceanBase tenant of this account: the tenant of its logins that name none, and the only
+    /// tenant it may log in to (`name@other` is refused with ERROR 1045). Unset: the account may
+    /// name any tenant of the topology (routing.md §16).
     #[serde(default)]
     pub tenant: Option<String>,
+    /// May run the gateway's admin commands (`SHOW PROXYCONFIG`, `ALTER PROXYCONFIG`,
+    /// `SHOW PROXYSESSION`, `KILL PROXYSESSION`, `SHOW PROXYCONGESTION`, `SHOW PROXYSTAT`).
+    /// Others get ERR 1227. Default false.
+    #[serde(default)]
+    pub admin: bool,
 }
 
 /// Logging settings.
@@ -311,6 +328,9 @@ fn default_max_packet() -> usize {
     64 * 1024 * 1024
 }
 fn default_handshake_timeout() -> u64 {
+    10
+}
+fn default_shutdown_grace() -> u64 {
     10
 }
 fn default_connect_timeout() -> u64 {
@@ -347,6 +367,9 @@ impl Config {
         }
         if self.listen.max_packet_size > 1 << 30 {
             return Err(ConfigError::Invalid("listen.max_packet_size must be at most 1 GiB (MySQL's limit)".into()));
+        }
+        if self.listen.worker_threads == Some(0) {
+            return Err(ConfigError::Invalid("listen.worker_threads must be at least 1".into()));
         }
         if self.users.is_empty() {
             return Err(ConfigError::Invalid("no [[users]] configured: nobody could log in".into()));

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod dataplane;
+pub mod live_config;
 pub mod login_name;
 pub mod metadata;
 pub mod metrics;

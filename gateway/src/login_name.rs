@@ -4,8 +4,10 @@
 //! [`resolve`] fills the missing tenant and cluster from configuration and from the listener the
 //! client dialled, and [`Resolved::server_user`] is what the gateway logs in to a server with:
 //! `user@tenant` for OceanBase (a kernel rejects the proxy-only `#cluster` suffix with ERROR 1045,
-//! environment.md §3.6), the bare user for MySQL/MariaDB.
+//! environment.md §3.6), the bare user for MySQL/MariaDB. `admit` wires them to the gateway's
+//! accounts and topology (client authentication calls it).
 
+mod admit;
 mod parse;
 mod resolve;
 #[cfg(test)]
@@ -16,7 +18,8 @@ use serde::Deserialize;
 use crate::protocol::message::ErrPacket;
 
 pub use parse::{parse, LoginName};
-pub use resolve::{resolve, Defaults, Origin, Resolved, ServerKind};
+pub use admit::{check_topology, parse_for, resolve_for, tenant_allowed};
+pub use resolve::{resolve, server_user, Defaults, Origin, Resolved, ServerKind};
 
 /// ODP `username_separator` default: `:`, `-`, `.`, tried in that order.
 pub const DEFAULT_SEPARATORS: &str = ":;-;.";
@@ -35,8 +38,9 @@ pub struct LoginConfig {
     /// Separators of the non-standard form `cluster<sep>tenant<sep>user[<sep or :>cluster_id]`,
     /// `;`-delimited, one character each, tried in order (ODP `username_separator`). A name uses
     /// that form only when it contains neither `@` nor `#` and a separator occurs at least twice,
-    /// so with the default a MySQL user named `my-app-01` logs in as user `01` of tenant `app` in
-    /// cluster `my`; set `""` to turn the form off. Default `":;-;."`.
+    /// so with the default `my-app-01` is user `01` of tenant `app` in cluster `my` — unless a
+    /// `[[users]]` account is named `my-app-01` exactly, which then logs in as itself (`my-app-01@t`
+    /// always does); set `""` to turn the form off. Default `":;-;."`.
     pub username_separator: String,
     /// Refuse logins that do not name both tenant and cluster (ODP `enable_full_username`), with
     /// ERROR 1045. Default false.

@@ -65,10 +65,16 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Run { config } => {
-            let config = gateway::config::Config::load(&config)?;
-            init_logging(&config.log.level);
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("tokio runtime")?;
-            rt.block_on(gateway::server::run(config))?;
+            let live = gateway::live_config::LiveConfig::load(&config)?;
+            let start = live.get();
+            if let Some(apply) = init_logging(&start.log.level) {
+                live.set_log_filter(apply);
+            }
+            let rt = runtime(start.listen.worker_threads).context("tokio runtime")?;
+            drop(start);
+            rt.block_on(gateway::server::run(live))?;
+            // Sessions cut at the end of the grace period must not hold the exit up.
+            rt.shutdown_timeout(std::time::Duration::from_secs(1));
             Ok(())
         }
         Command::Route { config, tenant, database, sql } => {
@@ -97,14 +103,37 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-fn init_logging(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+/// The daemon's runtime (`[listen] worker_threads`): one thread runs everything on the main
+/// thread (current-thread runtime), otherwise a work-stealing pool of that many threads, by
+/// default one per CPU.
+fn runtime(worker_threads: Option<usize>) -> std::io::Result<tokio::runtime::Runtime> {
+    match worker_threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        Some(n) => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
+        None => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+    }
+}
+
+/// Installs the log subscriber; returns how to change `log.level` at runtime (none when
+/// `RUST_LOG` decides the filter).
+fn init_logging(level: &str) -> Option<gateway::live_config::LogFilter> {
     use std::io::IsTerminal;
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::EnvFilter;
+    let from_env = EnvFilter::try_from_default_env().ok();
+    let fixed = from_env.is_some();
+    let filter = from_env.unwrap_or_else(|| EnvFilter::new(level));
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
+    let fmt = tracing_subscriber::fmt::layer()
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    tracing_subscriber::registry().with(filter).with(fmt).init();
+    (!fixed).then(|| -> gateway::live_config::LogFilter {
+        Box::new(move |level: &str| {
+            let f = EnvFilter::try_new(level).map_err(|e| e.to_string())?;
+            handle.reload(f).map_err(|e| e.to_string())
+        })
+    })
 }

@@ -1,11 +1,15 @@
-//! The listener: accepts clients, spawns one session task each, stops on SIGINT/SIGTERM.
+//! The listener: accepts clients, spawns one session task each, reloads the configuration on
+//! SIGHUP and drains on SIGINT/SIGTERM ([`drain`]).
+
+pub mod drain;
 
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tracing::{info, warn};
+use tokio::signal::unix::{signal, SignalKind};
+use tracing::{error, info, warn};
 
-use crate::config::Config;
+use crate::live_config::LiveConfig;
 use crate::session::{self, Shared};
 
 /// Errors that stop the gateway.
@@ -37,8 +41,10 @@ pub enum ServerError {
     Metrics(crate::dataplane::DataplaneError),
 }
 
-/// Runs the gateway until SIGINT or SIGTERM.
-pub async fn run(config: Config) -> Result<(), ServerError> {
+/// Runs the gateway until SIGINT or SIGTERM, then drains: stops accepting, ends idle sessions,
+/// lets running statements finish for `[listen] shutdown_grace_secs`, and returns.
+pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
+    let config = live.get();
     let addr = config.listen.address;
     let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
     let planner = match &config.routing {
@@ -47,7 +53,7 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
     };
     // Servers, zones and tenants are re-read every `cluster_refresh_ms` (default 20 s).
     let _refresh = planner.as_ref().map(|p| p.locator().spawn_cluster_refresh());
-    let shared = Arc::new(Shared::new(config, planner));
+    let shared = Arc::new(Shared::with_live(live, planner));
     // Routed sessions borrow pooled server connections; idle ones past the idle timeout are
     // closed in the background too, not only when found on reuse.
     let _reaper = shared.planner.is_some().then(|| spawn_pool_reaper(shared.clone()));
@@ -56,12 +62,12 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
     let _steering = crate::dataplane::steer::start(&shared, &listener).map_err(ServerError::Steering)?;
     // Router / sk_lookup steering and the /metrics endpoint; dropping it at return detaches the
     // program and removes the VIP local routes.
-    let dataplane = crate::dataplane::modes::runtime::Runtime::start(&shared.config, &listener)
+    let dataplane = crate::dataplane::modes::runtime::Runtime::start(&shared.config(), &listener)
         .await
         .map(Arc::new)
         .map_err(ServerError::Dataplane)?;
     // `[metrics] address`: every gateway family plus the data-plane ones; stops at return.
-    let _metrics = match shared.config.metrics.address {
+    let _metrics = match shared.config().metrics.address {
         Some(addr) => Some(
             crate::metrics::endpoint::Endpoint::start(addr, Arc::downgrade(&shared), Arc::downgrade(&dataplane))
                 .await
@@ -69,8 +75,9 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
         ),
         None => None,
     };
-    info!(%addr, backend = %shared.config.backend.address, "gateway listening");
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(ServerError::Signal)?;
+    info!(%addr, backend = %shared.config().backend.address, "gateway listening");
+    let mut term = signal(SignalKind::terminate()).map_err(ServerError::Signal)?;
+    let mut hup = signal(SignalKind::hangup()).map_err(ServerError::Signal)?;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -83,9 +90,39 @@ pub async fn run(config: Config) -> Result<(), ServerError> {
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
             },
-            _ = tokio::signal::ctrl_c() => { info!("SIGINT: stopping"); return Ok(()); }
-            _ = term.recv() => { info!("SIGTERM: stopping"); return Ok(()); }
+            _ = hup.recv() => reload(&shared),
+            _ = tokio::signal::ctrl_c() => { info!("SIGINT: stopping"); break; }
+            _ = term.recv() => { info!("SIGTERM: stopping"); break; }
         }
+    }
+    // New connections are refused from here on.
+    drop(listener);
+    drain(&shared).await;
+    Ok(())
+}
+
+/// SIGHUP: re-reads and validates the file and swaps it in; an invalid file changes nothing.
+fn reload(shared: &Shared) {
+    match shared.live.reload() {
+        Ok(kept) => {
+            for setting in kept {
+                warn!(setting, "config reload: this setting needs restart; the running value is kept");
+            }
+            info!(users = shared.config().users.len(), "SIGHUP: configuration reloaded");
+        }
+        Err(e) => error!(error = %e, "SIGHUP: config reload rejected; the running configuration is kept"),
+    }
+}
+
+/// Ends idle sessions, waits for running statements up to the grace period.
+async fn drain(shared: &Shared) {
+    let grace = std::time::Duration::from_secs(shared.config().listen.shutdown_grace_secs);
+    info!(sessions = shared.drain.open(), grace_secs = grace.as_secs(), "draining: not accepting, idle sessions closed");
+    let left = shared.drain.shutdown(grace).await;
+    if left > 0 {
+        warn!(sessions = left, "grace period over: closing the remaining sessions");
+    } else {
+        info!("all sessions ended");
     }
 }
 
@@ -107,7 +144,7 @@ fn spawn_pool_reaper(shared: Arc<Shared>) -> tokio::task::JoinHandle<()> {
 /// Reads the backend's greeting once so that clients are greeted with its version and
 /// capabilities from the first connection on.
 async fn probe_backend(shared: &Shared) {
-    match session::backend::connect(shared.config.backend.address, shared.config.connect_timeout()).await {
+    match session::backend::connect(shared.config().backend.address, shared.config().connect_timeout()).await {
         Ok((_, greeting)) => {
             info!(version = %greeting.server_version, "backend reachable");
             shared.learn_profile(&greeting);

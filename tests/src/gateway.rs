@@ -28,6 +28,8 @@ pub struct UserEntry {
     pub auth_plugin: String,
     /// `default_database`.
     pub default_database: Option<String>,
+    /// `admin = true` (may run the admin commands).
+    pub admin: bool,
 }
 
 impl UserEntry {
@@ -39,6 +41,7 @@ impl UserEntry {
             password_hash: None,
             auth_plugin: "mysql_native_password".into(),
             default_database: None,
+            admin: false,
         }
     }
     /// A `caching_sha2_password` account.
@@ -52,6 +55,11 @@ impl UserEntry {
     /// Sets `default_database`.
     pub fn with_database(mut self, db: &str) -> Self {
         self.default_database = Some(db.into());
+        self
+    }
+    /// Sets `admin = true`.
+    pub fn admin(mut self) -> Self {
+        self.admin = true;
         self
     }
 }
@@ -69,6 +77,8 @@ pub struct GatewayConfig {
     pub users: Vec<UserEntry>,
     /// `[log] level`.
     pub log_level: String,
+    /// More `key = value` lines of `[listen]` (e.g. `shutdown_grace_secs = 5`).
+    pub listen_extra: Vec<String>,
 }
 
 impl GatewayConfig {
@@ -80,6 +90,7 @@ impl GatewayConfig {
             max_packet_size: None,
             users: vec![UserEntry::native("root", "")],
             log_level: "info".into(),
+            listen_extra: Vec::new(),
         })
     }
     /// Adds a user.
@@ -99,6 +110,10 @@ impl GatewayConfig {
         if let Some(n) = self.max_packet_size {
             t.push_str(&format!("max_packet_size = {n}\n"));
         }
+        for line in &self.listen_extra {
+            t.push_str(line);
+            t.push('\n');
+        }
         t.push_str(&format!("\n[backend]\naddress = \"{}\"\n", self.backend));
         for u in &self.users {
             t.push_str(&format!("\n[[users]]\nname = {}\n", q(&u.name)));
@@ -111,6 +126,9 @@ impl GatewayConfig {
             t.push_str(&format!("auth_plugin = {}\n", q(&u.auth_plugin)));
             if let Some(db) = &u.default_database {
                 t.push_str(&format!("default_database = {}\n", q(db)));
+            }
+            if u.admin {
+                t.push_str("admin = true\n");
             }
         }
         t.push_str(&format!("\n[log]\nlevel = {}\n", q(&self.log_level)));
@@ -217,6 +235,56 @@ impl Gateway {
             s.push_str(&out);
         }
         s
+    }
+    /// The configuration file the gateway runs with.
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.join("gateway.toml")
+    }
+    /// Replaces the configuration file (takes effect on [`Gateway::reload`]).
+    pub fn rewrite_config(&self, config_toml: &str) -> anyhow::Result<()> {
+        std::fs::write(self.config_path(), config_toml).context("rewriting gateway.toml")
+    }
+    /// Sends SIGHUP (reload the configuration file).
+    pub fn reload(&self) -> anyhow::Result<()> {
+        self.signal(libc::SIGHUP)
+    }
+    /// Sends SIGTERM (drain and exit) without waiting; see [`Gateway::wait_exit`].
+    pub fn terminate(&self) -> anyhow::Result<()> {
+        self.signal(libc::SIGTERM)
+    }
+    fn signal(&self, sig: libc::c_int) -> anyhow::Result<()> {
+        // SAFETY: kill(2) on the PID of our own child process.
+        if unsafe { libc::kill(self.pid() as libc::pid_t, sig) } != 0 {
+            bail!("kill({}, {sig}): {}", self.pid(), std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+    /// Waits up to `timeout` for the process to exit; its exit status, or an error on timeout.
+    pub fn wait_exit(&mut self, timeout: Duration) -> anyhow::Result<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                bail!("gateway still running {timeout:?} after SIGTERM; log:\n{}", self.log_tail(4000));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    /// Waits up to `timeout` until the log has `count` lines containing `needle`.
+    pub fn wait_log(&self, needle: &str, count: usize, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
+            if log.lines().filter(|l| l.contains(needle)).count() >= count {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("no {count} log line(s) with {needle:?} after {timeout:?}; log:\n{}", self.log_tail(4000));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     /// A `mysql://` URL for mysql_async.
     pub fn url(&self, user: &str, password: &str, db: Option<&str>) -> String {

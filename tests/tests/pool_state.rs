@@ -42,6 +42,7 @@ fn login(database: Option<&'static str>) -> LoginRequest<'static> {
 fn login_with(database: Option<&'static str>, charset: u8) -> LoginRequest<'static> {
     LoginRequest {
         user: "root",
+        tenant: None,
         credential: EMPTY.get_or_init(|| Credential::Plain(Vec::new())),
         database,
         charset,

@@ -37,6 +37,27 @@ pub enum ServerKind {
     Mysql,
 }
 
+impl ServerKind {
+    /// The kind of a server by the version string of its greeting (OceanBase's contains
+    /// `OceanBase`, e.g. `5.7.25-OceanBase_CE-v4.2.1.0`).
+    pub fn of_version(server_version: &str) -> ServerKind {
+        if server_version.contains("OceanBase") {
+            ServerKind::OceanBase
+        } else {
+            ServerKind::Mysql
+        }
+    }
+}
+
+/// The user name to log in to a server of `kind` with: `user@tenant` for OceanBase (ODP
+/// rewrites the login the same way), the bare user for MySQL/MariaDB. Never `#cluster`.
+pub fn server_user(user: &str, tenant: Option<&str>, kind: ServerKind) -> String {
+    match (kind, tenant) {
+        (ServerKind::OceanBase, Some(t)) => format!("{user}@{t}"),
+        _ => user.to_string(),
+    }
+}
+
 /// A login name with its tenant and cluster decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
@@ -58,10 +79,7 @@ impl Resolved {
     /// The user name to log in to a server with: `user@tenant` for OceanBase (ODP rewrites the
     /// login the same way), the bare user for MySQL/MariaDB. Never `#cluster` or the cluster id.
     pub fn server_user(&self, kind: ServerKind) -> String {
-        match (kind, &self.tenant) {
-            (ServerKind::OceanBase, Some(t)) => format!("{}@{t}", self.user),
-            _ => self.user.clone(),
-        }
+        server_user(&self.user, self.tenant.as_deref(), kind)
     }
 
     /// `user@tenant#cluster[:id]`, leaving out absent parts (logs, SHOW PROXYSESSION).
@@ -81,7 +99,7 @@ impl Resolved {
 
     /// The name ODP shows in access-denied messages: the full name when the cluster was chosen
     /// (by the name or `[login]`), else `user@tenant`.
-    fn shown_name(&self) -> String {
+    pub fn shown_name(&self) -> String {
         match self.cluster_from {
             Origin::Name | Origin::Config => self.full_name(),
             Origin::Listener | Origin::Unset => self.server_user(ServerKind::OceanBase),

@@ -249,3 +249,13 @@ fn config_validation() {
     let long = LoginConfig { cluster: Some("c".repeat(257)), ..LoginConfig::default() };
     assert!(long.validate().unwrap_err().contains("login.cluster"));
 }
+
+#[test]
+fn server_kind_from_the_greeting_and_the_name_each_kind_gets() {
+    assert_eq!(ServerKind::of_version("5.7.25-OceanBase_CE-v4.2.1.0"), ServerKind::OceanBase);
+    assert_eq!(ServerKind::of_version("10.11.19-MariaDB"), ServerKind::Mysql);
+    assert_eq!(ServerKind::of_version("8.0.36"), ServerKind::Mysql);
+    assert_eq!(server_user("app", Some("t1"), ServerKind::OceanBase), "app@t1");
+    assert_eq!(server_user("app", Some("t1"), ServerKind::Mysql), "app");
+    assert_eq!(server_user("app", None, ServerKind::OceanBase), "app");
+}

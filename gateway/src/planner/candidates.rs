@@ -19,23 +19,41 @@ fn server(p: &PlacedServer) -> Candidate {
 }
 
 /// The partition's replicas as partition servers, then the other tenant servers.
-pub fn with_replicas(reps: &PartitionReplicas, tenant_servers: &[PlacedServer]) -> Vec<Candidate> {
+/// `tenant_candidates` are [`tenant`] of `tenant_servers`: a replica placed exactly like a tenant
+/// server (same server and zone records) starts from that candidate instead of a new one.
+pub fn with_replicas(reps: &PartitionReplicas, tenant_servers: &[PlacedServer], tenant_candidates: &[Candidate]) -> Vec<Candidate> {
+    let tenant = || tenant_servers.iter().zip(tenant_candidates);
     let mut out: Vec<Candidate> = reps
         .replicas
         .iter()
         .map(|r| {
-            server(&r.server)
+            tenant()
+                .find(|(t, _)| same_place(t, &r.server))
+                .map_or_else(|| server(&r.server), |(_, c)| c.clone())
                 .with_replica(role(r.replica.role))
                 .with_replica_type(replica_type(r.replica.replica_type))
                 .with_duplicate(reps.table.duplicate)
         })
         .collect();
-    for t in tenant_servers {
-        if !out.iter().any(|c| c.addr == t.addr) {
-            out.push(server(t));
+    for (t, c) in tenant() {
+        if !out.iter().any(|o| o.addr == t.addr) {
+            out.push(c.clone());
         }
     }
     out
+}
+
+/// Same address, placed from the same server and zone records (so [`server`] gives equal
+/// candidates).
+fn same_place(a: &PlacedServer, b: &PlacedServer) -> bool {
+    fn same<T>(x: &Option<std::sync::Arc<T>>, y: &Option<std::sync::Arc<T>>) -> bool {
+        match (x, y) {
+            (Some(x), Some(y)) => std::sync::Arc::ptr_eq(x, y),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+    a.addr == b.addr && same(&a.server, &b.server) && same(&a.zone, &b.zone)
 }
 
 /// When no partition can be computed: every server holding one of the table's cached tablets

@@ -49,6 +49,18 @@ pub struct Planned {
     pub plan: RoutePlan,
     /// The partition, when one was computed.
     pub location: Option<Location>,
+    /// The table entry the route used (its key), when the statement names a table.
+    pub table: Option<TableKey>,
+    /// The tablet of `location` in that entry, when both are known.
+    pub tablet_id: Option<u64>,
+}
+
+/// What [`Planner::request`] learnt besides the route request.
+#[derive(Default)]
+struct Located {
+    location: Option<Location>,
+    table: Option<TableKey>,
+    tablet_id: Option<u64>,
 }
 
 /// Plans statements against one topology.
@@ -105,21 +117,22 @@ impl Planner {
     }
 
     async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, mut trace: Trace) -> Planned {
-        let (mut req, location) = self.request(analysis, ctx, &mut trace).await;
+        let (mut req, Located { location, table, tablet_id }) = self.request(analysis, ctx, &mut trace).await;
         req.seed = self.config.seed.unwrap_or_else(rand::random);
-        match trace.into_steps() {
+        let (decision, plan) = match trace.into_steps() {
             Some(ours) => {
                 let decision = decide(&req);
                 let mut plan = decision.as_ref().map(|d| d.plan.clone()).unwrap_or_default();
                 splice_steps(&mut plan, ours);
-                Planned { decision, plan, location }
+                (decision, plan)
             }
-            None => Planned { decision: decide_untraced(&req), plan: RoutePlan::default(), location },
-        }
+            None => (decide_untraced(&req), RoutePlan::default()),
+        };
+        Planned { decision, plan, location, table, tablet_id }
     }
 
     /// Builds the route request: candidates from the table's partition, or the tenant's servers.
-    async fn request(&self, a: &Analysis<'_>, ctx: &StatementContext, trace: &mut Trace) -> (RouteRequest, Option<Location>) {
+    async fn request(&self, a: &Analysis<'_>, ctx: &StatementContext, trace: &mut Trace) -> (RouteRequest, Located) {
         let tenant = self.tenants.facts(&self.locator, &ctx.tenant).await;
         let tenant_servers = &tenant.placed;
         let mut req = RouteRequest::new(tenant.candidates.clone(), 0);
@@ -128,7 +141,7 @@ impl Planner {
             req.primary_zone = pz.clone();
         }
         let Some(table) = a.table() else {
-            return (req, None);
+            return (req, Located::default());
         };
         req.names_table = true;
         trace.add(steps::cache_lookup);
@@ -138,7 +151,7 @@ impl Planner {
         let Some(entry) = lookup.value().cloned() else {
             trace.add(|| steps::no_table_entry(&table.name, &key));
             req.partition = PartitionState::NoLocation;
-            return (req, None);
+            return (req, Located { table: Some(key), ..Located::default() });
         };
         trace.add(|| steps::table(&table.name, &entry, &lookup));
         let location = if entry.is_partitioned() {
@@ -147,7 +160,7 @@ impl Planner {
                 None => {
                     req.partition = PartitionState::CalcFailed;
                     req.candidates = candidates::all_partitions(&self.locator, &key, &entry, tenant_servers).await;
-                    return (req, None);
+                    return (req, Located { table: Some(key), ..Located::default() });
                 }
             }
         } else {
@@ -157,14 +170,15 @@ impl Planner {
             Ok(reps) => {
                 trace.add(|| steps::entry(&reps));
                 req.partition = PartitionState::Located;
-                req.candidates = candidates::with_replicas(&reps, tenant_servers);
+                req.candidates = candidates::with_replicas(&reps, tenant_servers, &tenant.candidates);
             }
             Err(e) => {
                 trace.add(|| steps::entry_failed(&e));
                 req.partition = PartitionState::NoLocation;
             }
         }
-        (req, location)
+        let tablet_id = location.as_ref().and_then(|l| entry.tablet_of(l));
+        (req, Located { location, table: Some(key), tablet_id })
     }
 
     /// The replicas of the partition `location` of the table `entry` (looked up as `table`);

@@ -1,6 +1,7 @@
 //! A server that could serve a request, as the route engine sees it (routing.md §4).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use super::congestion::CongestionState;
 
@@ -88,13 +89,13 @@ impl ReplicaType {
 pub struct Candidate {
     /// Address of the OBServer's SQL port.
     pub addr: SocketAddr,
-    /// Zone name.
-    pub zone: String,
+    /// Zone name (shared: candidates are cloned per statement).
+    pub zone: Arc<str>,
     /// Region of the zone. Servers missing from the server list should carry an empty region
     /// (they then count as another region when LDC is used, §4.1).
-    pub region: String,
+    pub region: Arc<str>,
     /// IDC (data centre) of the zone; empty if unknown.
-    pub idc: String,
+    pub idc: Arc<str>,
     /// Read-write or read-only zone.
     pub zone_type: ZoneType,
     /// The zone is in major compaction (always false on OceanBase 4.x, §4.2).
@@ -120,9 +121,9 @@ impl Candidate {
     pub fn tenant_server(addr: SocketAddr, zone: &str, region: &str, idc: &str) -> Self {
         Candidate {
             addr,
-            zone: zone.to_owned(),
-            region: region.to_owned(),
-            idc: idc.to_owned(),
+            zone: zone.into(),
+            region: region.into(),
+            idc: idc.into(),
             zone_type: ZoneType::ReadWrite,
             merging: false,
             partition_server: false,

@@ -273,4 +273,39 @@ impl CongestionManager {
         let cfg = self.cfg;
         self.servers.get_mut(&addr).is_some_and(|s| s.claim_retry(now, &cfg))
     }
+
+    /// Every server seen, in address order, for `SHOW PROXYCONGESTION` (read-only).
+    pub fn report(&self, now: Instant) -> Vec<CongestionReport> {
+        let mut out: Vec<CongestionReport> = self
+            .servers
+            .iter()
+            .map(|(addr, s)| CongestionReport {
+                addr: *addr,
+                state: s.state(now, &self.cfg),
+                failures: s.failures.iter().filter(|f| now.saturating_duration_since(**f) <= self.cfg.fail_window).count(),
+                last_failure: s.last_failure,
+                retry_at: s.alive_since.and(s.last_failure.or(s.alive_since)).map(|t| t + self.cfg.retry_interval),
+                detect_failures: s.detect_failures,
+            })
+            .collect();
+        out.sort_by_key(|r| r.addr);
+        out
+    }
+}
+
+/// One server's congestion, as `SHOW PROXYCONGESTION` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CongestionReport {
+    /// Server address.
+    pub addr: SocketAddr,
+    /// State now.
+    pub state: CongestionState,
+    /// Failures inside the failure window.
+    pub failures: usize,
+    /// Last failure (or granted retry).
+    pub last_failure: Option<Instant>,
+    /// When an alive-congested server may be retried.
+    pub retry_at: Option<Instant>,
+    /// Failed active probes in a row.
+    pub detect_failures: u32,
 }

@@ -1,5 +1,6 @@
 //! The route decision: consistency, policy, ordered candidates, congestion, trace (routing.md §2.1 stages 6–8).
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use rand::rngs::StdRng;
@@ -107,8 +108,13 @@ pub fn decide_untraced(req: &RouteRequest) -> Result<RouteDecision, RouteError> 
     })
 }
 
-/// One entry per address; a partition-server entry wins over a tenant-server entry.
-fn dedup(candidates: &[Candidate]) -> Vec<Candidate> {
+/// One entry per address; a partition-server entry wins over a tenant-server entry. Without
+/// duplicates (the planner's lists), the candidates as given.
+fn dedup(candidates: &[Candidate]) -> Cow<'_, [Candidate]> {
+    let duplicated = candidates.iter().enumerate().any(|(i, c)| candidates[..i].iter().any(|o| o.addr == c.addr));
+    if !duplicated {
+        return Cow::Borrowed(candidates);
+    }
     let mut out: Vec<Candidate> = Vec::with_capacity(candidates.len());
     for c in candidates {
         match out.iter_mut().find(|o| o.addr == c.addr) {
@@ -117,7 +123,7 @@ fn dedup(candidates: &[Candidate]) -> Vec<Candidate> {
             None => out.push(c.clone()),
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Classifies and shuffles the candidates, then orders them under the chosen policy.

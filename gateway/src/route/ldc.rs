@@ -96,27 +96,27 @@ pub struct ClientLocation {
 
 /// The LDC view of one request: whether LDC is used, the IDC name and the gateway's regions.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LdcContext {
-    idc: String,
-    regions: Vec<String>,
+pub struct LdcContext<'a> {
+    idc: &'a str,
+    regions: Vec<&'a str>,
     /// Merge state is ignored (`disable_merge_status_check`, §4.2).
     ignore_merge: bool,
 }
 
-impl LdcContext {
+impl<'a> LdcContext<'a> {
     /// Derives the gateway's regions from the candidates (§4.1): regions of servers in the
     /// gateway's IDC; else of servers whose zone name starts with the IDC name; else the
     /// configured regions. An empty IDC name or no region found means no LDC.
-    pub fn new(client: &ClientLocation, servers: &[Candidate], ignore_merge: bool) -> Self {
-        let idc = client.idc.as_deref().map(str::trim).unwrap_or_default().to_owned();
+    pub fn new(client: &'a ClientLocation, servers: &'a [Candidate], ignore_merge: bool) -> Self {
+        let idc = client.idc.as_deref().map(str::trim).unwrap_or_default();
         let mut regions = Vec::new();
         if !idc.is_empty() {
-            regions = regions_where(servers, |c| c.idc.eq_ignore_ascii_case(&idc));
+            regions = regions_where(servers, |c| c.idc.eq_ignore_ascii_case(idc));
             if regions.is_empty() {
-                regions = regions_where(servers, |c| starts_with_ignore_case(&c.zone, &idc));
+                regions = regions_where(servers, |c| starts_with_ignore_case(&c.zone, idc));
             }
             if regions.is_empty() {
-                regions.clone_from(&client.regions);
+                regions = client.regions.iter().map(String::as_str).collect();
             }
         }
         LdcContext { idc, regions, ignore_merge }
@@ -128,7 +128,7 @@ impl LdcContext {
     }
 
     /// The gateway's regions (empty without LDC).
-    pub fn regions(&self) -> &[String] {
+    pub fn regions(&self) -> &[&'a str] {
         &self.regions
     }
 
@@ -139,7 +139,7 @@ impl LdcContext {
             return IdcType::SameIdc;
         }
         let in_region = self.regions.iter().any(|r| r.eq_ignore_ascii_case(&c.region));
-        let same_idc = c.idc.eq_ignore_ascii_case(&self.idc) || starts_with_ignore_case(&c.zone, &self.idc);
+        let same_idc = c.idc.eq_ignore_ascii_case(self.idc) || starts_with_ignore_case(&c.zone, self.idc);
         match (in_region, same_idc) {
             (true, true) => IdcType::SameIdc,
             (true, false) => IdcType::SameRegion,
@@ -169,11 +169,11 @@ fn role_letter(c: &Candidate) -> RoleLetter {
     }
 }
 
-fn regions_where(servers: &[Candidate], pred: impl Fn(&Candidate) -> bool) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+fn regions_where(servers: &[Candidate], pred: impl Fn(&Candidate) -> bool) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
     for c in servers.iter().filter(|c| pred(c) && !c.region.is_empty()) {
         if !out.iter().any(|r| r.eq_ignore_ascii_case(&c.region)) {
-            out.push(c.region.clone());
+            out.push(&c.region);
         }
     }
     out

@@ -2,6 +2,7 @@
 //! switch (routing.md §5, §5.1, §5.2, §8).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use super::candidate::{Candidate, ReplicaType};
 use super::congestion::CongestionState;
@@ -53,7 +54,7 @@ pub struct RankedCandidate {
     /// Server address.
     pub addr: SocketAddr,
     /// Zone name (empty for a target address that is not a known server).
-    pub zone: String,
+    pub zone: Arc<str>,
     /// LDC letter code (§4.6); `None` for a target address that is not a known server.
     pub code: Option<LdcCode>,
     /// Why it is here.
@@ -132,7 +133,7 @@ fn target_order(pool: &[Classified<'_>], targets: &[SocketAddr]) -> Vec<RankedCa
             Some(x) => x.rank(Via::TargetDbServer),
             None => RankedCandidate {
                 addr: *addr,
-                zone: String::new(),
+                zone: Arc::from(""),
                 code: None,
                 via: Via::TargetDbServer,
                 congestion: CongestionState::Alive,

@@ -3,7 +3,8 @@
 /// A tenant's primary zone parsed into weight groups: `'z1,z2;z3'` → `[[z1, z2], [z3]]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrimaryZone {
-    groups: Vec<Vec<String>>,
+    /// Shared: every route request of the tenant carries a copy.
+    groups: std::sync::Arc<[Vec<String>]>,
 }
 
 impl PrimaryZone {
@@ -17,7 +18,8 @@ impl PrimaryZone {
             .split(';')
             .map(|g| g.split(',').map(str::trim).filter(|z| !z.is_empty()).map(str::to_owned).collect::<Vec<_>>())
             .filter(|g| !g.is_empty())
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         PrimaryZone { groups }
     }
 

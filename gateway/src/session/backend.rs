@@ -7,6 +7,7 @@ use bytes::Bytes;
 use tokio::net::TcpStream;
 
 use super::{Credential, SessionError};
+use crate::login_name::{self, ServerKind};
 use crate::protocol::auth::{self, CACHING_SHA2, NATIVE};
 use crate::protocol::frame::Wire;
 use crate::protocol::handshake::{encode_change_user, parse_auth_switch, Greeting, HandshakeResponse};
@@ -38,8 +39,11 @@ pub enum LoginOutcome {
 /// What the gateway logs in with.
 #[derive(Debug, Clone)]
 pub struct LoginRequest<'a> {
-    /// User name.
+    /// User name: the bare account name, without tenant or cluster.
     pub user: &'a str,
+    /// Tenant of the session (routing.md §16). An OceanBase server gets `user@tenant`, a
+    /// MySQL/MariaDB server the bare user; the greeting's version string tells them apart.
+    pub tenant: Option<&'a str>,
     /// Secret.
     pub credential: &'a Credential,
     /// Database to select, if any.
@@ -92,7 +96,7 @@ pub async fn login(
         capabilities,
         max_packet: 1 << 30,
         charset: req.charset,
-        user: req.user.to_string(),
+        user: req.server_user(&greeting),
         auth_response,
         database: req.database.map(str::to_string),
         auth_plugin: Some(plugin.clone()),
@@ -103,6 +107,14 @@ pub async fn login(
     Ok((Backend { wire, greeting, capabilities }, outcome))
 }
 
+impl LoginRequest<'_> {
+    /// The user name this server gets: `user@tenant` if its greeting says OceanBase, else the
+    /// bare user (never `#cluster`, which an OceanBase kernel refuses with ERROR 1045).
+    fn server_user(&self, greeting: &Greeting) -> String {
+        login_name::server_user(self.user, self.tenant, ServerKind::of_version(&greeting.server_version))
+    }
+}
+
 impl Backend {
     /// Re-authenticates this connection as another user (COM_CHANGE_USER).
     pub async fn change_user(&mut self, req: &LoginRequest<'_>) -> Result<LoginOutcome, SessionError> {
@@ -110,7 +122,7 @@ impl Backend {
         let response = HandshakeResponse {
             capabilities: self.capabilities,
             charset: req.charset,
-            user: req.user.to_string(),
+            user: req.server_user(&self.greeting),
             auth_response: scramble(&plugin, &self.greeting.salt, req.credential)?,
             database: req.database.map(str::to_string),
             auth_plugin: Some(plugin.clone()),

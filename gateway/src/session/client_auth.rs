@@ -1,4 +1,4 @@
-//! The gateway as a server: greeting, handshake response, auth switch and password checks.
+//! The gateway as a server: greeting, handshake response, login name, auth switch and password checks.
 
 use std::net::IpAddr;
 
@@ -6,6 +6,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::{Credential, SessionError, Shared};
 use crate::config::{AuthPlugin, UserConfig};
+use crate::login_name::{self, LoginError, Resolved};
 use crate::protocol::auth::{self, NATIVE};
 use crate::protocol::frame::Wire;
 use crate::protocol::handshake::{auth_switch_request, Greeting, HandshakeResponse};
@@ -18,8 +19,11 @@ const MAX_AUTH_PACKET: usize = 64 * 1024;
 /// A client that proved who it is.
 #[derive(Debug)]
 pub struct ClientLogin {
-    /// What the client sent (capabilities, user, database, attributes).
+    /// What the client sent (capabilities, database, attributes), with `user` replaced by the
+    /// account the login name names (the bare user of `user@tenant#cluster`).
     pub response: HandshakeResponse,
+    /// The login name with its tenant and cluster decided (routing.md §16).
+    pub name: Resolved,
     /// Capabilities in effect on the client leg.
     pub capabilities: u32,
     /// The secret for logging in to backends.
@@ -82,9 +86,7 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
         .map_err(|_| SessionError::refuse(codes::HANDSHAKE, seq, "Bad handshake"))?;
     let capabilities = response.capabilities & announced;
     let mut ex = Exchange { wire, shared, peer, salt: &salt, seq, capabilities };
-    let credential = ex.authenticate(&response).await?;
-    let seq = ex.seq;
-    Ok(ClientLogin { response, capabilities, credential, seq, salt })
+    ex.login(response).await
 }
 
 fn handshake_error(e: ProtocolError, seq: u8) -> SessionError {
@@ -97,28 +99,50 @@ fn handshake_error(e: ProtocolError, seq: u8) -> SessionError {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Exchange<'_, S> {
-    /// Checks the client's proof for `response.user`, switching plugin when needed.
-    pub async fn authenticate(&mut self, response: &HandshakeResponse) -> Result<Credential, SessionError> {
+    /// Authenticates a handshake response or COM_CHANGE_USER: decides the login name
+    /// (`login_name::admit`), checks the account's proof, then the cluster and tenant.
+    pub async fn login(&mut self, mut response: HandshakeResponse) -> Result<ClientLogin, SessionError> {
         let used_password = !response.auth_response.is_empty();
-        let Some(user) = self.shared.config.user(&response.user).cloned() else {
-            return Err(self.denied(&response.user, used_password));
+        let config = &self.shared.config();
+        let planner = self.shared.planner.as_ref();
+        let parsed = login_name::parse_for(&response.user, config).map_err(|e| self.refused(&e, used_password))?;
+        let account = config.user(&parsed.user).cloned();
+        let name = login_name::resolve_for(&parsed, account.as_ref(), config, planner)
+            .map_err(|e| self.refused(&e, used_password))?;
+        let account = match account {
+            Some(a) if login_name::tenant_allowed(&a, &name) => a,
+            _ => return Err(self.denied(&response.user, used_password)),
         };
+        let credential = self.authenticate(&account, &response).await?;
+        if let Some(planner) = planner {
+            login_name::check_topology(&name, planner).await.map_err(|e| self.refused(&e, true))?;
+        }
+        tracing::debug!(login = %response.user, user = %name.user, tenant = ?name.tenant, cluster = ?name.cluster, "login name");
+        response.user = name.user.clone();
+        let seq = self.seq;
+        Ok(ClientLogin { response, name, capabilities: self.capabilities, credential, seq, salt: self.salt.to_vec() })
+    }
+
+    /// Checks the client's proof for the account `user`, switching plugin when needed. A refusal
+    /// names the login as the client sent it (`alice@t1`), as MySQL and OceanBase do.
+    async fn authenticate(&mut self, user: &UserConfig, response: &HandshakeResponse) -> Result<Credential, SessionError> {
+        let used_password = !response.auth_response.is_empty();
         let wanted = user.auth_plugin.name();
         let client_plugin = response.auth_plugin.as_deref().unwrap_or(NATIVE);
         let mut data = response.auth_response.clone();
         if client_plugin != wanted {
             if self.capabilities & caps::PLUGIN_AUTH == 0 {
-                return Err(self.denied(&user.name, used_password));
+                return Err(self.denied(&response.user, used_password));
             }
             self.send(&auth_switch_request(wanted, self.salt)).await?;
             data = self.receive().await?;
         }
         let used_password = !data.is_empty();
         let verdict = match user.auth_plugin {
-            AuthPlugin::NativePassword => self.check_native(&user, &data),
-            AuthPlugin::CachingSha2Password => self.check_sha2(&user, &data).await?,
+            AuthPlugin::NativePassword => self.check_native(user, &data),
+            AuthPlugin::CachingSha2Password => self.check_sha2(user, &data).await?,
         };
-        verdict.ok_or_else(|| self.denied(&user.name, used_password))
+        verdict.ok_or_else(|| self.denied(&response.user, used_password))
     }
 
     fn check_native(&self, user: &UserConfig, data: &[u8]) -> Option<Credential> {
@@ -138,6 +162,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Exchange<'_, S> {
         if data.is_empty() || pw.is_empty() {
             return Ok((data.is_empty() && pw.is_empty()).then_some(Credential::Plain(pw)));
         }
+        // Keyed by the account (the bare user), whatever form of login name the client used.
         let cache_key = format!("{}\0{}", user.name, hex::encode(auth::sha2_scramble(&pw, b"")));
         if self.shared.sha2_cached(&cache_key) {
             // PyMySQL scrambles with the auth-switch data including its trailing NUL.
@@ -190,6 +215,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Exchange<'_, S> {
         }
         self.seq = p.last_seq.wrapping_add(1);
         Ok(p.payload.to_vec())
+    }
+
+    fn refused(&self, e: &LoginError, used_password: bool) -> SessionError {
+        SessionError::Refused { err: e.to_err_packet(&self.peer.to_string(), used_password), seq: self.seq }
     }
 
     fn denied(&self, user: &str, used_password: bool) -> SessionError {

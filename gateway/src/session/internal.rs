@@ -1,4 +1,5 @@
-//! Statements the gateway answers itself: `EXPLAIN ROUTE <sql>` and `SHOW PROXYROUTE`.
+//! Statements the gateway answers itself: `EXPLAIN ROUTE <sql>`, `SHOW PROXYROUTE` and the admin
+//! commands ([`super::admin`]).
 
 use crate::planner::{render_explain, show_route, Planner, StatementContext};
 use crate::protocol::message::ErrPacket;
@@ -13,6 +14,24 @@ pub enum Internal {
     ExplainRoute(String),
     /// `SHOW PROXYROUTE [LIKE 'pattern']`.
     ShowProxyRoute(Option<String>),
+    /// An admin command (`SHOW PROXYCONFIG`, `KILL PROXYSESSION`, …).
+    Admin(super::admin::Admin),
+}
+
+/// The session asking.
+pub struct Caller<'a> {
+    /// Process state.
+    pub shared: &'a super::Shared,
+    /// The routing pipeline, when configured.
+    pub planner: Option<&'a Planner>,
+    /// Routing facts of the session (EXPLAIN ROUTE).
+    pub ctx: StatementContext,
+    /// The client's capability flags.
+    pub client_caps: u32,
+    /// Login user (admin access control).
+    pub user: &'a str,
+    /// Gateway connection id.
+    pub id: u32,
 }
 
 /// Recognises an internal statement; everything else (by far the common case) is `None` after
@@ -22,13 +41,17 @@ pub fn recognise(payload: &[u8]) -> Option<Internal> {
         return None;
     }
     let text = std::str::from_utf8(&payload[1..]).ok()?;
-    let first = text.trim_start().get(..7)?;
+    let t = text.trim_start();
+    let first = &t[..t.find(|c: char| c.is_ascii_whitespace()).unwrap_or(t.len())];
     if first.eq_ignore_ascii_case("explain") {
         let a = sql::analyze(text);
         return (a.kind == StmtKind::ExplainRoute).then(|| Internal::ExplainRoute(a.inner_sql.unwrap_or_default().to_string()));
     }
-    if first.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("show")) {
-        return show_proxyroute(text);
+    if first.eq_ignore_ascii_case("show") {
+        return show_proxyroute(text).or_else(|| super::admin::recognise(text).map(Internal::Admin));
+    }
+    if first.eq_ignore_ascii_case("alter") || first.eq_ignore_ascii_case("kill") {
+        return super::admin::recognise(text).map(Internal::Admin);
     }
     None
 }
@@ -50,27 +73,31 @@ fn show_proxyroute(text: &str) -> Option<Internal> {
     }
 }
 
-/// The framed answer (result set or ERR) to an internal statement, starting at sequence 1.
-pub async fn answer(internal: &Internal, planner: Option<&Planner>, ctx: &StatementContext, client_caps: u32) -> Vec<u8> {
-    let Some(planner) = planner else {
-        let err = ErrPacket::new(codes::NOT_SUPPORTED, "gateway: no [routing] topology is configured");
-        let mut out = Vec::new();
-        crate::protocol::frame::encode_packet(&mut out, 1, &err.encode());
-        return out;
-    };
-    let rs = match internal {
-        Internal::ExplainRoute(inner) => {
-            let planned = planner.plan(inner, ctx).await;
+/// The framed answer (result set, OK or ERR) to an internal statement, starting at sequence 1.
+pub async fn answer(internal: &Internal, caller: &Caller<'_>) -> Vec<u8> {
+    let rs = match (internal, caller.planner) {
+        (Internal::Admin(admin), _) => {
+            let cx = super::admin::AdminContext { shared: caller.shared, user: caller.user, id: caller.id };
+            return super::admin::answer(admin, &cx, caller.client_caps);
+        }
+        (_, None) => {
+            let err = ErrPacket::new(codes::NOT_SUPPORTED, "gateway: no [routing] topology is configured");
+            let mut out = Vec::new();
+            crate::protocol::frame::encode_packet(&mut out, 1, &err.encode());
+            return out;
+        }
+        (Internal::ExplainRoute(inner), Some(planner)) => {
+            let planned = planner.plan(inner, &caller.ctx).await;
             let mut rs = TextResultSet::with_text_columns(&["Route Plan"]);
             rs.rows.push(vec![Some(render_explain(&format!("EXPLAIN ROUTE {inner}"), &planned))]);
             rs
         }
-        Internal::ShowProxyRoute(pattern) => {
+        (Internal::ShowProxyRoute(pattern), Some(planner)) => {
             let cluster = planner.locator().cluster();
             show_route::show_proxyroute(&cluster.name, &planner.locator().cache().tables.snapshot(), pattern.as_deref())
         }
     };
-    rs.encode(1, client_caps, GATEWAY_STATUS)
+    rs.encode(1, caller.client_caps, GATEWAY_STATUS)
 }
 
 #[cfg(test)]
@@ -88,7 +115,9 @@ mod tests {
         assert_eq!(recognise(&q("EXPLAIN ROUTE SELECT 1")), Some(Internal::ExplainRoute("SELECT 1".into())));
         assert_eq!(recognise(&q("show proxyroute")), Some(Internal::ShowProxyRoute(None)));
         assert_eq!(recognise(&q("SHOW PROXYROUTE LIKE 't%';")), Some(Internal::ShowProxyRoute(Some("t%".into()))));
-        for s in ["SELECT 1", "EXPLAIN SELECT 1", "SHOW TABLES", "show", "", "explain"] {
+        assert!(matches!(recognise(&q("kill proxysession 7")), Some(Internal::Admin(_))));
+        assert!(matches!(recognise(&q("SHOW PROXYSTAT")), Some(Internal::Admin(_))));
+        for s in ["SELECT 1", "EXPLAIN SELECT 1", "SHOW TABLES", "show", "", "explain", "KILL 5", "ALTER TABLE t"] {
             assert_eq!(recognise(&q(s)), None, "{s}");
         }
     }

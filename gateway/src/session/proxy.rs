@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 use tracing::{debug, info, Instrument};
@@ -10,7 +10,8 @@ use tracing::{debug, info, Instrument};
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::client_auth::{self, ClientLogin, Exchange};
 use super::relay::{self, RelayError};
-use super::{internal, kill, Credential, SessionError, Shared};
+use super::routed::registry::{Registration, SessionInfo};
+use super::{internal, kill, SessionError, Shared};
 use crate::protocol::command::{self, Handling};
 use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
@@ -24,12 +25,14 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     let span = tracing::info_span!("conn", id, peer = %peer);
     async move {
         let _client = shared.metrics.client_connected();
+        // Counted until the session ends: a SIGTERM drain waits for it.
+        let _open = shared.drain.enter();
         let _ = stream.set_nodelay(true);
         // Steered (cgroup mode): the server the client dialled, when it is an intercepted address.
-        let steered = crate::dataplane::steer::steered_backend(&stream, &shared.config, shared.planner.as_ref())
+        let steered = crate::dataplane::steer::steered_backend(&stream, &shared.config(), shared.planner.as_ref())
             // Router / sk_lookup modes: the VIP the client dialled is the accepted socket's local address.
-            .or_else(|| crate::dataplane::modes::vip_backend(&stream, &shared.config, shared.planner.as_ref()));
-        let backend_addr = steered.unwrap_or(shared.config.backend.address);
+            .or_else(|| crate::dataplane::modes::vip_backend(&stream, &shared.config(), shared.planner.as_ref()));
+        let backend_addr = steered.unwrap_or(shared.config().backend.address);
         let mut client = Wire::new(stream);
         let result = run(&mut client, peer, &shared, id, backend_addr).await;
         shared.unregister_thread(id);
@@ -55,23 +58,33 @@ async fn run(
     id: u32,
     backend_addr: SocketAddr,
 ) -> Result<(), SessionError> {
-    let handshake_timeout = Duration::from_secs(shared.config.listen.handshake_timeout_secs);
+    let handshake_timeout = Duration::from_secs(shared.config().listen.handshake_timeout_secs);
     let login = tokio::time::timeout(handshake_timeout, client_auth::accept(client, shared, id, peer.ip()))
         .await
         .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
     // With [routing], every session is routed per statement, except the data plane's
     // passthrough users (pinned to one backend from login, spliceable).
     if let Some(planner) = shared.planner.as_ref() {
-        let passthrough = shared.config.dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
+        let passthrough = shared.config().dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
         if !passthrough {
             return super::routed::serve(client, shared, planner, id, peer, login).await;
         }
     }
     let mut session = Session::open(client, shared, login, peer, id, backend_addr).await?;
+    // Listed by SHOW PROXYSESSION (and SHOW PROCESSLIST of routed sessions), ended by KILL.
+    let reg = session.register(id, backend_addr);
     if let Some(splice) = session.splice.take() {
+        reg.start("Spliced", None);
         return session.spliced(splice).await;
     }
-    session.command_loop().await
+    let mut killed = reg.killed.clone();
+    tokio::select! {
+        r = session.command_loop(&reg) => r,
+        _ = killed.wait_for(|k| *k) => {
+            info!("session killed");
+            Ok(())
+        }
+    }
 }
 
 /// An authenticated session with its backend connection.
@@ -83,6 +96,8 @@ struct Session<'a> {
     client_caps: u32,
     salt: Vec<u8>,
     user: String,
+    /// The tenant the login name resolved to (routing.md §16).
+    tenant: Option<String>,
     database: Option<String>,
     /// The client leg is TLS. A TLS session is never spliced (docs/ebpf.md §4.4); always false
     /// until the gateway terminates TLS.
@@ -102,17 +117,18 @@ impl<'a> Session<'a> {
     ) -> Result<Session<'a>, SessionError> {
         let seq = login.seq;
         let resp = &login.response;
-        let default_db = shared.config.user(&resp.user).and_then(|u| u.default_database.clone());
+        let default_db = shared.config().user(&resp.user).and_then(|u| u.default_database.clone());
         let database = resp.database.clone().or(default_db);
         let req = LoginRequest {
             user: &resp.user,
+            tenant: login.name.tenant.as_deref(),
             credential: &login.credential,
             database: database.as_deref(),
             charset: resp.charset,
             client_caps: login.capabilities,
             attributes: &resp.attributes,
         };
-        let (wire, greeting) = backend::connect(backend_addr, shared.config.connect_timeout())
+        let (wire, greeting) = backend::connect(backend_addr, shared.config().connect_timeout())
             .await
             .map_err(|e| at_seq(e, seq))?;
         shared.learn_profile(&greeting);
@@ -122,7 +138,8 @@ impl<'a> Session<'a> {
             LoginOutcome::Ok(ok) => {
                 // Pinned (passthrough) session: both sockets enter the splice map before the
                 // client can speak again, i.e. before it has this OK (docs/ebpf.md P1).
-                let dataplane = shared.config.dataplane.as_ref();
+                let config = shared.config();
+                let dataplane = config.dataplane.as_ref();
                 let splice = crate::dataplane::splice::prepare_session(dataplane, &resp.user, tls, &client.io, &backend.wire.io);
                 let mut out = Vec::new();
                 encode_packet(&mut out, seq, &ok);
@@ -147,8 +164,9 @@ impl<'a> Session<'a> {
         info!(user = %resp.user, db = ?database, backend = %backend_addr, backend_thread = backend.greeting.connection_id, "session open");
         shared.register_thread(id, backend.greeting.connection_id);
         let user = resp.user.clone();
+        let tenant = login.name.tenant.clone();
         let client_caps = login.capabilities;
-        Ok(Session { client, backend, shared, peer, client_caps, salt: login.salt, user, database, tls, splice })
+        Ok(Session { client, backend, shared, peer, client_caps, salt: login.salt, user, tenant, database, tls, splice })
     }
 
     /// A pinned session spliced in the kernel: supervised until both sides close. The splice
@@ -159,10 +177,34 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    async fn command_loop(&mut self) -> Result<(), SessionError> {
-        let max = self.shared.config.listen.max_packet_size;
+    /// Registers the session in the process-wide session list.
+    fn register(&self, id: u32, server: SocketAddr) -> Registration<'a> {
+        let shared: &'a Shared = self.shared;
+        shared.sessions.register(
+            id,
+            SessionInfo {
+                user: self.user.clone(),
+                tenant: self.statement_context().tenant,
+                host: self.peer.to_string(),
+                db: self.database.clone(),
+                command: "Sleep",
+                since: Instant::now(),
+                info: None,
+                current: Some((server, self.backend.greeting.connection_id)),
+            },
+        )
+    }
+
+    async fn command_loop(&mut self, reg: &Registration<'_>) -> Result<(), SessionError> {
+        let max = self.shared.config().listen.max_packet_size;
         loop {
-            let packet = match self.client.read_packet(max).await {
+            // Draining (SIGTERM): an idle session is closed at this statement boundary.
+            let read = tokio::select! {
+                biased;
+                () = self.shared.drain.stopping() => return Ok(()),
+                read = self.client.read_packet(max) => read,
+            };
+            let packet = match read {
                 Ok(p) => p,
                 Err(ProtocolError::Closed) => return Ok(()),
                 Err(ProtocolError::TooLarge { .. }) => {
@@ -180,12 +222,23 @@ impl<'a> Session<'a> {
                 return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
             };
             let reply_seq = packet.last_seq.wrapping_add(1);
+            if self.shared.drain.is_stopping() {
+                return Err(SessionError::Refused { err: crate::server::drain::Drain::shutdown_err(), seq: reply_seq });
+            }
             if let Some(internal) = internal::recognise(&packet.payload) {
-                let answer =
-                    internal::answer(&internal, self.shared.planner.as_ref(), &self.statement_context(), self.client_caps).await;
+                let caller = internal::Caller {
+                    shared: self.shared,
+                    planner: self.shared.planner.as_ref(),
+                    ctx: self.statement_context(),
+                    client_caps: self.client_caps,
+                    user: &self.user,
+                    id: reg.id(),
+                };
+                let answer = internal::answer(&internal, &caller).await;
                 self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
                 continue;
             }
+            started(reg, cmd, &packet.payload);
             match command::handling(cmd) {
                 Handling::Forward(_) if kill::parse(&packet.payload).is_some() => self.kill(&packet.payload, reply_seq).await?,
                 Handling::Forward(shape) => self.forward(&packet.payload, shape).await?,
@@ -204,6 +257,13 @@ impl<'a> Session<'a> {
                     self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
                 }
             }
+            let db = self.database.clone();
+            reg.update(|i| {
+                i.command = "Sleep";
+                i.info = None;
+                i.since = Instant::now();
+                i.db = db;
+            });
         }
     }
 
@@ -234,10 +294,9 @@ impl<'a> Session<'a> {
 
     /// Routing facts of this session for the planner.
     fn statement_context(&self) -> crate::planner::StatementContext {
-        let tenant = self.shared.config.user(&self.user).and_then(|u| u.tenant.clone());
-        let default_tenant = self.shared.config.routing.as_ref().map(|r| r.default_tenant.clone());
+        let default_tenant = self.shared.config().routing.as_ref().map(|r| r.default_tenant.clone());
         crate::planner::StatementContext {
-            tenant: tenant.or(default_tenant).unwrap_or_default(),
+            tenant: self.tenant.clone().or(default_tenant).unwrap_or_default(),
             database: self.database.clone(),
             autocommit: true,
             ..Default::default()
@@ -269,13 +328,14 @@ impl<'a> Session<'a> {
             seq: 1,
             capabilities: self.client_caps,
         };
-        let credential: Credential = ex.authenticate(&resp).await?;
-        let seq = ex.seq;
-        let default_db = self.shared.config.user(&resp.user).and_then(|u| u.default_database.clone());
+        let login = ex.login(resp).await?;
+        let (resp, credential, seq) = (&login.response, &login.credential, login.seq);
+        let default_db = self.shared.config().user(&resp.user).and_then(|u| u.default_database.clone());
         let database = resp.database.clone().or(default_db);
         let req = LoginRequest {
             user: &resp.user,
-            credential: &credential,
+            tenant: login.name.tenant.as_deref(),
+            credential,
             database: database.as_deref(),
             charset: resp.charset,
             client_caps: self.client_caps,
@@ -284,12 +344,23 @@ impl<'a> Session<'a> {
         match self.backend.change_user(&req).await.map_err(|e| at_seq(e, seq))? {
             LoginOutcome::Ok(ok) => {
                 self.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
-                info!(user = %resp.user, "changed user");
+                info!(user = %resp.user, tenant = ?login.name.tenant, "changed user");
+                self.user = resp.user.clone();
+                self.tenant = login.name.tenant.clone();
                 Ok(())
             }
             LoginOutcome::Denied(err) => Err(SessionError::Refused { err, seq }),
         }
     }
+}
+
+/// Shows a command as running in the session list (the backend connection stays listed).
+fn started(reg: &Registration<'_>, cmd: u8, payload: &[u8]) {
+    reg.update(|i| {
+        i.command = if cmd == command::QUERY { "Query" } else { command::name(cmd) };
+        i.info = (cmd == command::QUERY).then(|| String::from_utf8_lossy(&payload[1..]).into_owned());
+        i.since = Instant::now();
+    });
 }
 
 /// Gives a backend-side refusal the client's sequence id.

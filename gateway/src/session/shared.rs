@@ -1,4 +1,4 @@
-//! State shared by all sessions: config, connection ids, the caching_sha2 cache, the backend's
+//! State shared by all sessions: the live config, the shutdown signal, connection ids, the caching_sha2 cache, the backend's
 //! profile, pools, congestion and metrics.
 
 use std::collections::{HashMap, HashSet};
@@ -33,8 +33,11 @@ impl Default for BackendProfile {
 
 /// Process-wide session state.
 pub struct Shared {
-    /// The configuration.
-    pub config: Config,
+    /// The running configuration, swapped by reloads and ALTER PROXYCONFIG; read it with
+    /// [`Shared::config`].
+    pub live: crate::live_config::LiveConfig,
+    /// Graceful shutdown: the stop signal sessions watch and the count of open sessions.
+    pub drain: crate::server::drain::Drain,
     /// The routing pipeline, when a `[routing]` topology is configured.
     pub planner: Option<crate::planner::Planner>,
     next_id: AtomicU32,
@@ -56,8 +59,14 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// New state for a configuration.
+    /// New state for a configuration that is not reloadable.
     pub fn new(config: Config, planner: Option<crate::planner::Planner>) -> Self {
+        Self::with_live(crate::live_config::LiveConfig::new(config, None), planner)
+    }
+
+    /// New state for a running configuration.
+    pub fn with_live(live: crate::live_config::LiveConfig, planner: Option<crate::planner::Planner>) -> Self {
+        let config = live.get();
         let mut profile = BackendProfile::default();
         if let Some(v) = &config.listen.server_version {
             profile.server_version = v.clone();
@@ -75,7 +84,8 @@ impl Shared {
             sessions: Default::default(),
             route_log,
             metrics: crate::metrics::Metrics::default(),
-            config,
+            live,
+            drain: Default::default(),
             planner,
             next_id: AtomicU32::new(1),
             sha2_cache: Mutex::new(HashSet::new()),
@@ -83,6 +93,12 @@ impl Shared {
             profile: RwLock::new(profile),
             threads: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The configuration in force now (a snapshot: hold it for one use or one session start,
+    /// not for the session's life, so that reloads reach the session).
+    pub fn config(&self) -> Arc<Config> {
+        self.live.get()
     }
 
     /// A fresh gateway connection id (never 0).
@@ -150,7 +166,7 @@ impl Shared {
     /// Learns the backend's version and capabilities from one of its greetings.
     pub fn learn_profile(&self, g: &Greeting) {
         if let Ok(mut p) = self.profile.write() {
-            p.server_version = self.config.listen.server_version.clone().unwrap_or_else(|| g.server_version.clone());
+            p.server_version = self.config().listen.server_version.clone().unwrap_or_else(|| g.server_version.clone());
             p.capabilities = g.capabilities;
             p.charset = g.charset;
         }

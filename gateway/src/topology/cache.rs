@@ -3,6 +3,7 @@
 //! Synchronous and clock-free (every call takes `now`); [`super::Locator`] adds fetching and the
 //! bounded wait. Completed fetches bump a counter that waiting lookups watch.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -33,10 +34,17 @@ impl<K: Eq + Hash + Clone, V> EntryMap<K, V> {
     }
 
     /// Probes `key` (creating a BORN entry if absent); see [`Entry::probe`].
-    pub fn probe(&self, key: &K, now: Instant) -> Probe<V> {
+    pub fn probe<Q>(&self, key: &Q, now: Instant) -> Probe<V>
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ToOwned<Owned = K> + ?Sized,
+    {
         let mut map = self.lock();
-        let entry = map.entry(key.clone()).or_insert_with(|| Entry::new(now));
-        entry.probe(now, &self.policy)
+        // The key is cloned only to create the entry: a hit costs no allocation.
+        if let Some(entry) = map.get_mut(key) {
+            return entry.probe(now, &self.policy);
+        }
+        map.entry(key.to_owned()).or_insert_with(|| Entry::new(now)).probe(now, &self.policy)
     }
 
     /// Stores a fetched value.
@@ -50,7 +58,11 @@ impl<K: Eq + Hash + Clone, V> EntryMap<K, V> {
     }
 
     /// Runs `f` on the entry of `key`, if there is one.
-    pub fn with<R>(&self, key: &K, f: impl FnOnce(&mut Entry<V>) -> R) -> Option<R> {
+    pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&mut Entry<V>) -> R) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
         self.lock().get_mut(key).map(f)
     }
 

@@ -157,23 +157,17 @@ impl Locator {
 
     /// The table entry of `key`.
     pub async fn table(&self, key: &TableKey) -> Lookup<TableEntry> {
-        let this = self.clone();
-        let k = key.clone();
-        self.lookup(&self.inner.cache.tables, key, move || this.spawn_table_fetch(k.clone())).await
+        self.lookup(&self.inner.cache.tables, key, || self.spawn_table_fetch(key.clone())).await
     }
 
     /// The location of one tablet.
     pub async fn tablet(&self, key: &TabletKey) -> Lookup<TabletLocation> {
-        let this = self.clone();
-        let k = key.clone();
-        self.lookup(&self.inner.cache.tablets, key, move || this.spawn_tablet_fetch(k.clone())).await
+        self.lookup(&self.inner.cache.tablets, key, || self.spawn_tablet_fetch(key.clone())).await
     }
 
     /// The server list of a tenant.
     pub async fn tenant_servers(&self, tenant: &str) -> Lookup<TenantServers> {
-        let this = self.clone();
-        let t = tenant.to_string();
-        self.lookup(&self.inner.cache.tenants, &t.clone(), move || this.spawn_tenant_fetch(t.clone())).await
+        self.lookup(&self.inner.cache.tenants, tenant, || self.spawn_tenant_fetch(tenant.to_string())).await
     }
 
     /// The tenant's servers with their placement (the T candidates of routing.md §4.4).
@@ -231,12 +225,15 @@ impl Locator {
         })
     }
 
-    /// Probe, start a fetch if due, wait (bounded) for a fetch in progress.
-    async fn lookup<K, V>(&self, map: &EntryMap<K, V>, key: &K, start_fetch: impl Fn()) -> Lookup<V>
+    /// Probe, start a fetch if due, wait (bounded) for a fetch in progress. A hit neither
+    /// allocates nor subscribes to fetch completions: the subscription is taken before the probe
+    /// that precedes the first wait, so that no completion can be missed.
+    async fn lookup<K, Q, V>(&self, map: &EntryMap<K, V>, key: &Q, start_fetch: impl Fn()) -> Lookup<V>
     where
-        K: Eq + std::hash::Hash + Clone,
+        K: Eq + std::hash::Hash + Clone + std::borrow::Borrow<Q>,
+        Q: Eq + std::hash::Hash + ToOwned<Owned = K> + ?Sized,
     {
-        let mut rx = self.inner.cache.subscribe();
+        let mut rx = None;
         let begun = Instant::now();
         let mut waited = false;
         loop {
@@ -249,6 +246,10 @@ impl Locator {
                 (Some(value), false, Action::Use) => return Lookup::Stale(value),
                 (None, _, Action::Use) => return Lookup::NotAvailable(last_error(map, key)),
                 (value, _, _) => {
+                    let Some(rx) = rx.as_mut() else {
+                        rx = Some(self.inner.cache.subscribe());
+                        continue;
+                    };
                     let deadline = begun + self.inner.cache.config().wait(value.is_some());
                     if !matches!(timeout_at(deadline, rx.changed()).await, Ok(Ok(()))) {
                         return value.map_or_else(|| Lookup::NotAvailable("fetch in progress".into()), Lookup::Stale);
@@ -327,7 +328,11 @@ async fn bounded<T>(
         .map_err(|_| MetadataError::Connect(format!("metadata fetch timed out after {limit:?}")))?
 }
 
-fn last_error<K: Eq + std::hash::Hash + Clone, V>(map: &EntryMap<K, V>, key: &K) -> String {
+fn last_error<K, Q, V>(map: &EntryMap<K, V>, key: &Q) -> String
+where
+    K: Eq + std::hash::Hash + Clone + std::borrow::Borrow<Q>,
+    Q: Eq + std::hash::Hash + ?Sized,
+{
     map.with(key, |e| e.last_error().map(str::to_string)).flatten().unwrap_or_else(|| "no entry".into())
 }
 

@@ -52,7 +52,8 @@ impl Drop for SteeringHandle {
 /// here (logged; the gateway then runs userspace-only). Other failures are configuration or
 /// system errors the caller should report.
 pub fn start(shared: &Arc<Shared>, listener: &TcpListener) -> Result<Option<SteeringHandle>, SteerError> {
-    let Some(dp) = shared.config.dataplane.as_ref().filter(|d| d.mode == SteeringMode::Cgroup) else {
+    let config = shared.config();
+    let Some(dp) = config.dataplane.as_ref().filter(|d| d.mode == SteeringMode::Cgroup) else {
         return Ok(None);
     };
     let local = listener
@@ -71,14 +72,14 @@ pub fn start(shared: &Arc<Shared>, listener: &TcpListener) -> Result<Option<Stee
     };
     let intercepted = targets(shared, local);
     steering.set_targets(intercepted.iter().copied())?;
-    match direct::blocked(&shared.config) {
+    match direct::blocked(&shared.config()) {
         None => steering.set_direct(&direct::configured(dp, &intercepted, local))?,
         Some(why) if dp.direct_route => tracing::warn!(reason = %why, "direct route disabled"),
         Some(_) => {}
     }
     let steering = Arc::new(Mutex::new(steering));
     let refresh = shared.planner.as_ref().map(|planner| {
-        let period = shared.config.routing.as_ref().map_or(DEFAULT_REFRESH, |r| r.cache.cluster_refresh());
+        let period = shared.config().routing.as_ref().map_or(DEFAULT_REFRESH, |r| r.cache.cluster_refresh());
         spawn_refresh(Arc::clone(shared), planner.clone(), Arc::clone(&steering), local, period)
     });
     Ok(Some(SteeringHandle { steering, refresh }))
@@ -88,8 +89,8 @@ pub fn start(shared: &Arc<Shared>, listener: &TcpListener) -> Result<Option<Stee
 /// address of the topology, without the gateway's own listener.
 pub fn targets(shared: &Shared, listener: SocketAddr) -> BTreeSet<SocketAddr> {
     let mut set = BTreeSet::new();
-    set.insert(shared.config.backend.address);
-    if let Some(dp) = &shared.config.dataplane {
+    set.insert(shared.config().backend.address);
+    if let Some(dp) = &shared.config().dataplane {
         set.extend(dp.intercept.iter().copied());
     }
     if let Some(p) = &shared.planner {
@@ -109,7 +110,7 @@ fn spawn_refresh(
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut last = planner.locator().cluster();
-        let direct_on = direct::blocked(&shared.config).is_none();
+        let direct_on = direct::blocked(&shared.config()).is_none();
         let mut tick = tokio::time::interval(period.max(Duration::from_millis(100)));
         loop {
             tick.tick().await;
@@ -122,7 +123,7 @@ fn spawn_refresh(
             let wanted = targets(&shared, listener);
             // Computed before locking: it may wait for the tenant's server list.
             let routes = if direct_on {
-                Some(direct::plan(&shared.config, Some(&planner), &wanted, listener).await)
+                Some(direct::plan(&shared.config(), Some(&planner), &wanted, listener).await)
             } else {
                 None
             };

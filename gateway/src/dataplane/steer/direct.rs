@@ -100,10 +100,12 @@ pub fn configured(dp: &DataplaneConfig, intercepted: &BTreeSet<SocketAddr>, list
     out
 }
 
-/// The tenant of every session the gateway accepts, when it does not depend on the login.
+/// The tenant of every session the gateway accepts, when it does not depend on the login: every
+/// account names its tenant (a login name may name another tenant only for an account without
+/// one, `login_name`), and all name the same one. Needs `[routing]`.
 pub fn sessions_tenant(config: &Config) -> Option<String> {
-    let default = config.routing.as_ref().map(|r| r.default_tenant.clone());
-    let mut tenants = config.users.iter().map(|u| u.tenant.clone().or_else(|| default.clone()));
+    config.routing.as_ref()?;
+    let mut tenants = config.users.iter().map(|u| u.tenant.clone());
     let first = tenants.next()??;
     tenants.all(|t| t.is_some_and(|t| t.eq_ignore_ascii_case(&first))).then_some(first)
 }
@@ -297,10 +299,11 @@ mod tests {
     #[test]
     fn the_sessions_tenant_must_not_depend_on_the_login() {
         let routing = "[routing]\ntopology = \"demo\"\ndefault_tenant = \"t1\"\n";
-        assert_eq!(sessions_tenant(&config(routing)).as_deref(), Some("t1"));
+        // An account without a tenant may log in as `user@any_tenant`.
+        assert_eq!(sessions_tenant(&config(routing)), None);
         let two = format!("{routing}[[users]]\nname = \"u\"\npassword = \"\"\ntenant = \"t2\"\n");
         assert_eq!(sessions_tenant(&config(&two)), None);
-        let same = format!("{routing}[[users]]\nname = \"u\"\npassword = \"\"\ntenant = \"T1\"\n");
+        let same = format!("tenant = \"t1\"\n{routing}[[users]]\nname = \"u\"\npassword = \"\"\ntenant = \"T1\"\n");
         assert_eq!(sessions_tenant(&config(&same)).as_deref(), Some("t1"));
         assert_eq!(sessions_tenant(&config("")), None, "no routing, no tenant");
     }

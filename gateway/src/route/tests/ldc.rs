@@ -13,12 +13,14 @@ fn srv(n: u8, zone: &str, region: &str, idc: &str) -> Candidate {
 fn letter_codes_of_the_fixtures() {
     let cands: Vec<Candidate> =
         ["ANWPL", "BMRT", "CNRPF", "ANWPD", "AMWT"].iter().enumerate().map(|(i, c)| server(c, i as u8 + 1)).collect();
-    let ldc = LdcContext::new(&client(), &cands, false);
+    let here = client();
+    let ldc = LdcContext::new(&here, &cands, false);
     let got: Vec<String> = cands.iter().map(|c| ldc.classify(c, true).to_string()).collect();
     assert_eq!(got, ["ANWPL", "BMRT", "CNRPF", "ANWPD", "AMWT"]);
     let unlocated: Vec<String> = cands.iter().map(|c| ldc.classify(c, false).to_string()).collect();
     assert_eq!(unlocated, ["ANWT", "BMRT", "CNRT", "ANWT", "AMWT"]);
-    let ignore_merge = LdcContext::new(&client(), &cands, true);
+    let here = client();
+    let ignore_merge = LdcContext::new(&here, &cands, true);
     assert_eq!(ignore_merge.classify(&cands[1], true).to_string(), "BNRT");
 }
 
@@ -26,7 +28,8 @@ fn letter_codes_of_the_fixtures() {
 fn no_idc_name_means_no_ldc() {
     let cands = vec![srv(1, "z1", "sh", "sh1")];
     for idc in [None, Some(""), Some("  ")] {
-        let ldc = LdcContext::new(&ClientLocation { idc: idc.map(str::to_owned), regions: vec![] }, &cands, false);
+        let loc = ClientLocation { idc: idc.map(str::to_owned), regions: vec![] };
+        let ldc = LdcContext::new(&loc, &cands, false);
         assert!(!ldc.is_used());
         assert_eq!(ldc.idc_type(&cands[0]), IdcType::SameIdc);
     }
@@ -35,7 +38,8 @@ fn no_idc_name_means_no_ldc() {
 #[test]
 fn unknown_idc_name_means_no_ldc() {
     let cands = vec![srv(1, "z1", "sh", "sh1"), srv(2, "z2", "hz", "hz1")];
-    let ldc = LdcContext::new(&ClientLocation { idc: Some("bj9".to_owned()), regions: vec![] }, &cands, false);
+    let loc = ClientLocation { idc: Some("bj9".to_owned()), regions: vec![] };
+    let ldc = LdcContext::new(&loc, &cands, false);
     assert!(!ldc.is_used());
     assert_eq!(ldc.idc_type(&cands[0]), IdcType::SameIdc);
 }
@@ -44,12 +48,14 @@ fn unknown_idc_name_means_no_ldc() {
 fn region_from_idc_then_zone_prefix_then_config() {
     // IDC match, case-insensitive.
     let cands = vec![srv(1, "z1", "hz", "HZ1"), srv(2, "z2", "hz", "hz2"), srv(3, "z3", "sh", "sh1")];
-    let ldc = LdcContext::new(&client(), &cands, false);
+    let here = client();
+    let ldc = LdcContext::new(&here, &cands, false);
     let types: Vec<IdcType> = cands.iter().map(|c| ldc.idc_type(c)).collect();
     assert_eq!(types, [IdcType::SameIdc, IdcType::SameRegion, IdcType::OtherRegion]);
     // No IDC column: zone names starting with the IDC name.
     let cands = vec![srv(1, "hz1_zone1", "hz", ""), srv(2, "hz2_zone1", "hz", ""), srv(3, "sh1_z", "sh", "")];
-    let ldc = LdcContext::new(&client(), &cands, false);
+    let here = client();
+    let ldc = LdcContext::new(&here, &cands, false);
     let types: Vec<IdcType> = cands.iter().map(|c| ldc.idc_type(c)).collect();
     assert_eq!(types, [IdcType::SameIdc, IdcType::SameRegion, IdcType::OtherRegion]);
     // Neither: the configured regions.
@@ -64,7 +70,8 @@ fn region_from_idc_then_zone_prefix_then_config() {
 #[test]
 fn server_missing_from_the_server_list_is_other_region() {
     let cands = vec![srv(1, "z1", "hz", "hz1"), srv(2, "", "", "")];
-    let ldc = LdcContext::new(&client(), &cands, false);
+    let here = client();
+    let ldc = LdcContext::new(&here, &cands, false);
     assert_eq!(ldc.idc_type(&cands[1]), IdcType::OtherRegion);
 }
 

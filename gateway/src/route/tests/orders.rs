@@ -116,7 +116,8 @@ fn doubled(entries: &[RouteEntry]) -> Vec<RouteEntry> {
 }
 
 fn walk(p: RoutePolicy, cands: &[Candidate], seed: u64) -> Vec<RouteEntry> {
-    let ldc = LdcContext::new(&client(), cands, false);
+    let here = client();
+    let ldc = LdcContext::new(&here, cands, false);
     let mut pool: Vec<Classified<'_>> =
         cands.iter().map(|c| Classified { cand: c, code: ldc.classify(c, true) }).collect();
     pool.shuffle(&mut StdRng::seed_from_u64(seed));

@@ -70,8 +70,9 @@ pub(super) struct Served {
 impl RoutedSession<'_> {
     /// COM_QUERY.
     pub(super) async fn query(&mut self, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
-        let text = String::from_utf8_lossy(&payload[1..]).into_owned();
-        self.reg.start("Query", Some(text.clone()));
+        // Borrowed unless the statement is not valid UTF-8.
+        let text = String::from_utf8_lossy(&payload[1..]);
+        self.reg.start_text("Query", &text);
         let analysis = sql::analyze(&text);
         let txn = classify(&text, &analysis);
         if let Some(flow) = self.local_query(&text, &analysis, &txn, reply_seq).await? {
@@ -210,19 +211,24 @@ impl RoutedSession<'_> {
     }
 
     /// Runs a request on its route; the client has its answer (or an error) when this returns.
-    pub(super) async fn serve(&mut self, req: &Request<'_>, route: Route, a: &Analysis<'_>) -> Result<Served, SessionError> {
+    /// (The analysis is no longer needed here: the feedback scope comes with the plan.)
+    pub(super) async fn serve(&mut self, req: &Request<'_>, route: Route, _a: &Analysis<'_>) -> Result<Served, SessionError> {
         self.requests += 1;
         let (served, consistency, partition, sticky) = match route {
             Route::Held(why) => (self.on_held(req).await?, None, None, why),
-            Route::Server(addr, why) => (self.on_server(req, addr).await?, None, None, why),
+            Route::Server(addr, why) => (self.on_server(req, addr, why == "dependent").await?, None, None, why),
             Route::Planned(planned) => {
                 let consistency = planned.decision.as_ref().ok().map(|d| d.consistency);
-                let partition = planned.location.as_ref().map(|l| l.name().to_string());
-                (self.on_planned(req, &planned, a).await?, consistency, partition, "none")
+                // Only the route log shows it: no allocation when it is off.
+                let partition = self.shared.route_log.as_ref().and(planned.location.as_ref()).map(|l| l.name().to_string());
+                (self.on_planned(req, &planned).await?, consistency, partition, "none")
             }
         };
         if let Some(t) = served.target {
             self.last_server = Some(t);
+        }
+        if let Some(conn) = &served.conn {
+            self.dependent.ran_on(conn);
         }
         self.log_route(req, &served, consistency, partition, sticky);
         Ok(served)
@@ -258,11 +264,14 @@ impl RoutedSession<'_> {
         }
     }
 
-    async fn on_server(&mut self, req: &Request<'_>, server: SocketAddr) -> Result<Served, SessionError> {
+    async fn on_server(&mut self, req: &Request<'_>, server: SocketAddr, dependent: bool) -> Result<Served, SessionError> {
         let mut conn = match self.checkout(server).await {
             Ok(c) => c,
             Err(e) => return self.failed(req, e.to_err_packet()).await,
         };
+        if dependent {
+            self.dependent.restore(&mut conn, self.shared.config().connect_timeout()).await;
+        }
         match self.attempt(&mut conn, req, false).await {
             Sent::Relayed(t) => Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(server), candidate: None, attempts: 1 }),
             Sent::Retry(err) | Sent::Failed(err) => self.failed(req, err).await,
@@ -271,7 +280,7 @@ impl RoutedSession<'_> {
     }
 
     /// The route decision's candidates in order, until one serves the request (§15.3).
-    async fn on_planned(&mut self, req: &Request<'_>, planned: &Planned, a: &Analysis<'_>) -> Result<Served, SessionError> {
+    async fn on_planned(&mut self, req: &Request<'_>, planned: &Planned) -> Result<Served, SessionError> {
         let decision = match &planned.decision {
             Ok(d) => d,
             Err(e) => {
@@ -279,8 +288,6 @@ impl RoutedSession<'_> {
                 return self.failed(req, err).await;
             }
         };
-        let ctx = self.context();
-        let scope = failover::scope(self.planner, &ctx, a, planned.location.as_ref()).await;
         let order = failover::attempt_order(decision, &self.shared.congestion, self.max_attempts(decision));
         let mut last = None;
         for (i, cand) in order.iter().enumerate() {
@@ -288,7 +295,7 @@ impl RoutedSession<'_> {
                 Ok(c) => c,
                 Err(e) if e.is_retryable() => {
                     if matches!(e, PoolError::Connect { .. }) {
-                        failover::connect_feedback(self.planner, &scope);
+                        failover::connect_feedback(self.planner, &self.ident.tenant, planned);
                         self.shared.pool.clear_server(cand.addr);
                     }
                     last = Some(e.to_err_packet());
@@ -299,13 +306,13 @@ impl RoutedSession<'_> {
             match self.attempt(&mut conn, req, true).await {
                 Sent::Relayed(t) => {
                     if let Some(code) = t.error_code {
-                        failover::server_error_feedback(self.planner, &scope, code);
+                        failover::server_error_feedback(self.planner, &self.ident.tenant, planned, code);
                     }
                     let served = Served { conn: Some(conn), tracker: Some(t), target: Some(cand.addr), candidate: Some(cand.clone()), attempts: i + 1 };
                     return Ok(served);
                 }
                 Sent::Retry(err) => {
-                    failover::server_error_feedback(self.planner, &scope, err.code);
+                    failover::server_error_feedback(self.planner, &self.ident.tenant, planned, err.code);
                     debug!(server = %cand.addr, error = %err, "retrying on the next candidate");
                     last = Some(err);
                 }
@@ -318,7 +325,7 @@ impl RoutedSession<'_> {
                 Sent::Fatal(e) => return Err(e),
             }
         }
-        failover::all_failed_feedback(self.planner, &scope);
+        failover::all_failed_feedback(self.planner, &self.ident.tenant, planned);
         let why = last.map_or_else(|| "no candidate".to_string(), |e| e.message);
         let err = ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: no server could serve the request: {why}"));
         let mut s = self.failed(req, err).await?;

@@ -11,10 +11,9 @@ use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::planner::{Planner, StatementContext};
+use crate::planner::{Planned, Planner};
 use crate::route::{CongestionManager, CongestionState, RankedCandidate, RouteDecision};
-use crate::sql::Analysis;
-use crate::topology::{Feedback, FeedbackScope, TableKey};
+use crate::topology::{Feedback, FeedbackScope};
 
 /// `OB_TENANT_NOT_IN_SERVER`.
 const TENANT_NOT_IN_SERVER: u16 = 5150;
@@ -77,36 +76,27 @@ pub fn report_failure(congestion: &Mutex<CongestionManager>, server: SocketAddr)
     }
 }
 
-/// The location-cache entries a routed statement used.
-pub async fn scope(planner: &Planner, ctx: &StatementContext, a: &Analysis<'_>, location: Option<&crate::partition::Location>) -> FeedbackScope {
-    let mut scope = FeedbackScope { tenant: ctx.tenant.clone(), table: None, tablet_id: None };
-    if let Some(t) = a.table() {
-        let db = t.schema.as_deref().or(ctx.database.as_deref()).unwrap_or("");
-        let key = TableKey::new(&ctx.tenant, db, &t.name);
-        if let (Some(loc), Some(entry)) = (location, planner.locator().table(&key).await.value()) {
-            scope.tablet_id = entry.tablet_of(loc);
-        }
-        scope.table = Some(key);
-    }
-    scope
+/// The location-cache entries a routed statement used (built only when feedback is applied).
+pub fn scope(tenant: &str, planned: &Planned) -> FeedbackScope {
+    FeedbackScope { tenant: tenant.to_string(), table: planned.table.clone(), tablet_id: planned.tablet_id }
 }
 
 /// Applies the feedback a server error carries (NOT_MASTER, TENANT_NOT_IN_SERVER, connect
-/// errors) to the entries of `scope`.
-pub fn server_error_feedback(planner: &Planner, scope: &FeedbackScope, code: u16) {
+/// errors) to the entries the statement `planned` for `tenant` used.
+pub fn server_error_feedback(planner: &Planner, tenant: &str, planned: &Planned, code: u16) {
     if let Some(fb) = Feedback::from_server_error(code) {
-        planner.locator().feedback(scope, fb);
+        planner.locator().feedback(&scope(tenant, planned), fb);
     }
 }
 
 /// Connecting to the target failed: its entry is dirty.
-pub fn connect_feedback(planner: &Planner, scope: &FeedbackScope) {
-    planner.locator().feedback(scope, Feedback::ConnectFailed);
+pub fn connect_feedback(planner: &Planner, tenant: &str, planned: &Planned) {
+    planner.locator().feedback(&scope(tenant, planned), Feedback::ConnectFailed);
 }
 
 /// Every attempt failed: everything the route used is dirty.
-pub fn all_failed_feedback(planner: &Planner, scope: &FeedbackScope) {
-    planner.locator().feedback(scope, Feedback::AllFailed);
+pub fn all_failed_feedback(planner: &Planner, tenant: &str, planned: &Planned) {
+    planner.locator().feedback(&scope(tenant, planned), Feedback::AllFailed);
 }
 
 #[cfg(test)]

@@ -164,14 +164,17 @@ pub async fn serve(
     result
 }
 
+/// The session's user, tenant and database from an authenticated login: the bare user and the
+/// tenant its login name resolved to (routing.md §16; `client_auth` checked both).
 fn identity(shared: &Shared, login: &ClientLogin) -> Identity {
     let resp = &login.response;
-    let user_cfg = shared.config.user(&resp.user);
+    let config = shared.config();
+    let user_cfg = config.user(&login.name.user);
     let database = resp.database.clone().or_else(|| user_cfg.and_then(|u| u.default_database.clone()));
-    let default_tenant = shared.config.routing.as_ref().map(|r| r.default_tenant.clone()).unwrap_or_default();
+    let default_tenant = shared.config().routing.as_ref().map(|r| r.default_tenant.clone()).unwrap_or_default();
     Identity {
-        user: resp.user.clone(),
-        tenant: user_cfg.and_then(|u| u.tenant.clone()).unwrap_or(default_tenant),
+        user: login.name.user.clone(),
+        tenant: login.name.tenant.clone().unwrap_or(default_tenant),
         credential: login.credential.clone(),
         charset: resp.charset,
         attributes: resp.attributes.clone(),
@@ -211,6 +214,7 @@ impl<'a> RoutedSession<'a> {
     fn login_request(&self) -> LoginRequest<'_> {
         LoginRequest {
             user: &self.ident.user,
+            tenant: Some(&self.ident.tenant),
             credential: &self.ident.credential,
             database: self.state.database(),
             charset: self.ident.charset,
@@ -262,14 +266,20 @@ impl<'a> RoutedSession<'a> {
     }
 
     fn max_attempts(&self, d: &crate::route::RouteDecision) -> usize {
-        let retries = self.shared.config.routing.as_ref().map_or(3, |r| r.connect_observer_max_retries.clamp(2, 5));
+        let retries = self.shared.config().routing.as_ref().map_or(3, |r| r.connect_observer_max_retries.clamp(2, 5));
         d.max_attempts(retries)
     }
 
     async fn command_loop(&mut self) -> Result<(), SessionError> {
-        let max = self.shared.config.listen.max_packet_size;
+        let max = self.shared.config().listen.max_packet_size;
         loop {
-            let packet = match self.client.read_packet(max).await {
+            // Draining (SIGTERM): an idle session is closed at this statement boundary.
+            let read = tokio::select! {
+                biased;
+                () = self.shared.drain.stopping() => return Ok(()),
+                read = self.client.read_packet(max) => read,
+            };
+            let packet = match read {
                 Ok(p) => p,
                 Err(ProtocolError::Closed) => return Ok(()),
                 Err(ProtocolError::TooLarge { .. }) => {
@@ -287,6 +297,10 @@ impl<'a> RoutedSession<'a> {
                 return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
             };
             let reply_seq = packet.last_seq.wrapping_add(1);
+            if self.shared.drain.is_stopping() {
+                let err = crate::server::drain::Drain::shutdown_err();
+                return Err(SessionError::Refused { err, seq: reply_seq });
+            }
             let flow = self.command(cmd, &packet.payload, reply_seq).await;
             let flow = self.after_request(flow).await?;
             self.reg.idle(self.state.database());
@@ -298,7 +312,15 @@ impl<'a> RoutedSession<'a> {
 
     async fn command(&mut self, cmd: u8, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
         if let Some(internal) = super::internal::recognise(payload) {
-            let answer = super::internal::answer(&internal, Some(self.planner), &self.context(), self.client_caps).await;
+            let caller = super::internal::Caller {
+                shared: self.shared,
+                planner: Some(self.planner),
+                ctx: self.context(),
+                client_caps: self.client_caps,
+                user: &self.ident.user,
+                id: self.id,
+            };
+            let answer = super::internal::answer(&internal, &caller).await;
             self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
             return Ok(Flow::Continue);
         }
@@ -361,9 +383,8 @@ impl<'a> RoutedSession<'a> {
             seq: 1,
             capabilities: self.client_caps,
         };
-        let credential = ex.authenticate(&resp).await?;
-        let seq = ex.seq;
-        let login = ClientLogin { response: resp, capabilities: self.client_caps, credential, seq, salt: self.salt.clone() };
+        let login = ex.login(resp).await?;
+        let seq = login.seq;
         self.ident = identity(self.shared, &login);
         self.reset();
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);

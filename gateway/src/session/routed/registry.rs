@@ -30,10 +30,17 @@ pub struct SessionInfo {
     pub current: Option<(SocketAddr, u32)>,
 }
 
+/// A session's info, with the statement-text buffer of its last command kept for the next one.
+#[derive(Debug)]
+struct Slot {
+    info: SessionInfo,
+    spare: Option<String>,
+}
+
 /// One registered session: its info and the handle that ends it.
 #[derive(Debug)]
 struct Entry {
-    info: Arc<Mutex<SessionInfo>>,
+    info: Arc<Mutex<Slot>>,
     kill: watch::Sender<bool>,
 }
 
@@ -48,7 +55,7 @@ pub struct Registry {
 pub struct Registration<'a> {
     registry: &'a Registry,
     id: u32,
-    info: Arc<Mutex<SessionInfo>>,
+    info: Arc<Mutex<Slot>>,
     /// Becomes `true` when another session ran `KILL CONNECTION` on this one.
     pub killed: watch::Receiver<bool>,
 }
@@ -56,7 +63,7 @@ pub struct Registration<'a> {
 impl Registry {
     /// Registers session `id`.
     pub fn register(&self, id: u32, info: SessionInfo) -> Registration<'_> {
-        let info = Arc::new(Mutex::new(info));
+        let info = Arc::new(Mutex::new(Slot { info, spare: None }));
         let (kill, killed) = watch::channel(false);
         if let Ok(mut s) = self.sessions.lock() {
             s.insert(id, Entry { info: info.clone(), kill });
@@ -67,7 +74,7 @@ impl Registry {
     /// A copy of session `id`'s info.
     pub fn get(&self, id: u32) -> Option<SessionInfo> {
         let s = self.sessions.lock().ok()?;
-        let info = s.get(&id)?.info.lock().ok()?.clone();
+        let info = s.get(&id)?.info.lock().ok()?.info.clone();
         Some(info)
     }
 
@@ -75,7 +82,7 @@ impl Registry {
     pub fn list(&self) -> Vec<(u32, SessionInfo)> {
         let Ok(s) = self.sessions.lock() else { return Vec::new() };
         let mut out: Vec<(u32, SessionInfo)> =
-            s.iter().filter_map(|(id, e)| Some((*id, e.info.lock().ok()?.clone()))).collect();
+            s.iter().filter_map(|(id, e)| Some((*id, e.info.lock().ok()?.info.clone()))).collect();
         out.sort_by_key(|(id, _)| *id);
         out
     }
@@ -102,8 +109,8 @@ impl Registry {
 impl Registration<'_> {
     /// Updates the session's info.
     pub fn update(&self, f: impl FnOnce(&mut SessionInfo)) {
-        if let Ok(mut i) = self.info.lock() {
-            f(&mut i);
+        if let Ok(mut slot) = self.info.lock() {
+            f(&mut slot.info);
         }
     }
 
@@ -116,15 +123,32 @@ impl Registration<'_> {
         });
     }
 
+    /// A command with statement text started: the text is copied into the buffer the previous
+    /// statement left (no allocation once it is large enough).
+    pub fn start_text(&self, command: &'static str, text: &str) {
+        let Ok(mut slot) = self.info.lock() else { return };
+        let Slot { info, spare } = &mut *slot;
+        let mut buf = info.info.take().or_else(|| spare.take()).unwrap_or_default();
+        buf.clear();
+        buf.push_str(text);
+        info.command = command;
+        info.info = Some(buf);
+        info.since = Instant::now();
+    }
+
     /// The command ended: the session sleeps.
     pub fn idle(&self, db: Option<&str>) {
-        self.update(|i| {
-            i.command = "Sleep";
-            i.info = None;
-            i.current = None;
-            i.since = Instant::now();
-            i.db = db.map(str::to_string);
-        });
+        let Ok(mut slot) = self.info.lock() else { return };
+        let Slot { info, spare } = &mut *slot;
+        if let Some(buf) = info.info.take() {
+            *spare = Some(buf);
+        }
+        info.command = "Sleep";
+        info.current = None;
+        info.since = Instant::now();
+        if info.db.as_deref() != db {
+            info.db = db.map(str::to_string);
+        }
     }
 
     /// The session's id.

@@ -55,7 +55,8 @@ pub(super) struct PinSplice {
 impl PinSplice {
     /// Whether sessions of this gateway may be spliced once pinned (`tls`: the client leg).
     pub(super) fn new(shared: &Shared, tls: bool) -> Self {
-        let config = shared.config.dataplane.as_ref();
+        let live = shared.config();
+        let config = live.dataplane.as_ref();
         let possible = Eligibility::of_pinned(config, tls) == Eligibility::Splice && Splicer::global().is_ok();
         PinSplice { possible, held: None }
     }
@@ -119,7 +120,8 @@ impl RoutedSession<'_> {
     /// close (or the session is killed: the future is dropped, both sockets close).
     async fn splice(&mut self, last: &[u8]) -> Result<Flow, SessionError> {
         let Some(conn) = self.held.as_ref() else { return self.write_last(last).await };
-        let config = self.shared.config.dataplane.as_ref();
+        let live = self.shared.config();
+        let config = live.dataplane.as_ref();
         let Some(mut prepared) = splice::prepare_pinned(config, false, &self.client.io, &conn.wire.io) else {
             return self.write_last(last).await;
         };
