@@ -242,10 +242,8 @@ fn assert_families_and_bounded_labels(page: &Page, servers: &BTreeSet<String>) {
     }
 }
 
-/// The recording families once the routed session records into them (`Metrics::statement`,
-/// `partition_calc`, `cache_lookup` in `session/routed/dispatch.rs`). LEAD: enable the call in
-/// `scrape_of_a_routed_gateway` once dispatch records.
-#[allow(dead_code)]
+/// The recording families move as the routed session records into them (`Metrics::statement`,
+/// `partition_calc`, `cache_lookup` in `session/routed/dispatch.rs`).
 fn assert_statement_families_move(before: &Page, after: &Page) {
     let delta = |family: &str, name: &str, labels: &[(&str, &str)]| {
         value(after, family, name, labels) - value(before, family, name, labels)
@@ -310,8 +308,7 @@ async fn scrape_of_a_routed_gateway() {
     assert!(value(&during, connects, connects, &[]) >= 2.0);
     let cache = "gateway_location_cache_entries";
     assert!(value(&during, cache, cache, &[("kind", "table"), ("state", "avail")]) >= 1.0, "t0's entry is cached");
-    // LEAD: enable once session/routed/dispatch.rs records statements.
-    // assert_statement_families_move(&before, &during);
+    assert_statement_families_move(&before, &during);
 
     drop(a.disconnect().await);
     drop(b.disconnect().await);

@@ -53,6 +53,10 @@ pub struct Planned {
     pub table: Option<TableKey>,
     /// The tablet of `location` in that entry, when both are known.
     pub tablet_id: Option<u64>,
+    /// The table is partitioned: `location` says whether its partition was computed.
+    pub partitioned: bool,
+    /// How the table-entry lookup went (metrics), when the statement names a table.
+    pub cache: Option<crate::metrics::CacheLookup>,
 }
 
 /// What [`Planner::request`] learnt besides the route request.
@@ -61,6 +65,8 @@ struct Located {
     location: Option<Location>,
     table: Option<TableKey>,
     tablet_id: Option<u64>,
+    partitioned: bool,
+    cache: Option<crate::metrics::CacheLookup>,
 }
 
 /// Plans statements against one topology.
@@ -117,7 +123,7 @@ impl Planner {
     }
 
     async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, mut trace: Trace) -> Planned {
-        let (mut req, Located { location, table, tablet_id }) = self.request(analysis, ctx, &mut trace).await;
+        let (mut req, Located { location, table, tablet_id, partitioned, cache }) = self.request(analysis, ctx, &mut trace).await;
         req.seed = self.config.seed.unwrap_or_else(rand::random);
         let (decision, plan) = match trace.into_steps() {
             Some(ours) => {
@@ -128,7 +134,7 @@ impl Planner {
             }
             None => (decide_untraced(&req), RoutePlan::default()),
         };
-        Planned { decision, plan, location, table, tablet_id }
+        Planned { decision, plan, location, table, tablet_id, partitioned, cache }
     }
 
     /// Builds the route request: candidates from the table's partition, or the tenant's servers.
@@ -148,10 +154,15 @@ impl Planner {
         let db = table.schema.as_deref().or(ctx.database.as_deref()).unwrap_or("");
         let key = TableKey::new(&ctx.tenant, db, &table.name);
         let lookup = self.locator.table(&key).await;
+        let cache = Some(match &lookup {
+            Lookup::Found { from_remote: false, .. } => crate::metrics::CacheLookup::Hit,
+            Lookup::Stale(_) => crate::metrics::CacheLookup::Stale,
+            _ => crate::metrics::CacheLookup::Miss,
+        });
         let Some(entry) = lookup.value().cloned() else {
             trace.add(|| steps::no_table_entry(&table.name, &key));
             req.partition = PartitionState::NoLocation;
-            return (req, Located { table: Some(key), ..Located::default() });
+            return (req, Located { table: Some(key), cache, ..Located::default() });
         };
         trace.add(|| steps::table(&table.name, &entry, &lookup));
         let location = if entry.is_partitioned() {
@@ -160,7 +171,7 @@ impl Planner {
                 None => {
                     req.partition = PartitionState::CalcFailed;
                     req.candidates = candidates::all_partitions(&self.locator, &key, &entry, tenant_servers).await;
-                    return (req, Located { table: Some(key), ..Located::default() });
+                    return (req, Located { table: Some(key), partitioned: true, cache, ..Located::default() });
                 }
             }
         } else {
@@ -178,7 +189,7 @@ impl Planner {
             }
         }
         let tablet_id = location.as_ref().and_then(|l| entry.tablet_of(l));
-        (req, Located { location, table: Some(key), tablet_id })
+        (req, Located { location, table: Some(key), tablet_id, partitioned: entry.is_partitioned(), cache })
     }
 
     /// The replicas of the partition `location` of the table `entry` (looked up as `table`);

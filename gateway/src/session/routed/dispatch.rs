@@ -19,6 +19,7 @@ use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::TextResultSet;
 use crate::protocol::response::ResponseTracker;
 use crate::protocol::codes;
+use crate::metrics::RouteOutcome;
 use crate::route::RankedCandidate;
 use crate::session::pool::{PoolError, PooledConn};
 use crate::session::SessionError;
@@ -76,6 +77,7 @@ impl RoutedSession<'_> {
         let analysis = sql::analyze(&text);
         let txn = classify(&text, &analysis);
         if let Some(flow) = self.local_query(&text, &analysis, &txn, reply_seq).await? {
+            self.shared.metrics.statement(analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);
         }
         if let Some(flow) = self.text_statement(payload, &analysis, reply_seq).await? {
@@ -207,23 +209,41 @@ impl RoutedSession<'_> {
             }
         }
         // Untraced: a session never prints the EXPLAIN ROUTE trace, and building it doubled the cost.
-        Route::Planned(Box::new(self.planner.route(a, &self.context()).await))
+        let t0 = std::time::Instant::now();
+        let planned = self.planner.route(a, &self.context()).await;
+        self.route_time = Some(t0.elapsed());
+        Route::Planned(Box::new(planned))
     }
 
     /// Runs a request on its route; the client has its answer (or an error) when this returns.
     /// (The analysis is no longer needed here: the feedback scope comes with the plan.)
-    pub(super) async fn serve(&mut self, req: &Request<'_>, route: Route, _a: &Analysis<'_>) -> Result<Served, SessionError> {
+    pub(super) async fn serve(&mut self, req: &Request<'_>, route: Route, a: &Analysis<'_>) -> Result<Served, SessionError> {
         self.requests += 1;
+        let shared = self.shared;
+        let metrics = &shared.metrics;
         let (served, consistency, partition, sticky) = match route {
             Route::Held(why) => (self.on_held(req).await?, None, None, why),
             Route::Server(addr, why) => (self.on_server(req, addr, why == "dependent").await?, None, None, why),
             Route::Planned(planned) => {
+                if let Some(c) = planned.cache {
+                    metrics.cache_lookup(c);
+                }
+                if planned.partitioned {
+                    metrics.partition_calc(planned.location.is_some());
+                }
                 let consistency = planned.decision.as_ref().ok().map(|d| d.consistency);
                 // Only the route log shows it: no allocation when it is off.
                 let partition = self.shared.route_log.as_ref().and(planned.location.as_ref()).map(|l| l.name().to_string());
                 (self.on_planned(req, &planned).await?, consistency, partition, "none")
             }
         };
+        let outcome = match (&served.target, &served.candidate) {
+            (None, _) => RouteOutcome::Error,
+            (Some(_), _) if sticky != "none" => RouteOutcome::Sticky,
+            (Some(_), Some(c)) => super::learn::outcome(c),
+            (Some(_), None) => RouteOutcome::TenantServer,
+        };
+        self.shared.metrics.statement(a.kind, outcome, self.route_time, self.started.elapsed());
         if let Some(t) = served.target {
             self.last_server = Some(t);
         }

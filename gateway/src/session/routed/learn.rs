@@ -109,6 +109,17 @@ impl RoutedSession<'_> {
     }
 }
 
+/// The metrics outcome of a request served by route candidate `c`.
+pub(super) fn outcome(c: &RankedCandidate) -> crate::metrics::RouteOutcome {
+    use crate::metrics::RouteOutcome;
+    match role_name(c) {
+        "leader" => RouteOutcome::Leader,
+        "readonly" => RouteOutcome::Readonly,
+        "follower" => RouteOutcome::Follower,
+        _ => RouteOutcome::TenantServer,
+    }
+}
+
 fn role_name(c: &RankedCandidate) -> &'static str {
     use crate::route::ldc::RoleLetter;
     match c.code.and_then(|code| code.role) {

@@ -85,6 +85,10 @@ pub struct RoutedSession<'a> {
     last_server: Option<SocketAddr>,
     /// The previous statement's server session and the last insert id (dependent functions).
     dependent: dependent::Dependent,
+    /// When the current request was read (metrics: end-to-end time).
+    started: Instant,
+    /// How long planning the current request took, when it was planned (metrics).
+    route_time: Option<std::time::Duration>,
     /// Requests routed so far (the route log's `seq`).
     requests: u64,
     reg: Registration<'a>,
@@ -134,6 +138,8 @@ pub async fn serve(
         held: None,
         last_server: None,
         dependent: dependent::Dependent::default(),
+        started: Instant::now(),
+        route_time: None,
         requests: 0,
         reg,
         pinned: watch::channel(false).0,
@@ -345,6 +351,8 @@ impl<'a> RoutedSession<'a> {
 
     /// A forwarded command: the local ones first, then dispatch.
     async fn request(&mut self, cmd: u8, payload: &[u8], shape: command::Shape, reply_seq: u8) -> Result<Flow, SessionError> {
+        self.started = Instant::now();
+        self.route_time = None;
         match cmd {
             command::PING => self.reply_ok(reply_seq).await,
             command::RESET_CONNECTION => {

@@ -11,7 +11,8 @@
 //!   its server connections (the running statement is killed on its server first). One's own
 //!   id: ERR 1317 "Query execution was interrupted", then the connection closes.
 //! * Only the same user may kill a session (else ERR 1095); unknown ids (and sessions of
-//!   other tenants) are ERR 1094. There is no gateway admin account yet.
+//!   other tenants) are ERR 1094. Admin users (`[[users]] admin = true`)
+//!   end any session with `KILL PROXYSESSION <id>` (`session::admin`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
