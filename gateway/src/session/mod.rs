@@ -5,6 +5,7 @@ pub mod backend;
 pub mod client_auth;
 pub mod internal;
 pub mod kill;
+pub mod next_command;
 pub mod pool;
 pub mod prepared;
 pub mod proxy;

@@ -196,35 +196,9 @@ impl<'a> Session<'a> {
     }
 
     async fn command_loop(&mut self, reg: &Registration<'_>) -> Result<(), SessionError> {
-        let max = self.shared.config().listen.max_packet_size;
         loop {
-            // Draining (SIGTERM): an idle session is closed at this statement boundary.
-            let read = tokio::select! {
-                biased;
-                () = self.shared.drain.stopping() => return Ok(()),
-                read = self.client.read_packet(max) => read,
-            };
-            let packet = match read {
-                Ok(p) => p,
-                Err(ProtocolError::Closed) => return Ok(()),
-                Err(ProtocolError::TooLarge { .. }) => {
-                    return Err(SessionError::refuse(codes::PACKET_TOO_LARGE, 1, "Got a packet bigger than 'max_allowed_packet' bytes"));
-                }
-                Err(ProtocolError::OutOfOrder { .. }) => {
-                    return Err(SessionError::refuse(codes::OUT_OF_ORDER, 1, "Got packets out of order"));
-                }
-                Err(e) => return Err(SessionError::Client(e)),
-            };
-            if packet.first_seq != 0 {
-                return Err(SessionError::refuse(codes::OUT_OF_ORDER, packet.last_seq.wrapping_add(1), "Got packets out of order"));
-            }
-            let Some(&cmd) = packet.payload.first() else {
-                return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
-            };
-            let reply_seq = packet.last_seq.wrapping_add(1);
-            if self.shared.drain.is_stopping() {
-                return Err(SessionError::Refused { err: crate::server::drain::Drain::shutdown_err(), seq: reply_seq });
-            }
+            let Some(packet) = super::next_command::read(self.client, self.shared).await? else { return Ok(()) };
+            let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
             if let Some(internal) = internal::recognise(&packet.payload) {
                 let caller = internal::Caller {
                     shared: self.shared,

@@ -50,7 +50,7 @@ use crate::protocol::command::{self, Handling};
 use crate::protocol::frame::Wire;
 use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::{ErrPacket, OkPacket};
-use crate::protocol::{codes, ProtocolError};
+use crate::protocol::codes;
 use registry::{Registration, SessionInfo};
 use transaction::Transaction;
 
@@ -277,37 +277,9 @@ impl<'a> RoutedSession<'a> {
     }
 
     async fn command_loop(&mut self) -> Result<(), SessionError> {
-        let max = self.shared.config().listen.max_packet_size;
         loop {
-            // Draining (SIGTERM): an idle session is closed at this statement boundary.
-            let read = tokio::select! {
-                biased;
-                () = self.shared.drain.stopping() => return Ok(()),
-                read = self.client.read_packet(max) => read,
-            };
-            let packet = match read {
-                Ok(p) => p,
-                Err(ProtocolError::Closed) => return Ok(()),
-                Err(ProtocolError::TooLarge { .. }) => {
-                    return Err(SessionError::refuse(codes::PACKET_TOO_LARGE, 1, "Got a packet bigger than 'max_allowed_packet' bytes"));
-                }
-                Err(ProtocolError::OutOfOrder { .. }) => {
-                    return Err(SessionError::refuse(codes::OUT_OF_ORDER, 1, "Got packets out of order"));
-                }
-                Err(e) => return Err(SessionError::Client(e)),
-            };
-            if packet.first_seq != 0 {
-                return Err(SessionError::refuse(codes::OUT_OF_ORDER, packet.last_seq.wrapping_add(1), "Got packets out of order"));
-            }
-            let Some(&cmd) = packet.payload.first() else {
-                return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
-            };
-            let reply_seq = packet.last_seq.wrapping_add(1);
-            if self.shared.drain.is_stopping() {
-                let err = crate::server::drain::Drain::shutdown_err();
-                return Err(SessionError::Refused { err, seq: reply_seq });
-            }
-            let flow = self.command(cmd, &packet.payload, reply_seq).await;
+            let Some(next) = crate::session::next_command::read(self.client, self.shared).await? else { return Ok(()) };
+            let flow = self.command(next.cmd, &next.payload, next.reply_seq).await;
             let flow = self.after_request(flow).await?;
             self.reg.idle(self.state.database());
             if let Flow::Close = flow {
