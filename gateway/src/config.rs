@@ -316,11 +316,54 @@ pub struct LogConfig {
     /// `tracing` filter, e.g. `info` or `gateway=debug`. `RUST_LOG` overrides it.
     #[serde(default = "default_log_level")]
     pub level: String,
+    /// Route diagnosis log of routed sessions, at target `gateway::route` (INFO): `off`
+    /// (default), `route` (one line per routed request: what the route log has) or `trace`
+    /// (that line and the full EXPLAIN ROUTE trace of each planned statement; planning with
+    /// the trace costs more). Runtime-changeable.
+    #[serde(default)]
+    pub route_diagnosis: RouteDiagnosis,
+    /// Slow-statement log: a routed request whose end-to-end time (request read to last byte
+    /// relayed) exceeds this many milliseconds logs one WARN line at target `gateway::slow`
+    /// (connection id, user, database, server, elapsed ms, route outcome, first 200 bytes of
+    /// the SQL). 0 (default) turns it off. Runtime-changeable.
+    #[serde(default)]
+    pub slow_statement_ms: u64,
 }
 
 impl Default for LogConfig {
     fn default() -> Self {
-        LogConfig { level: default_log_level() }
+        LogConfig { level: default_log_level(), route_diagnosis: RouteDiagnosis::Off, slow_statement_ms: 0 }
+    }
+}
+
+/// Levels of the route diagnosis log (`[log] route_diagnosis`), each including the previous.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RouteDiagnosis {
+    /// No diagnosis lines.
+    #[default]
+    Off,
+    /// One line per routed request.
+    Route,
+    /// Also the EXPLAIN ROUTE trace of each planned statement.
+    Trace,
+}
+
+impl RouteDiagnosis {
+    /// The config-file spelling.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RouteDiagnosis::Off => "off",
+            RouteDiagnosis::Route => "route",
+            RouteDiagnosis::Trace => "trace",
+        }
+    }
+
+    /// Parses the config-file spelling (case-insensitive).
+    pub fn parse(v: &str) -> Option<RouteDiagnosis> {
+        [RouteDiagnosis::Off, RouteDiagnosis::Route, RouteDiagnosis::Trace]
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(v.trim()))
     }
 }
 
@@ -452,6 +495,20 @@ address = "127.0.0.1:3306"
         let c = Config::parse(&text, "t").unwrap();
         assert_eq!(c.listen.max_packet_size, 64 << 20);
         assert_eq!(c.user("root").unwrap().auth_plugin, AuthPlugin::NativePassword);
+    }
+
+    #[test]
+    fn diagnosis_levels_parse_and_default_off() {
+        let users = "[[users]]\nname = \"r\"\npassword = \"\"\n";
+        let c = Config::parse(&format!("{BASE}\n{users}"), "t").unwrap();
+        assert_eq!((c.log.route_diagnosis, c.log.slow_statement_ms), (RouteDiagnosis::Off, 0));
+        let text = format!("{BASE}\n[log]\nroute_diagnosis = \"trace\"\nslow_statement_ms = 100\n{users}");
+        let c = Config::parse(&text, "t").unwrap();
+        assert_eq!((c.log.route_diagnosis, c.log.slow_statement_ms), (RouteDiagnosis::Trace, 100));
+        let bad = format!("{BASE}\n[log]\nroute_diagnosis = \"full\"\n{users}");
+        assert!(Config::parse(&bad, "t").is_err());
+        assert_eq!(RouteDiagnosis::parse(" Route "), Some(RouteDiagnosis::Route));
+        assert!(RouteDiagnosis::Off < RouteDiagnosis::Route && RouteDiagnosis::Route < RouteDiagnosis::Trace);
     }
 
     #[test]

@@ -74,7 +74,7 @@ fn show_and_alter_proxyconfig() {
         assert_eq!(all["listen.max_packet_size"], ("67108864".into(), "false".into()));
         assert_eq!(all["users"].0, "root,boss(admin)");
         let log = config_rows(&mut boss, "SHOW PROXYCONFIG LIKE 'log%'").await;
-        assert_eq!(log.keys().collect::<Vec<_>>(), ["log.level"]);
+        assert_eq!(log.keys().collect::<Vec<_>>(), ["log.level", "log.route_diagnosis", "log.slow_statement_ms"]);
 
         boss.query_drop("ALTER PROXYCONFIG SET log.level = 'debug'").await.unwrap();
         boss.query_drop("ALTER PROXYCONFIG SET listen.max_packet_size = 2048").await.unwrap();
@@ -108,7 +108,7 @@ fn show_and_kill_proxysession() {
         let mut victim = connect(&s.gw_url("root", "", Some("mysql"))).await.unwrap();
         victim.query_drop("SELECT 1").await.unwrap();
         let (cols, rows) = table(&mut boss, "SHOW PROXYSESSION").await;
-        assert_eq!(cols, ["Id", "Cluster", "Tenant", "User", "Host", "db", "Command", "Time", "state", "Info", "server"]);
+        assert_eq!(cols, ["Id", "Cluster", "Tenant", "User", "Host", "db", "Command", "Time", "state", "Info", "server", "sticky"]);
         let id = victim.id().to_string();
         let row = rows.iter().find(|r| r[0].as_deref() == Some(id.as_str())).unwrap_or_else(|| panic!("{rows:?}"));
         assert_eq!(row[3].as_deref(), Some("root"));

@@ -197,6 +197,26 @@ pub static KEYS: &[Key] = &[
         set: Some(set_log_level),
     },
     Key {
+        name: "log.route_diagnosis",
+        info: "route diagnosis log at target gateway::route: off, route (a line per request) or trace (EXPLAIN ROUTE)",
+        effect: Effect::Immediate,
+        get: |c| c.log.route_diagnosis.name().to_string(),
+        set: Some(|c, v| {
+            c.log.route_diagnosis = crate::config::RouteDiagnosis::parse(v).ok_or("must be off, route or trace")?;
+            Ok(())
+        }),
+    },
+    Key {
+        name: "log.slow_statement_ms",
+        info: "requests slower than this log a WARN line at target gateway::slow; 0 = off",
+        effect: Effect::Immediate,
+        get: |c| c.log.slow_statement_ms.to_string(),
+        set: Some(|c, v| {
+            c.log.slow_statement_ms = num(v)?;
+            Ok(())
+        }),
+    },
+    Key {
         name: "routing.topology",
         info: "static topology file, or demo",
         effect: Effect::Restart,

@@ -265,13 +265,19 @@ impl Planner {
             }
             _ => RequestKind::OtherStatement,
         };
+        // A multi-statement is always STRONG (routing.md §10): whatever its hint or the session says.
+        let multi = a.statements > 1;
         req.consistency = ConsistencyInputs {
             is_select: a.kind == StmtKind::Select,
-            hint: a.hints.consistency.map(|c| match c {
-                sql::Consistency::Weak => crate::route::Consistency::Weak,
-                sql::Consistency::Strong => crate::route::Consistency::Strong,
-            }),
-            session: ctx.read_consistency,
+            hint: if multi {
+                Some(crate::route::Consistency::Strong)
+            } else {
+                a.hints.consistency.map(|c| match c {
+                    sql::Consistency::Weak => crate::route::Consistency::Weak,
+                    sql::Consistency::Strong => crate::route::Consistency::Strong,
+                })
+            },
+            session: if multi { None } else { ctx.read_consistency },
             in_transaction: ctx.in_transaction,
             autocommit: ctx.autocommit,
             locking_read: a.lock.is_some(),

@@ -83,3 +83,19 @@ async fn statement_without_table_uses_tenant_servers() {
     let chosen = p.decision.unwrap().server().to_string();
     assert!(chosen.starts_with("127.0.0.1:331"), "{chosen}");
 }
+
+#[tokio::test]
+async fn multi_statement_is_strong_despite_weak_hint_and_session() {
+    let planner = Planner::from_config(&config(7)).await.unwrap();
+    let weak_session = StatementContext { read_consistency: Some(crate::route::ReadConsistency::Weak), ..ctx() };
+    let weak = "SELECT /*+READ_CONSISTENCY(WEAK)*/ * FROM t0 WHERE c1=123";
+    // The single statement reads weak (same-IDC follower s1), so the test can fail.
+    let single = planner.plan(weak, &weak_session).await;
+    assert_eq!(single.decision.as_ref().unwrap().consistency, crate::route::Consistency::Weak);
+    for sql in [format!("{weak}; SELECT 1"), "SELECT * FROM t0 WHERE c1=123; SELECT 1".to_string()] {
+        let p = planner.plan(&sql, &weak_session).await;
+        let d = p.decision.as_ref().unwrap();
+        assert_eq!(d.consistency, crate::route::Consistency::Strong, "{sql}");
+        assert_eq!(d.server().to_string(), "127.0.0.1:3312", "p3's leader: {sql}");
+    }
+}

@@ -19,6 +19,7 @@ use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::TextResultSet;
 use crate::protocol::response::ResponseTracker;
 use crate::protocol::codes;
+use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
 use crate::route::RankedCandidate;
 use crate::session::pool::{PoolError, PooledConn};
@@ -199,7 +200,7 @@ impl RoutedSession<'_> {
     }
 
     /// The target of a statement.
-    pub(super) async fn route_for(&mut self, a: &Analysis<'_>, _cmd: &str) -> Route {
+    pub(super) async fn route_for(&mut self, a: &Analysis<'_>, cmd: &str) -> Route {
         if let (Some(_), Some(why)) = (&self.held, self.txn.sticky()) {
             return Route::Held(why);
         }
@@ -208,9 +209,14 @@ impl RoutedSession<'_> {
                 return Route::Server(s, "dependent");
             }
         }
-        // Untraced: a session never prints the EXPLAIN ROUTE trace, and building it doubled the cost.
+        // Untraced unless `[log] route_diagnosis = "trace"`: building the trace doubles the cost.
+        let traced = self.shared.config().log.route_diagnosis == RouteDiagnosis::Trace;
         let t0 = std::time::Instant::now();
-        let planned = self.planner.route(a, &self.context()).await;
+        let planned = if traced {
+            self.planner.plan_analysis(a, cmd, &self.context()).await
+        } else {
+            self.planner.route(a, &self.context()).await
+        };
         self.route_time = Some(t0.elapsed());
         Route::Planned(Box::new(planned))
     }
@@ -221,6 +227,10 @@ impl RoutedSession<'_> {
         self.requests += 1;
         let shared = self.shared;
         let metrics = &shared.metrics;
+        let (diag, slow_ms) = {
+            let c = shared.config();
+            (c.log.route_diagnosis, c.log.slow_statement_ms)
+        };
         let (served, consistency, partition, sticky) = match route {
             Route::Held(why) => (self.on_held(req).await?, None, None, why),
             Route::Server(addr, why) => (self.on_server(req, addr, why == "dependent").await?, None, None, why),
@@ -232,8 +242,12 @@ impl RoutedSession<'_> {
                     metrics.partition_calc(planned.location.is_some());
                 }
                 let consistency = planned.decision.as_ref().ok().map(|d| d.consistency);
-                // Only the route log shows it: no allocation when it is off.
-                let partition = self.shared.route_log.as_ref().and(planned.location.as_ref()).map(|l| l.name().to_string());
+                // Only the route logs show it: no allocation when they are off.
+                let logged = self.shared.route_log.is_some() || diag >= RouteDiagnosis::Route;
+                let partition = planned.location.as_ref().filter(|_| logged).map(|l| l.name().to_string());
+                if diag == RouteDiagnosis::Trace && !planned.plan.steps.is_empty() {
+                    self.log_trace(req, &planned);
+                }
                 (self.on_planned(req, &planned).await?, consistency, partition, "none")
             }
         };
@@ -250,7 +264,11 @@ impl RoutedSession<'_> {
         if let Some(conn) = &served.conn {
             self.dependent.ran_on(conn);
         }
-        self.log_route(req, &served, consistency, partition, sticky);
+        self.log_route(req, &served, consistency, partition, sticky, diag);
+        self.log_slow(req, &served, outcome, slow_ms);
+        if served.conn.is_none() {
+            self.note_sticky();
+        }
         Ok(served)
     }
 

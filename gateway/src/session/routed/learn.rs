@@ -1,13 +1,18 @@
 //! What an answer teaches a routed session (routing.md §9, §12): transaction status, session
 //! state (`SET`, `USE`, the OK's session-state block), pins; then whether the connection stays
-//! with the session or goes back to the pool; and the route log line.
+//! with the session or goes back to the pool; the route log line and the diagnosis and
+//! slow-statement log lines (`[log] route_diagnosis`, `slow_statement_ms`).
 
-use tracing::debug;
+use tracing::{debug, info, warn};
 
 use super::dispatch::{Request, Served};
-use super::route_log::RouteRecord;
+use super::registry::Sticky;
+use super::route_log::{sql_head, RouteRecord};
 use super::transaction::{TxnStatement, SESSION_PINS};
 use super::RoutedSession;
+use crate::config::RouteDiagnosis;
+use crate::metrics::RouteOutcome;
+use crate::planner::{render_explain, Planned};
 use crate::protocol::command;
 use crate::protocol::message::OkPacket;
 use crate::protocol::response::ResponseTracker;
@@ -76,6 +81,7 @@ impl RoutedSession<'_> {
 
     /// Keeps the connection if the session is sticky, else gives it back to the pool.
     pub(super) fn keep_or_release(&mut self, conn: PooledConn) {
+        self.note_sticky();
         if self.txn.sticky().is_some() {
             self.held = Some(conn);
         } else {
@@ -84,8 +90,46 @@ impl RoutedSession<'_> {
         }
     }
 
-    pub(super) fn log_route(&self, req: &Request<'_>, served: &Served, consistency: Option<Consistency>, partition: Option<String>, sticky: &str) {
-        let Some(log) = &self.shared.route_log else { return };
+    /// Records in the session list why the session keeps its connection (SHOW PROXYSESSION).
+    pub(super) fn note_sticky(&self) {
+        self.reg.set_sticky(Sticky { sticky: self.txn.sticky(), pin: self.txn.pin });
+    }
+
+    /// The statement text of a request, for the logs.
+    fn log_sql<'r>(req: &'r Request<'_>) -> &'r [u8] {
+        req.log_sql.map_or_else(|| req.payload.get(1..).unwrap_or_default(), str::as_bytes)
+    }
+
+    /// `[log] route_diagnosis = "trace"`: the EXPLAIN ROUTE trace of a planned request.
+    pub(super) fn log_trace(&self, req: &Request<'_>, planned: &Planned) {
+        let text = render_explain(&sql_head(Self::log_sql(req)), planned);
+        info!(target: "gateway::route", conn = self.id, seq = self.requests, "EXPLAIN ROUTE\n{text}");
+    }
+
+    /// `[log] slow_statement_ms`: one WARN line when the request took longer.
+    pub(super) fn log_slow(&self, req: &Request<'_>, served: &Served, outcome: RouteOutcome, slow_ms: u64) {
+        let elapsed = self.started.elapsed();
+        if slow_ms == 0 || elapsed.as_millis() <= u128::from(slow_ms) {
+            return;
+        }
+        warn!(
+            target: "gateway::slow",
+            conn = self.id,
+            user = %self.ident.user,
+            db = %self.state.database().unwrap_or(""),
+            server = ?served.target,
+            elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            outcome = outcome.name(),
+            sql = %sql_head(Self::log_sql(req)),
+            "slow statement"
+        );
+    }
+
+    pub(super) fn log_route(&self, req: &Request<'_>, served: &Served, consistency: Option<Consistency>, partition: Option<String>, sticky: &str, diag: RouteDiagnosis) {
+        let log = self.shared.route_log.as_ref();
+        if log.is_none() && diag == RouteDiagnosis::Off {
+            return;
+        }
         let cluster = self.planner.locator().cluster();
         let server_name = served.target.and_then(|t| cluster.server(t).map(|s| s.name.clone()));
         let role = served.candidate.as_ref().map_or("tenant", role_name);
@@ -93,11 +137,11 @@ impl RoutedSession<'_> {
             Some(Consistency::Weak) => "weak",
             _ => "strong",
         };
-        log.write(&RouteRecord {
+        let record = RouteRecord {
             conn: self.id,
             seq: self.requests,
             cmd: req.cmd,
-            sql: req.log_sql.map_or_else(|| req.payload.get(1..).unwrap_or_default(), str::as_bytes),
+            sql: Self::log_sql(req),
             consistency,
             target: served.target,
             server_name,
@@ -105,7 +149,13 @@ impl RoutedSession<'_> {
             partition,
             sticky,
             attempts: served.attempts,
-        });
+        };
+        if let Some(log) = log {
+            log.write(&record);
+        }
+        if diag >= RouteDiagnosis::Route {
+            record.trace();
+        }
     }
 }
 

@@ -347,6 +347,7 @@ impl<'a> RoutedSession<'a> {
         self.last_server = None;
         self.dependent = dependent::Dependent::default();
         self.pinned.send_replace(false);
+        self.note_sticky();
         self.ps = statement_conn::Statements::default();
     }
 

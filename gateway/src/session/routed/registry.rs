@@ -30,11 +30,33 @@ pub struct SessionInfo {
     pub current: Option<(SocketAddr, u32)>,
 }
 
+/// Why a session keeps its server connection: `sticky` is `trans`, `pin` or `cursor`
+/// ([`super::transaction::Transaction::sticky`]), `pin` the reason of a pin.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sticky {
+    /// `trans`, `pin`, `cursor`, or `None` when the session is free.
+    pub sticky: Option<&'static str>,
+    /// Why the session is pinned for good (`temporary table`, …).
+    pub pin: Option<&'static str>,
+}
+
+impl std::fmt::Display for Sticky {
+    /// SHOW PROXYSESSION's text: `trans`, `cursor`, `pin:<reason>` or empty.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.sticky, self.pin) {
+            (Some("pin"), Some(why)) => write!(f, "pin:{why}"),
+            (Some(s), _) => f.write_str(s),
+            (None, _) => Ok(()),
+        }
+    }
+}
+
 /// A session's info, with the statement-text buffer of its last command kept for the next one.
 #[derive(Debug)]
 struct Slot {
     info: SessionInfo,
     spare: Option<String>,
+    sticky: Sticky,
 }
 
 /// One registered session: its info and the handle that ends it.
@@ -63,7 +85,7 @@ pub struct Registration<'a> {
 impl Registry {
     /// Registers session `id`.
     pub fn register(&self, id: u32, info: SessionInfo) -> Registration<'_> {
-        let info = Arc::new(Mutex::new(Slot { info, spare: None }));
+        let info = Arc::new(Mutex::new(Slot { info, spare: None, sticky: Sticky::default() }));
         let (kill, killed) = watch::channel(false);
         if let Ok(mut s) = self.sessions.lock() {
             s.insert(id, Entry { info: info.clone(), kill });
@@ -84,6 +106,20 @@ impl Registry {
         let mut out: Vec<(u32, SessionInfo)> =
             s.iter().filter_map(|(id, e)| Some((*id, e.info.lock().ok()?.info.clone()))).collect();
         out.sort_by_key(|(id, _)| *id);
+        out
+    }
+
+    /// Every session, by id, with why it keeps its server connection.
+    pub fn list_sticky(&self) -> Vec<(u32, SessionInfo, Sticky)> {
+        let Ok(s) = self.sessions.lock() else { return Vec::new() };
+        let mut out: Vec<(u32, SessionInfo, Sticky)> = s
+            .iter()
+            .filter_map(|(id, e)| {
+                let slot = e.info.lock().ok()?;
+                Some((*id, slot.info.clone(), slot.sticky))
+            })
+            .collect();
+        out.sort_by_key(|(id, _, _)| *id);
         out
     }
 
@@ -127,7 +163,7 @@ impl Registration<'_> {
     /// statement left (no allocation once it is large enough).
     pub fn start_text(&self, command: &'static str, text: &str) {
         let Ok(mut slot) = self.info.lock() else { return };
-        let Slot { info, spare } = &mut *slot;
+        let Slot { info, spare, .. } = &mut *slot;
         let mut buf = info.info.take().or_else(|| spare.take()).unwrap_or_default();
         buf.clear();
         buf.push_str(text);
@@ -139,7 +175,7 @@ impl Registration<'_> {
     /// The command ended: the session sleeps.
     pub fn idle(&self, db: Option<&str>) {
         let Ok(mut slot) = self.info.lock() else { return };
-        let Slot { info, spare } = &mut *slot;
+        let Slot { info, spare, .. } = &mut *slot;
         if let Some(buf) = info.info.take() {
             *spare = Some(buf);
         }
@@ -148,6 +184,14 @@ impl Registration<'_> {
         info.since = Instant::now();
         if info.db.as_deref() != db {
             info.db = db.map(str::to_string);
+        }
+    }
+
+    /// Records why the session keeps its server connection (a lock and a compare: called
+    /// after every request).
+    pub fn set_sticky(&self, sticky: Sticky) {
+        if let Ok(mut slot) = self.info.lock() {
+            slot.sticky = sticky;
         }
     }
 
@@ -160,5 +204,28 @@ impl Registration<'_> {
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         self.registry.remove(self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> SessionInfo {
+        SessionInfo { user: "u".into(), tenant: "t".into(), host: "h".into(), db: None, command: "Sleep", since: Instant::now(), info: None, current: None }
+    }
+
+    #[test]
+    fn sticky_reason_is_listed_and_follows_changes() {
+        let reg = Registry::default();
+        let r = reg.register(7, info());
+        let shown = |reg: &Registry| reg.list_sticky().into_iter().map(|(id, _, s)| (id, s.to_string())).collect::<Vec<_>>();
+        assert_eq!(shown(&reg), [(7, String::new())]);
+        r.set_sticky(Sticky { sticky: Some("trans"), pin: None });
+        assert_eq!(shown(&reg), [(7, "trans".to_string())]);
+        r.set_sticky(Sticky { sticky: Some("pin"), pin: Some("temporary table") });
+        assert_eq!(shown(&reg), [(7, "pin:temporary table".to_string())]);
+        r.set_sticky(Sticky::default());
+        assert_eq!(shown(&reg), [(7, String::new())]);
     }
 }

@@ -52,6 +52,32 @@ pub struct RouteRecord<'a> {
     pub attempts: usize,
 }
 
+/// The first 200 bytes of a statement, as text (the logs' `sql`).
+pub fn sql_head(sql: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&sql[..sql.len().min(SQL_BYTES)])
+}
+
+impl RouteRecord<'_> {
+    /// The record as one INFO line at target `gateway::route` (`[log] route_diagnosis`).
+    pub fn trace(&self) {
+        tracing::info!(
+            target: "gateway::route",
+            conn = self.conn,
+            seq = self.seq,
+            cmd = self.cmd,
+            sql = %sql_head(self.sql),
+            consistency = self.consistency,
+            server = ?self.target,
+            server_name = ?self.server_name,
+            role = self.role,
+            partition = ?self.partition,
+            sticky = self.sticky,
+            attempts = self.attempts,
+            "route"
+        );
+    }
+}
+
 /// The writer's queue.
 #[derive(Debug)]
 pub struct RouteLog {

@@ -1,0 +1,108 @@
+//! Diagnosis of a routed gateway over three real MariaDB servers playing the demo topology:
+//! `[log] route_diagnosis = "trace"` writes each statement's EXPLAIN ROUTE trace and route line
+//! to the gateway log, `[log] slow_statement_ms` logs slow requests only, and SHOW PROXYSESSION's
+//! `sticky` column says why a session keeps its server connection. `test.t0` is HASH(c1)
+//! PARTITIONS 8: c1 = 123 → p3, leader s2.
+
+use std::time::Duration;
+
+use gateway_tests::mysql::connect;
+use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
+use mysql_async::prelude::*;
+
+struct Stack {
+    _servers: Vec<MariaDb>,
+    gw: Gateway,
+}
+
+impl Stack {
+    fn start() -> Stack {
+        let mut servers = Vec::new();
+        for i in 1..=3 {
+            let db = MariaDb::start(&format!("diag-s{i}")).unwrap_or_else(|e| panic!("mariadb: {e}"));
+            db.sql("CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
+                    INSERT INTO t0 VALUES (0,'a'),(123,'a')")
+                .unwrap_or_else(|e| panic!("setup: {e}"));
+            db.create_user("alice", "alice-pw").unwrap_or_else(|e| panic!("user: {e}"));
+            db.create_user("boss", "boss-pw").unwrap_or_else(|e| panic!("user: {e}"));
+            servers.push(db);
+        }
+        let toml = GatewayConfig::new(servers[0].addr())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .user(UserEntry::native("alice", "alice-pw"))
+            .user(UserEntry::native("boss", "boss-pw").admin())
+            .to_toml()
+            .replace("[log]\n", "[log]\nroute_diagnosis = \"trace\"\nslow_statement_ms = 100\n");
+        assert!(toml.contains("route_diagnosis"), "{toml}");
+        let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
+        let toml = format!(
+            "{toml}\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n",
+            addrs.join(", ")
+        );
+        let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
+        Stack { _servers: servers, gw }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.gw.log_path()).unwrap_or_default()
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn trace_slow_statements_and_sticky_sessions() {
+    let s = Stack::start();
+    rt().block_on(async {
+        let mut alice = connect(&s.gw.url("alice", "alice-pw", Some("test"))).await.unwrap_or_else(|e| panic!("{e}"));
+
+        // The EXPLAIN ROUTE trace of a statement, in ODP's layout, and its route line.
+        alice.query_drop("SELECT c2 FROM t0 WHERE c1 = 123 /* traced */").await.unwrap();
+        s.gw.wait_log("traced", 2, Duration::from_secs(10)).unwrap_or_else(|e| panic!("{e}"));
+        let log = s.log();
+        let trace = &log[log.find("Trans Current Query:\"SELECT c2 FROM t0 WHERE c1 = 123 /* traced */\"").unwrap_or_else(|| panic!("{log}"))..];
+        for line in [
+            "Route Plan",
+            "> SQL_PARSE:{cmd:\"COM_QUERY\"",
+            "  > PARTITION_ID_CALC_DONE:{partition_id:200065, level:1, partitions:\"(p3)\"}",
+            "> ROUTE_POLICY:",
+        ] {
+            assert!(trace.lines().any(|l| l.starts_with(line)), "no line {line:?} in the trace:\n{log}");
+        }
+        let route = log.lines().find(|l| l.contains(" route ") && l.contains("traced")).unwrap_or_else(|| panic!("no route line:\n{log}"));
+        assert!(route.contains("p3") && route.contains("leader"), "{route}");
+
+        // Slow statements only: the fast one's line would come first (one session, in order).
+        alice.query_drop("SELECT 1 /* fast-one */").await.unwrap();
+        alice.query_drop("SELECT SLEEP(0.3) /* slow-one */").await.unwrap();
+        s.gw.wait_log("slow statement", 1, Duration::from_secs(10)).unwrap_or_else(|e| panic!("{e}"));
+        let log = s.log();
+        let slow: Vec<&str> = log.lines().filter(|l| l.contains("slow statement")).collect();
+        assert_eq!(slow.len(), 1, "{log}");
+        assert!(slow[0].contains("slow-one") && slow[0].contains("user=alice") && slow[0].contains("db=test"), "{}", slow[0]);
+        let ms: u64 = slow[0].split("elapsed_ms=").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or(0);
+        assert!(ms >= 300, "{}", slow[0]);
+
+        // A session inside a transaction is sticky "trans"; after COMMIT it is free again.
+        let mut boss = connect(&s.gw.url("boss", "boss-pw", None)).await.unwrap_or_else(|e| panic!("{e}"));
+        alice.query_drop("BEGIN").await.unwrap();
+        alice.query_drop("SELECT c2 FROM t0 WHERE c1 = 0").await.unwrap();
+        assert_eq!(sticky_of(&mut boss, alice.id()).await, "trans");
+        alice.query_drop("COMMIT").await.unwrap();
+        assert_eq!(sticky_of(&mut boss, alice.id()).await, "");
+        alice.query_drop("CREATE TEMPORARY TABLE tt (a INT)").await.unwrap();
+        assert_eq!(sticky_of(&mut boss, alice.id()).await, "pin:temporary table");
+    });
+}
+
+/// The `sticky` column of session `id` in SHOW PROXYSESSION.
+async fn sticky_of(admin: &mut mysql_async::Conn, id: u32) -> String {
+    let rows: Vec<mysql_async::Row> = admin.query("SHOW PROXYSESSION").await.unwrap_or_else(|e| panic!("{e}"));
+    let row = rows
+        .iter()
+        .find(|r| r.get::<String, _>("Id").as_deref() == Some(id.to_string().as_str()))
+        .unwrap_or_else(|| panic!("session {id} not listed"));
+    row.get::<Option<String>, _>("sticky").flatten().unwrap_or_default()
+}
