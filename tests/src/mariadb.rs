@@ -106,6 +106,8 @@ impl MariaDb {
 
     fn spawn(dir: &Path, port: u16, opts: &MariaDbOptions) -> anyhow::Result<Child> {
         let d = |f: &str| dir.join(f).display().to_string();
+        // Private tmpdir (see `template_dir`).
+        std::fs::create_dir_all(dir.join("tmp"))?;
         let mut cmd = Command::new("mariadbd");
         cmd.arg("--no-defaults")
             .arg("--user=root")
@@ -115,6 +117,7 @@ impl MariaDb {
             .arg(format!("--socket={}", d("mysqld.sock")))
             .arg(format!("--pid-file={}", d("mysqld.pid")))
             .arg(format!("--log-error={}", d("error.log")))
+            .arg(format!("--tmpdir={}", d("tmp")))
             .arg("--skip-name-resolve")
             .arg(format!("--innodb-buffer-pool-size={}", opts.buffer_pool))
             .arg("--max-connections=500")
@@ -248,9 +251,13 @@ fn template_dir() -> anyhow::Result<PathBuf> {
     let tmp = root.join(format!("mariadb-template.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)?;
+    // A private tmpdir: a starting mariadbd deletes every `#sql*` file in its tmpdir, so servers
+    // sharing /tmp break each other's temporary tables (seen in install-db under parallel tests).
+    std::fs::create_dir_all(tmp.join("tmp"))?;
     let out = Command::new("mariadb-install-db")
         .arg("--no-defaults")
         .arg(format!("--datadir={}", tmp.join("data").display()))
+        .arg(format!("--tmpdir={}", tmp.join("tmp").display()))
         .arg("--user=root")
         .arg("--auth-root-authentication-method=normal")
         .arg("--skip-test-db")

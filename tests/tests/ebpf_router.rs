@@ -358,6 +358,10 @@ impl NsMariaDb {
     fn start(ns: &str) -> Result<Self> {
         let dir = gateway_tests::scratch_dir(&format!("mariadb-{ns}"))?;
         let data = dir.join("data");
+        // A private tmpdir: a starting mariadbd deletes every `#sql*` file in its tmpdir, so
+        // servers sharing /tmp break each other's temporary tables.
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp)?;
         let out = Command::new("mariadb-install-db")
             .args([
                 "--no-defaults",
@@ -366,6 +370,7 @@ impl NsMariaDb {
                 "--skip-test-db",
             ])
             .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .output()?;
         if !out.status.success() {
             return Err(format!(
@@ -392,6 +397,7 @@ impl NsMariaDb {
         .arg(format!("--socket={}", d("mysqld.sock")))
         .arg(format!("--pid-file={}", d("mysqld.pid")))
         .arg(format!("--log-error={}", d("error.log")))
+        .arg(format!("--tmpdir={}", d("tmp")))
         .arg("--general-log=1")
         .arg(format!("--general-log-file={}", d("general.log")))
         .arg("--innodb-buffer-pool-size=64M")
