@@ -28,22 +28,6 @@ use gateway_tests::{clients, Gateway, MariaDb};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
-/// PyMySQL probe: both socket ends, the port of the server that answered, and how that server
-/// sees the connection (processlist host = the peer it talks to).
-const PROBE: &str = r#"
-import sys, pymysql
-host, port, marker = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-c = pymysql.connect(host=host, port=port, user="root", password="", connect_timeout=5, read_timeout=10)
-cur = c.cursor()
-cur.execute("SELECT %s, @@port, (SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID())", (marker,))
-row = cur.fetchone()
-print("peer=%s:%d" % c._sock.getpeername()[:2])
-print("sock=%s:%d" % c._sock.getsockname()[:2])
-print("served_by=%d" % row[1])
-print("server_sees=%s" % row[2])
-c.close()
-"#;
-
 #[test]
 fn direct_route_bypasses_the_gateway_only_when_configured() {
     if let Some(reason) = skip_reason() {
@@ -167,7 +151,8 @@ fn skip_reason() -> Option<String> {
 fn probe(cgroup: &Path, addr: SocketAddr, marker: &str) -> Result<BTreeMap<String, String>> {
     let python = clients::venv_python();
     let out = command_in(cgroup, &python)
-        .args(["-c", PROBE, &addr.ip().to_string(), &addr.port().to_string(), marker])
+        .arg(clients::py_script("socket_probe.py"))
+        .args([&addr.ip().to_string(), &addr.port().to_string(), marker])
         .stdin(Stdio::null())
         .output()?;
     let stdout = String::from_utf8_lossy(&out.stdout);

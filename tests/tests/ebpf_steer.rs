@@ -28,21 +28,6 @@ use gateway_tests::{clients, Gateway, MariaDb};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
-/// PyMySQL probe: connects, runs a marked statement, reports both socket ends and how the server
-/// sees the connection (its processlist host is `ip:port` of the peer the server talks to).
-const PROBE: &str = r#"
-import sys, pymysql
-host, port, marker = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-c = pymysql.connect(host=host, port=port, user="root", password="", connect_timeout=5, read_timeout=10)
-cur = c.cursor()
-cur.execute("SELECT %s, (SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID())", (marker,))
-row = cur.fetchone()
-print("peer=%s:%d" % c._sock.getpeername()[:2])
-print("sock=%s:%d" % c._sock.getsockname()[:2])
-print("server_sees=%s" % row[1])
-c.close()
-"#;
-
 #[test]
 fn cgroup_steering_serves_apps_and_fails_open() {
     if let Some(reason) = skip_reason() {
@@ -213,8 +198,7 @@ fn cli_args(addr: SocketAddr, sql: &str) -> Vec<String> {
 fn probe(cgroup: Option<&Path>, addr: SocketAddr, marker: &str) -> Result<BTreeMap<String, String>> {
     let python = clients::venv_python();
     let args = vec![
-        "-c".to_string(),
-        PROBE.to_string(),
+        clients::py_script("socket_probe.py").display().to_string(),
         addr.ip().to_string(),
         addr.port().to_string(),
         marker.to_string(),

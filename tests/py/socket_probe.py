@@ -1,0 +1,14 @@
+# PyMySQL probe for the steering tests: connects to argv[1]:argv[2], runs a statement marked
+# argv[3], and prints both socket ends, the port of the server that answered, and how that server
+# sees the connection (its processlist host is `ip:port` of the peer it talks to).
+import sys, pymysql
+host, port, marker = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+c = pymysql.connect(host=host, port=port, user="root", password="", connect_timeout=5, read_timeout=10)
+cur = c.cursor()
+cur.execute("SELECT %s, @@port, (SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID())", (marker,))
+row = cur.fetchone()
+print("peer=%s:%d" % c._sock.getpeername()[:2])
+print("sock=%s:%d" % c._sock.getsockname()[:2])
+print("served_by=%d" % row[1])
+print("server_sees=%s" % row[2])
+c.close()
