@@ -102,15 +102,7 @@ pub fn prepare_session(
         }
         return None;
     }
-    let budget = config.map_or(0, |c| c.splice_budget_bytes);
-    let splicer = Splicer::global().ok()?;
-    match splicer.prepare(client, backend, budget) {
-        Ok(p) => Some(p),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot splice this session; relaying in userspace");
-            None
-        }
-    }
+    insert(config, client, backend)
 }
 
 /// The hook of a routed session pinned for good ([`Eligibility::of_pinned`]): inserts the
@@ -128,12 +120,18 @@ pub fn prepare_pinned(
     if Eligibility::of_pinned(config, tls) != Eligibility::Splice {
         return None;
     }
+    insert(config, client, backend)
+}
+
+/// Inserts an eligible session's two sockets with the configured budget; `None` (logged) when
+/// there is no splicer or the maps refuse them: the session stays in userspace.
+fn insert(config: Option<&DataplaneConfig>, client: &TcpStream, backend: &TcpStream) -> Option<Prepared> {
     let budget = config.map_or(0, |c| c.splice_budget_bytes);
     let splicer = Splicer::global().ok()?;
     match splicer.prepare(client, backend, budget) {
         Ok(p) => Some(p),
         Err(e) => {
-            tracing::warn!(error = %e, "cannot splice this pinned session; relaying in userspace");
+            tracing::warn!(error = %e, "cannot splice this session; relaying in userspace");
             None
         }
     }
