@@ -66,6 +66,14 @@ pub struct Config {
     /// The Prometheus metrics endpoint (`[metrics] address`). Default: none.
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// The certificate the gateway presents to clients that switch to TLS (`cert`, `key`: PEM
+    /// files, re-read on reload). Absent: no TLS on the client leg. See `[listen] tls`.
+    #[serde(default)]
+    pub tls: Option<crate::tls::TlsConfig>,
+    /// The TLS material read from the files of `[tls]` and `[backend] tls` when the
+    /// configuration was loaded (not a file setting).
+    #[serde(skip)]
+    pub tls_loaded: crate::tls::Loaded,
 }
 
 /// The gateway's metrics endpoint.
@@ -244,6 +252,12 @@ pub struct ListenConfig {
     /// `TOKIO_WORKER_THREADS` environment variable). Read at start only.
     #[serde(default)]
     pub worker_threads: Option<usize>,
+    /// TLS for clients: `"off"` (the greeting does not offer it), `"optional"` (clients choose)
+    /// or `"required"` (a client that does not switch to TLS gets ERROR 3159). Default:
+    /// `"optional"` when `[tls]` has a certificate, else `"off"`; `"optional"` and `"required"`
+    /// need `[tls]`. Applies to new sessions after a reload.
+    #[serde(default)]
+    pub tls: Option<crate::tls::TlsMode>,
 }
 
 /// The backend server.
@@ -255,6 +269,14 @@ pub struct BackendConfig {
     /// Milliseconds allowed for the TCP connect and the server's greeting. Default 5000.
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout_ms: u64,
+    /// TLS to the servers, for 1:1 sessions and every pooled connection of routed sessions:
+    /// `{ mode = "off" | "preferred" | "required" | "verify_ca" | "verify_identity", ca = "path",
+    /// server_name = "name" }` (MySQL's `--ssl-mode` meanings: `preferred` uses TLS when the
+    /// server offers it, `required` insists, neither checks the certificate; `verify_ca` checks
+    /// the chain against `ca`, `verify_identity` also the name, `server_name` or else the
+    /// server's IP address). Default `off`. Applies to new server connections after a reload.
+    #[serde(default)]
+    pub tls: crate::tls::BackendTls,
 }
 
 /// Authentication plugin the gateway asks a client to use for an account.
@@ -307,6 +329,10 @@ pub struct UserConfig {
     /// Others get ERR 1227. Default false.
     #[serde(default)]
     pub admin: bool,
+    /// The account may only log in over TLS (MySQL's `REQUIRE SSL`): a plain-TCP login is
+    /// refused with ERROR 1045 (and a log line saying why). Default false.
+    #[serde(default)]
+    pub require_tls: bool,
 }
 
 /// Logging settings.
@@ -397,9 +423,11 @@ impl Config {
 
     /// Parses and validates configuration text; `origin` names it in messages.
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text)
+        let mut config: Config = toml::from_str(text)
             .map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
         config.validate()?;
+        // Certificate, key and CA files: read now, so that a reload with a bad file is refused.
+        config.tls_loaded = crate::tls::Loaded::load(&config).map_err(|e| ConfigError::Invalid(format!("TLS: {e}")))?;
         Ok(config)
     }
 
@@ -418,6 +446,7 @@ impl Config {
             return Err(ConfigError::Invalid("no [[users]] configured: nobody could log in".into()));
         }
         self.login.validate().map_err(ConfigError::Invalid)?;
+        crate::tls::validate(self).map_err(ConfigError::Invalid)?;
         self.validate_metrics()?;
         let mut seen = std::collections::HashSet::new();
         for u in &self.users {

@@ -14,4 +14,5 @@ pub mod route;
 pub mod server;
 pub mod session;
 pub mod sql;
+pub mod tls;
 pub mod topology;

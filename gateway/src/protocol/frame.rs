@@ -105,13 +105,57 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
         let mut out = Vec::with_capacity(payload.len() + HEADER * (1 + payload.len() / MAX_FRAME));
         let next = encode_packet(&mut out, seq, payload);
         self.io.write_all(&out).await?;
+        // A TLS stream may keep the last record buffered until flushed (a no-op on TCP).
+        self.io.flush().await?;
         Ok(next)
     }
 
     /// Writes raw bytes (already framed).
     pub async fn write_raw(&mut self, raw: &[u8]) -> Result<(), ProtocolError> {
         self.io.write_all(raw).await?;
+        self.io.flush().await?;
         Ok(())
+    }
+
+    /// Reads exactly one frame (of at most `max` bytes) from the socket, not a byte beyond it,
+    /// when nothing is buffered: the handshake response, after which a client may start TLS
+    /// (its ClientHello must stay on the socket for the TLS handshake). With bytes already
+    /// buffered, the ordinary [`Self::read_packet`].
+    pub async fn read_frame_exact(&mut self, max: usize) -> Result<Packet, ProtocolError> {
+        if !self.buf.is_empty() {
+            return self.read_packet(max).await;
+        }
+        let mut head = [0u8; HEADER];
+        let n = self.io.read(&mut head[..1]).await?;
+        if n == 0 {
+            return Err(ProtocolError::Closed);
+        }
+        self.io.read_exact(&mut head[1..]).await.map_err(truncated)?;
+        let (len, seq) = header(&head).ok_or(ProtocolError::Malformed("frame header"))?;
+        if len > max {
+            return Err(ProtocolError::TooLarge { size: len, max });
+        }
+        let mut payload = vec![0u8; len];
+        self.io.read_exact(&mut payload).await.map_err(truncated)?;
+        Ok(Packet { first_seq: seq, last_seq: seq, payload: payload.into() })
+    }
+
+    /// The socket and the unread bytes, e.g. to wrap the socket in TLS.
+    pub fn into_parts(self) -> (S, BytesMut) {
+        (self.io, self.buf)
+    }
+
+    /// A socket with bytes already read from it.
+    pub fn from_parts(io: S, buf: BytesMut) -> Self {
+        Wire { io, buf }
+    }
+}
+
+fn truncated(e: std::io::Error) -> ProtocolError {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        ProtocolError::Truncated
+    } else {
+        ProtocolError::Io(e)
     }
 }
 

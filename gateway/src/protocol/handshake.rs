@@ -102,6 +102,17 @@ impl HandshakeResponse {
         payload.len() == 32 && Reader::new(payload).u32().map(|c| c & caps::SSL != 0).unwrap_or(false)
     }
 
+    /// An SSLRequest: the first 32 bytes of a HandshakeResponse41 with CLIENT_SSL set; the
+    /// TLS handshake follows, then the whole response over TLS.
+    pub fn ssl_request(capabilities: u32, max_packet: u32, charset: u8) -> Vec<u8> {
+        let mut out = Vec::with_capacity(32);
+        out.extend_from_slice(&(capabilities | caps::SSL).to_le_bytes());
+        out.extend_from_slice(&max_packet.to_le_bytes());
+        out.push(charset);
+        out.extend_from_slice(&[0u8; 23]);
+        out
+    }
+
     /// Parses a HandshakeResponse41 payload. Pre-4.1 clients are refused.
     pub fn parse(payload: &[u8]) -> Result<Self, ProtocolError> {
         let mut r = Reader::new(payload);

@@ -70,8 +70,8 @@ pub mod caps {
     pub const SESSION_TRACK: u32 = 1 << 23;
     pub const DEPRECATE_EOF: u32 = 1 << 24;
 
-    /// Everything the gateway understands and can forward. No SSL (TLS comes with its own issue),
-    /// no compression, no query attributes, no MariaDB extended capabilities.
+    /// Everything the gateway understands and can forward. No SSL (each leg negotiates TLS on
+    /// its own, `crate::tls`), no compression, no query attributes, no MariaDB extended capabilities.
     pub const SUPPORTED: u32 = LONG_PASSWORD
         | FOUND_ROWS
         | LONG_FLAG
@@ -124,12 +124,16 @@ pub mod codes {
     pub const OUT_OF_ORDER: u16 = 1156;
     /// ER_NET_READ_ERROR
     pub const NET_READ: u16 = 1158;
+    /// ER_SECURE_TRANSPORT_REQUIRED: a plain connection to a listener with `tls = "required"`.
+    pub const SECURE_TRANSPORT_REQUIRED: u16 = 3159;
     /// ER_NOT_SUPPORTED_YET
     pub const NOT_SUPPORTED: u16 = 1235;
     /// ER_MALFORMED_PACKET
     pub const MALFORMED: u16 = 1835;
     /// CR_CONN_HOST_ERROR: the backend server could not be reached.
     pub const BACKEND_UNREACHABLE: u16 = 2003;
+    /// CR_SSL_CONNECTION_ERROR: TLS to the backend failed or was impossible.
+    pub const SSL_CONNECTION: u16 = 2026;
     /// CR_SERVER_LOST: the backend connection broke during a command.
     pub const BACKEND_LOST: u16 = 2013;
 }

@@ -1,6 +1,7 @@
 //! The gateway as a client of a backend server: connect, log in with the client's credentials.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,14 +14,15 @@ use crate::protocol::frame::Wire;
 use crate::protocol::handshake::{encode_change_user, parse_auth_switch, Greeting, HandshakeResponse};
 use crate::protocol::message::{ErrPacket, ERR, OK};
 use crate::protocol::{caps, codes, ProtocolError};
+use crate::tls::{ServerTls, Stream};
 
 /// Largest packet accepted from a backend during login.
 const MAX_LOGIN_PACKET: usize = 1 << 20;
 
 /// An open backend connection.
 pub struct Backend {
-    /// The socket with its read buffer.
-    pub wire: Wire<TcpStream>,
+    /// The connection (plain TCP or TLS) with its read buffer.
+    pub wire: Wire<Stream>,
     /// The backend's greeting (its salt is reused by COM_CHANGE_USER).
     pub greeting: Greeting,
     /// Capabilities in effect on this leg.
@@ -54,6 +56,8 @@ pub struct LoginRequest<'a> {
     pub client_caps: u32,
     /// Connection attributes to pass on.
     pub attributes: &'a [(Vec<u8>, Vec<u8>)],
+    /// Server-leg TLS (`Shared::server_tls`); `None`: plain TCP.
+    pub tls: Option<Arc<ServerTls>>,
 }
 
 /// Opens a TCP connection and reads the greeting, within `timeout`.
@@ -79,7 +83,7 @@ pub async fn connect(addr: SocketAddr, timeout: Duration) -> Result<(Wire<TcpStr
 /// Logs in on a fresh connection. Errors here are backend failures; a refusal by the server is
 /// `LoginOutcome::Denied`.
 pub async fn login(
-    mut wire: Wire<TcpStream>,
+    wire: Wire<TcpStream>,
     greeting: Greeting,
     req: &LoginRequest<'_>,
 ) -> Result<(Backend, LoginOutcome), SessionError> {
@@ -90,6 +94,7 @@ pub async fn login(
     if req.database.is_some() {
         capabilities |= caps::CONNECT_WITH_DB & greeting.capabilities;
     }
+    let (mut wire, seq) = secure(wire, &greeting, req, &mut capabilities).await?;
     let plugin = greeting.auth_plugin.clone();
     let auth_response = scramble(&plugin, &greeting.salt, req.credential)?;
     let response = HandshakeResponse {
@@ -102,9 +107,38 @@ pub async fn login(
         auth_plugin: Some(plugin.clone()),
         attributes: req.attributes.to_vec(),
     };
-    wire.write_packet(1, &response.encode()).await.map_err(SessionError::Backend)?;
+    wire.write_packet(seq, &response.encode()).await.map_err(SessionError::Backend)?;
     let outcome = auth_loop(&mut wire, &plugin, &greeting.salt, req.credential).await?;
     Ok((Backend { wire, greeting, capabilities }, outcome))
+}
+
+/// Switches the connection to TLS when `[backend] tls` asks for it (SSLRequest at sequence 1,
+/// the TLS handshake, then the handshake response at sequence 2). Returns the connection and
+/// the sequence id of the handshake response.
+async fn secure(
+    wire: Wire<TcpStream>,
+    greeting: &Greeting,
+    req: &LoginRequest<'_>,
+    capabilities: &mut u32,
+) -> Result<(Wire<Stream>, u8), SessionError> {
+    let (tcp, buf) = wire.into_parts();
+    let addr = tcp.peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
+    let refused = |why: String| SessionError::refuse(codes::SSL_CONNECTION, 0, format!("gateway: TLS to backend {addr}: {why}"));
+    let Some(tls) = req.tls.as_deref() else { return Ok((Wire::from_parts(Stream::Plain(tcp), buf), 1)) };
+    if !tls.wanted(greeting.capabilities & caps::SSL != 0).map_err(|e| refused(e.to_string()))? {
+        return Ok((Wire::from_parts(Stream::Plain(tcp), buf), 1));
+    }
+    *capabilities |= caps::SSL;
+    let mut wire = Wire::from_parts(tcp, buf);
+    let ssl_request = HandshakeResponse::ssl_request(*capabilities, 1 << 30, req.charset);
+    wire.write_packet(1, &ssl_request).await.map_err(SessionError::Backend)?;
+    let (tcp, buf) = wire.into_parts();
+    if !buf.is_empty() {
+        return Err(SessionError::Backend(ProtocolError::Malformed("server sent data before the TLS handshake")));
+    }
+    let stream = tls.connect(tcp, addr).await.map_err(|e| refused(e.to_string()))?;
+    tracing::debug!(backend = %addr, cipher = ?stream.cipher(), "server leg is TLS");
+    Ok((Wire::from_parts(stream, buf), 2))
 }
 
 impl LoginRequest<'_> {
@@ -152,7 +186,7 @@ fn scramble(plugin: &str, salt: &[u8], cred: &Credential) -> Result<Vec<u8>, Ses
 
 /// Answers auth switches and caching_sha2 requests until the server says OK or ERR.
 async fn auth_loop(
-    wire: &mut Wire<TcpStream>,
+    wire: &mut Wire<Stream>,
     plugin: &str,
     salt: &[u8],
     cred: &Credential,
@@ -181,11 +215,17 @@ async fn auth_loop(
     }
 }
 
-/// caching_sha2_password full authentication towards a backend, over RSA (no TLS yet).
-async fn sha2_full_auth(wire: &mut Wire<TcpStream>, seq: u8, salt: &[u8], cred: &Credential) -> Result<(), SessionError> {
+/// caching_sha2_password full authentication towards a backend: over TLS the clear-text
+/// password (NUL-terminated), else the RSA exchange.
+async fn sha2_full_auth(wire: &mut Wire<Stream>, seq: u8, salt: &[u8], cred: &Credential) -> Result<(), SessionError> {
     let Credential::Plain(pw) = cred else {
         return Err(SessionError::refuse(codes::ACCESS_DENIED, 0, "gateway: backend full authentication needs the plain password"));
     };
+    if wire.io.is_tls() {
+        let clear: Vec<u8> = pw.iter().copied().chain([0]).collect();
+        wire.write_packet(seq, &clear).await.map_err(SessionError::Backend)?;
+        return Ok(());
+    }
     wire.write_packet(seq, &[auth::SHA2_REQUEST_PUBLIC_KEY]).await.map_err(SessionError::Backend)?;
     let p = wire.read_packet(MAX_LOGIN_PACKET).await.map_err(SessionError::Backend)?;
     let pem = p.payload.get(1..).ok_or(SessionError::Backend(ProtocolError::Malformed("empty public key")))?;

@@ -2,16 +2,16 @@
 
 use std::net::IpAddr;
 
-use tokio::io::{AsyncRead, AsyncWrite};
-
+use super::greeting::{handshake_error, Hello};
 use super::{Credential, SessionError, Shared};
 use crate::config::{AuthPlugin, UserConfig};
 use crate::login_name::{self, LoginError, Resolved};
 use crate::protocol::auth::{self, NATIVE};
 use crate::protocol::frame::Wire;
-use crate::protocol::handshake::{auth_switch_request, Greeting, HandshakeResponse};
+use crate::protocol::handshake::{auth_switch_request, HandshakeResponse};
 use crate::protocol::message::ErrPacket;
-use crate::protocol::{caps, codes, status, ProtocolError};
+use crate::protocol::{caps, codes};
+use crate::tls::Stream;
 
 /// Largest packet accepted during authentication.
 const MAX_AUTH_PACKET: usize = 64 * 1024;
@@ -35,9 +35,10 @@ pub struct ClientLogin {
 }
 
 /// One authentication conversation on the client leg.
-pub struct Exchange<'a, S> {
-    /// The client connection.
-    pub wire: &'a mut Wire<S>,
+pub struct Exchange<'a> {
+    /// The client connection (plain or TLS: `require_tls` accounts and clear-text passwords
+    /// depend on it).
+    pub wire: &'a mut Wire<Stream>,
     /// Process state (config, sha2 cache, RSA key).
     pub shared: &'a Shared,
     /// Client address, for error messages.
@@ -50,55 +51,17 @@ pub struct Exchange<'a, S> {
     pub capabilities: u32,
 }
 
-/// Greets the client and authenticates it against the configured users.
-pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
-    wire: &mut Wire<S>,
-    shared: &Shared,
-    connection_id: u32,
-    peer: IpAddr,
-) -> Result<ClientLogin, SessionError> {
-    let salt = auth::new_salt();
-    let profile = shared.profile();
-    let announced = (profile.capabilities & caps::SUPPORTED)
-        | caps::PROTOCOL_41
-        | caps::SECURE_CONNECTION
-        | caps::PLUGIN_AUTH
-        | caps::LONG_PASSWORD;
-    let greeting = Greeting {
-        server_version: profile.server_version,
-        connection_id,
-        salt: salt.clone(),
-        capabilities: announced,
-        charset: profile.charset,
-        status: status::AUTOCOMMIT,
-        auth_plugin: NATIVE.into(),
-    };
-    wire.write_packet(0, &greeting.encode()).await.map_err(SessionError::Client)?;
-    let packet = wire.read_packet(MAX_AUTH_PACKET).await.map_err(|e| handshake_error(e, 2))?;
-    if packet.first_seq != 1 {
-        return Err(SessionError::refuse(codes::OUT_OF_ORDER, packet.last_seq.wrapping_add(1), "Got packets out of order"));
-    }
-    let seq = packet.last_seq.wrapping_add(1);
-    if HandshakeResponse::is_ssl_request(&packet.payload) {
-        return Err(SessionError::refuse(codes::HANDSHAKE, seq, "SSL connection error: TLS is not enabled on this gateway"));
-    }
-    let response = HandshakeResponse::parse(&packet.payload)
+/// Authenticates the client that answered the greeting (`hello`) against the configured users.
+pub async fn accept(wire: &mut Wire<Stream>, shared: &Shared, hello: Hello, peer: IpAddr) -> Result<ClientLogin, SessionError> {
+    let seq = hello.packet.last_seq.wrapping_add(1);
+    let response = HandshakeResponse::parse(&hello.packet.payload)
         .map_err(|_| SessionError::refuse(codes::HANDSHAKE, seq, "Bad handshake"))?;
-    let capabilities = response.capabilities & announced;
-    let mut ex = Exchange { wire, shared, peer, salt: &salt, seq, capabilities };
+    let capabilities = response.capabilities & hello.announced;
+    let mut ex = Exchange { wire, shared, peer, salt: &hello.salt, seq, capabilities };
     ex.login(response).await
 }
 
-fn handshake_error(e: ProtocolError, seq: u8) -> SessionError {
-    match e {
-        ProtocolError::TooLarge { .. } | ProtocolError::OutOfOrder { .. } | ProtocolError::Malformed(_) => {
-            SessionError::refuse(codes::HANDSHAKE, seq, "Bad handshake")
-        }
-        other => SessionError::Client(other),
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> Exchange<'_, S> {
+impl Exchange<'_> {
     /// Authenticates a handshake response or COM_CHANGE_USER: decides the login name
     /// (`login_name::admit`), checks the account's proof, then the cluster and tenant.
     pub async fn login(&mut self, mut response: HandshakeResponse) -> Result<ClientLogin, SessionError> {
@@ -113,6 +76,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Exchange<'_, S> {
             Some(a) if login_name::tenant_allowed(&a, &name) => a,
             _ => return Err(self.denied(&response.user, used_password)),
         };
+        if account.require_tls && !self.wire.io.is_tls() {
+            // MySQL answers a REQUIRE SSL account's plain login with ER_ACCESS_DENIED_ERROR too.
+            tracing::info!(user = %account.name, "account requires TLS (require_tls): plain-TCP login refused");
+            return Err(self.denied(&response.user, used_password));
+        }
         let credential = self.authenticate(&account, &response).await?;
         if let Some(planner) = planner {
             login_name::check_topology(&name, planner).await.map_err(|e| self.refused(&e, true))?;
@@ -187,10 +155,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Exchange<'_, S> {
                 return Ok(None);
             };
             reply = claimed;
-        } else if !self.peer.is_loopback() {
+        } else if !self.peer.is_loopback() && !self.wire.io.is_tls() {
             // A clear-text password over an unencrypted network connection is refused, as MySQL
-            // does. Loopback is accepted like MySQL's unix socket: the bytes never leave the host
-            // (libmariadb sends clear text here instead of asking for the RSA key).
+            // does; over TLS it is what clients send. Loopback is accepted like MySQL's unix
+            // socket: the bytes never leave the host (libmariadb sends clear text here instead of
+            // asking for the RSA key).
             tracing::warn!(user = %user.name, "client sent a clear-text password without TLS; refused");
             return Ok(None);
         } else if reply.last() == Some(&0) {

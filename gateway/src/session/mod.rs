@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod backend;
 pub mod client_auth;
+pub mod greeting;
 pub mod internal;
 pub mod kill;
 pub mod next_command;

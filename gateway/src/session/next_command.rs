@@ -3,7 +3,7 @@
 //! session at this statement boundary or refuses the command it was sent.
 
 use bytes::Bytes;
-use tokio::net::TcpStream;
+use crate::tls::Stream;
 
 use super::{SessionError, Shared};
 use crate::protocol::codes;
@@ -21,7 +21,7 @@ pub struct NextCommand {
 }
 
 /// Reads the next command; `None`: the client closed, or the gateway is draining.
-pub async fn read(client: &mut Wire<TcpStream>, shared: &Shared) -> Result<Option<NextCommand>, SessionError> {
+pub async fn read(client: &mut Wire<Stream>, shared: &Shared) -> Result<Option<NextCommand>, SessionError> {
     let max = shared.config().listen.max_packet_size;
     let read = tokio::select! {
         biased;

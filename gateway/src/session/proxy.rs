@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 use tracing::{debug, info, Instrument};
 
+use super::greeting::{self, Answer, Hello};
+use crate::tls::{self, Stream};
+
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::client_auth::{self, ClientLogin, Exchange};
 use super::relay::{self, RelayError};
@@ -33,33 +36,78 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
             // Router / sk_lookup modes: the VIP the client dialled is the accepted socket's local address.
             .or_else(|| crate::dataplane::modes::vip_backend(&stream, &shared.config(), shared.planner.as_ref()));
         let backend_addr = steered.unwrap_or(shared.config().backend.address);
-        let mut client = Wire::new(stream);
-        let result = run(&mut client, peer, &shared, id, backend_addr).await;
+        let dialled = stream.local_addr().unwrap_or(peer);
+        let deadline = Instant::now() + Duration::from_secs(shared.config().listen.handshake_timeout_secs);
+        let greeted = tokio::time::timeout_at(deadline.into(), hello(Wire::new(Stream::Plain(stream)), &shared, id, dialled)).await;
+        let (mut client, hello) = match greeted {
+            Ok(Some(greeted)) => greeted,
+            Ok(None) => return,
+            Err(_) => return debug!("handshake timed out"),
+        };
+        let result = run(&mut client, hello, deadline, peer, &shared, id, backend_addr).await;
         shared.unregister_thread(id);
-        match result {
-            Ok(()) => debug!("session closed"),
-            Err(SessionError::Refused { err, seq }) => {
-                info!(code = err.code, message = %err.message, "session refused");
-                let _ = client.write_packet(seq, &err.encode()).await;
-            }
-            // A peer that connects and goes away (health checks, port probes) is not news.
-            Err(SessionError::Client(ProtocolError::Closed | ProtocolError::Io(_))) => debug!("client went away"),
-            Err(e) => info!(error = %e, "session ended"),
-        }
+        finish(&mut client, result).await;
     }
     .instrument(span)
     .await
 }
 
+/// Logs how a session ended; a refusal is sent to the client.
+async fn finish(client: &mut Wire<Stream>, result: Result<(), SessionError>) {
+    match result {
+        Ok(()) => debug!("session closed"),
+        Err(SessionError::Refused { err, seq }) => {
+            info!(code = err.code, message = %err.message, "session refused");
+            let _ = client.write_packet(seq, &err.encode()).await;
+        }
+        // A peer that connects and goes away (health checks, port probes) is not news.
+        Err(SessionError::Client(ProtocolError::Closed | ProtocolError::Io(_))) => debug!("client went away"),
+        Err(e) => info!(error = %e, "session ended"),
+    }
+}
+
+/// Greets the client and reads its handshake response, over TLS when it asks for it (the
+/// client leg's mode is [`tls::client_tls_mode`] of the address it dialled). `None`: the
+/// session ended here (logged, refusal sent).
+async fn hello(mut client: Wire<Stream>, shared: &Shared, id: u32, dialled: SocketAddr) -> Option<(Wire<Stream>, Hello)> {
+    let mode = tls::client_tls_mode(&shared.config(), dialled);
+    let answer = match greeting::greet(&mut client, shared, id, mode).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            finish(&mut client, Err(e)).await;
+            return None;
+        }
+    };
+    let hello = match answer {
+        Answer::Plain(hello) => return Some((client, hello)),
+        Answer::StartTls(hello) => hello,
+    };
+    let mut client = match greeting::accept_tls(client, shared).await {
+        Ok(client) => client,
+        Err(e) => {
+            info!(error = %e, "TLS handshake with the client failed");
+            return None;
+        }
+    };
+    match greeting::read_response(&mut client, hello).await {
+        Ok(hello) => Some((client, hello)),
+        Err(e) => {
+            finish(&mut client, Err(e)).await;
+            None
+        }
+    }
+}
+
 async fn run(
-    client: &mut Wire<TcpStream>,
+    client: &mut Wire<Stream>,
+    hello: Hello,
+    deadline: Instant,
     peer: SocketAddr,
     shared: &Shared,
     id: u32,
     backend_addr: SocketAddr,
 ) -> Result<(), SessionError> {
-    let handshake_timeout = Duration::from_secs(shared.config().listen.handshake_timeout_secs);
-    let login = tokio::time::timeout(handshake_timeout, client_auth::accept(client, shared, id, peer.ip()))
+    let login = tokio::time::timeout_at(deadline.into(), client_auth::accept(client, shared, hello, peer.ip()))
         .await
         .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
     // With [routing], every session is routed per statement, except the data plane's
@@ -89,7 +137,7 @@ async fn run(
 
 /// An authenticated session with its backend connection.
 struct Session<'a> {
-    client: &'a mut Wire<TcpStream>,
+    client: &'a mut Wire<Stream>,
     backend: Backend,
     shared: &'a Shared,
     peer: SocketAddr,
@@ -99,8 +147,8 @@ struct Session<'a> {
     /// The tenant the login name resolved to (routing.md §16).
     tenant: Option<String>,
     database: Option<String>,
-    /// The client leg is TLS. A TLS session is never spliced (docs/ebpf.md §4.4); always false
-    /// until the gateway terminates TLS.
+    /// The client leg or the server leg is TLS. A TLS session is never spliced (docs/ebpf.md
+    /// §4.4): its bytes are encrypted.
     tls: bool,
     /// Kernel splice prepared at login for a pinned session (`dataplane::splice`).
     splice: Option<crate::dataplane::splice::Prepared>,
@@ -108,7 +156,7 @@ struct Session<'a> {
 
 impl<'a> Session<'a> {
     async fn open(
-        client: &'a mut Wire<TcpStream>,
+        client: &'a mut Wire<Stream>,
         shared: &'a Shared,
         login: ClientLogin,
         peer: SocketAddr,
@@ -127,20 +175,21 @@ impl<'a> Session<'a> {
             charset: resp.charset,
             client_caps: login.capabilities,
             attributes: &resp.attributes,
+            tls: shared.server_tls(login.name.cluster.as_deref()),
         };
         let (wire, greeting) = backend::connect(backend_addr, shared.config().connect_timeout())
             .await
             .map_err(|e| at_seq(e, seq))?;
         shared.learn_profile(&greeting);
         let (mut backend, outcome) = backend::login(wire, greeting, &req).await.map_err(|e| at_seq(e, seq))?;
-        let tls = false;
+        let tls = client.io.is_tls() || backend.wire.io.is_tls();
         let splice = match outcome {
             LoginOutcome::Ok(ok) => {
                 // Pinned (passthrough) session: both sockets enter the splice map before the
                 // client can speak again, i.e. before it has this OK (docs/ebpf.md P1).
                 let config = shared.config();
                 let dataplane = config.dataplane.as_ref();
-                let splice = crate::dataplane::splice::prepare_session(dataplane, &resp.user, tls, &client.io, &backend.wire.io);
+                let splice = crate::dataplane::splice::prepare_session(dataplane, &resp.user, tls, client.io.tcp(), backend.wire.io.tcp());
                 let mut out = Vec::new();
                 encode_packet(&mut out, seq, &ok);
                 match splice {
@@ -314,6 +363,7 @@ impl<'a> Session<'a> {
             charset: resp.charset,
             client_caps: self.client_caps,
             attributes: &resp.attributes,
+            tls: self.shared.server_tls(login.name.cluster.as_deref()),
         };
         match self.backend.change_user(&req).await.map_err(|e| at_seq(e, seq))? {
             LoginOutcome::Ok(ok) => {

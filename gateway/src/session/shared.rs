@@ -101,6 +101,12 @@ impl Shared {
         self.live.get()
     }
 
+    /// Server-leg TLS for connections to servers of `cluster` (`None`: the default cluster).
+    /// Today `[backend] tls` for every cluster; `None` when it is off.
+    pub fn server_tls(&self, _cluster: Option<&str>) -> Option<Arc<crate::tls::ServerTls>> {
+        self.config().tls_loaded.server.clone()
+    }
+
     /// A fresh gateway connection id (never 0).
     pub fn next_connection_id(&self) -> u32 {
         loop {

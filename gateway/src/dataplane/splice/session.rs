@@ -15,6 +15,7 @@ use super::{flow, sys, Eligibility, Splicer, TxProgress};
 use crate::config::DataplaneConfig;
 use crate::dataplane::DataplaneError;
 use crate::protocol::frame::Wire;
+use crate::tls::Stream;
 
 /// What a spliced session did, per direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -143,25 +144,26 @@ impl Prepared {
     /// client, so that the client's next bytes already meet the splice (docs/ebpf.md §4.2.2).
     pub async fn activate(
         &mut self,
-        client: &mut Wire<TcpStream>,
-        backend: &mut Wire<TcpStream>,
+        client: &mut Wire<Stream>,
+        backend: &mut Wire<Stream>,
         last_response: &[u8],
     ) -> Result<(), DataplaneError> {
         let progress = |s: &TcpStream| {
             sys::tx_progress(s.as_fd()).map_err(|source| DataplaneError::Socket { op: "TCP_INFO", source })
         };
-        let (client_base, backend_base) = (progress(&client.io)?, progress(&backend.io)?);
         let early_up = client.buf.split();
         let early_down = backend.buf.split();
-        flow::write_all(&backend.io, &early_up).await.map_err(sock_err("forwarding buffered bytes"))?;
-        flow::write_all(&client.io, &early_down).await.map_err(sock_err("forwarding buffered bytes"))?;
+        let (client_io, backend_io) = plain(client, backend)?;
+        let (client_base, backend_base) = (progress(client_io)?, progress(backend_io)?);
+        flow::write_all(backend_io, &early_up).await.map_err(sock_err("forwarding buffered bytes"))?;
+        flow::write_all(client_io, &early_down).await.map_err(sock_err("forwarding buffered bytes"))?;
         let terms = |peer, direction| SplicePeer { peer, direction, limit: self.budget, ..Default::default() };
         {
             let mut maps = self.splicer.lock_maps()?;
             maps.set_terms(self.client, terms(self.backend, SPLICE_DIR_TO_BACKEND))?;
             maps.set_terms(self.backend, terms(self.client, SPLICE_DIR_TO_CLIENT))?;
         }
-        flow::write_all(&client.io, last_response).await.map_err(sock_err("writing the last response"))?;
+        flow::write_all(client_io, last_response).await.map_err(sock_err("writing the last response"))?;
         self.live = Some(Live {
             client_base,
             backend_base,
@@ -183,8 +185,8 @@ impl Prepared {
     /// (`bytes_userspace=` is what the daemon read itself while spliced).
     pub async fn run(
         mut self,
-        client: &mut Wire<TcpStream>,
-        backend: &mut Wire<TcpStream>,
+        client: &mut Wire<Stream>,
+        backend: &mut Wire<Stream>,
     ) -> Result<SpliceReport, DataplaneError> {
         let live = match self.live {
             Some(live) => live,
@@ -206,14 +208,24 @@ impl Prepared {
             report: FlowReport { presplice: early, ..Default::default() },
         };
         let (c, b) = (self.client, self.backend);
-        let mut up = flow(&client.io, &backend.io, c, b, SPLICE_DIR_TO_BACKEND, live.backend_base, live.to_backend_user, live.to_backend_early);
-        let mut down = flow(&backend.io, &client.io, b, c, SPLICE_DIR_TO_CLIENT, live.client_base, live.to_client_user, live.to_client_early);
+        let (client_io, backend_io) = plain(client, backend)?;
+        let mut up = flow(client_io, backend_io, c, b, SPLICE_DIR_TO_BACKEND, live.backend_base, live.to_backend_user, live.to_backend_early);
+        let mut down = flow(backend_io, client_io, b, c, SPLICE_DIR_TO_CLIENT, live.client_base, live.to_client_user, live.to_client_early);
         let result = tokio::try_join!(up.run(), down.run());
         splicer.active.fetch_sub(1, Ordering::Relaxed);
         let report = SpliceReport { to_backend: up.report, to_client: down.report, duration: live.started.elapsed() };
         self.counted = false;
         log_report(&report, result.as_ref().err());
         result.map(|_| report)
+    }
+}
+
+/// The two TCP sockets, when neither leg is TLS (a TLS session is never spliced: the callers
+/// check [`Eligibility`] first; this is the last guard).
+fn plain<'w>(client: &'w Wire<Stream>, backend: &'w Wire<Stream>) -> Result<(&'w TcpStream, &'w TcpStream), DataplaneError> {
+    match (client.io.plain(), backend.io.plain()) {
+        (Some(c), Some(b)) => Ok((c, b)),
+        _ => Err(DataplaneError::Socket { op: "splicing a TLS session", source: std::io::Error::other("TLS sessions are never spliced") }),
     }
 }
 

@@ -36,7 +36,6 @@ mod transaction;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tracing::{debug, info};
 
@@ -47,10 +46,11 @@ use super::state::ClientState;
 use super::{Credential, SessionError, Shared};
 use crate::planner::{Planner, StatementContext};
 use crate::protocol::command::{self, Handling};
+use crate::protocol::codes;
 use crate::protocol::frame::Wire;
 use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::{ErrPacket, OkPacket};
-use crate::protocol::codes;
+use crate::tls::Stream;
 use registry::{Registration, SessionInfo};
 use transaction::Transaction;
 
@@ -64,11 +64,13 @@ struct Identity {
     attributes: Vec<(Vec<u8>, Vec<u8>)>,
     /// The database of the login (kept by COM_RESET_CONNECTION).
     database: Option<String>,
+    /// The cluster the login name resolved to (server-leg TLS is chosen per cluster).
+    cluster: Option<String>,
 }
 
 /// One routed client session.
 pub struct RoutedSession<'a> {
-    client: &'a mut Wire<TcpStream>,
+    client: &'a mut Wire<Stream>,
     shared: &'a Shared,
     planner: &'a Planner,
     id: u32,
@@ -101,7 +103,7 @@ pub struct RoutedSession<'a> {
 
 /// Serves an authenticated client in routed mode until it quits, is killed or fails.
 pub async fn serve(
-    client: &mut Wire<TcpStream>,
+    client: &mut Wire<Stream>,
     shared: &Shared,
     planner: &Planner,
     id: u32,
@@ -123,6 +125,7 @@ pub async fn serve(
     let reg = shared.sessions.register(id, info);
     let mut killed = reg.killed.clone();
     let state = ClientState::new(ident.database.as_deref(), ident.charset);
+    let client_tls = client.io.is_tls();
     let mut s = RoutedSession {
         client,
         shared,
@@ -145,7 +148,7 @@ pub async fn serve(
         pinned: watch::channel(false).0,
         ps: statement_conn::Statements::default(),
         // The gateway does not terminate TLS yet: the client leg is plain.
-        splice: splice::PinSplice::new(shared, false),
+        splice: splice::PinSplice::new(shared, client_tls),
     };
     if let Err(err) = s.validate_login().await {
         return Err(SessionError::Refused { err, seq });
@@ -185,6 +188,7 @@ fn identity(shared: &Shared, login: &ClientLogin) -> Identity {
         charset: resp.charset,
         attributes: resp.attributes.clone(),
         database,
+        cluster: login.name.cluster.clone(),
     }
 }
 
@@ -226,6 +230,7 @@ impl<'a> RoutedSession<'a> {
             charset: self.ident.charset,
             client_caps: self.client_caps,
             attributes: &self.ident.attributes,
+            tls: self.shared.server_tls(self.ident.cluster.as_deref()),
         }
     }
 

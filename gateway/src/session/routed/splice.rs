@@ -29,7 +29,6 @@
 use std::os::fd::AsFd;
 use std::time::Instant;
 
-use tokio::net::TcpStream;
 use tracing::{debug, info};
 
 use super::{Flow, RoutedSession};
@@ -39,6 +38,7 @@ use crate::protocol::response::ResponseTracker;
 use crate::protocol::ProtocolError;
 use crate::session::relay::{self, RelayError};
 use crate::session::{SessionError, Shared};
+use crate::tls::Stream;
 
 /// SHOW PROCESSLIST's `Command` of a spliced session (its State is `spliced`).
 pub const SPLICED: &str = "Spliced";
@@ -65,7 +65,7 @@ impl PinSplice {
 impl RoutedSession<'_> {
     /// Relays an answer from `backend` to the client; when the session may be spliced, its last
     /// batch is held for [`Self::after_request`].
-    pub(super) async fn relay_answer(&mut self, backend: &mut Wire<TcpStream>, tracker: &mut ResponseTracker) -> Result<(), RelayError> {
+    pub(super) async fn relay_answer(&mut self, backend: &mut Wire<Stream>, tracker: &mut ResponseTracker) -> Result<(), RelayError> {
         // An answer held earlier in this request goes first (answers stay in order).
         if let Some(earlier) = self.splice.held.take() {
             self.client.write_raw(&earlier).await.map_err(RelayError::Client)?;
@@ -109,7 +109,7 @@ impl RoutedSession<'_> {
         if !self.state.plan(&conn.sync).steps.is_empty() {
             return Some("session state not yet on the connection");
         }
-        let pending = sys::readable_bytes(self.client.io.as_fd()).map_or(true, |n| n > 0);
+        let pending = sys::readable_bytes(self.client.io.tcp().as_fd()).map_or(true, |n| n > 0);
         if !self.client.buf.is_empty() || pending {
             return Some("the client pipelined its next request");
         }
@@ -122,11 +122,15 @@ impl RoutedSession<'_> {
         let Some(conn) = self.held.as_ref() else { return self.write_last(last).await };
         let live = self.shared.config();
         let config = live.dataplane.as_ref();
-        let Some(mut prepared) = splice::prepare_pinned(config, false, &self.client.io, &conn.wire.io) else {
+        let tls = self.client.io.is_tls() || conn.wire.io.is_tls();
+        if tls {
+            debug!("pinned session not spliced: TLS on the client or the server leg");
+        }
+        let Some(mut prepared) = splice::prepare_pinned(config, tls, self.client.io.tcp(), conn.wire.io.tcp()) else {
             return self.write_last(last).await;
         };
         // A client that sent before its socket entered the map would have its bytes stuck (P1).
-        if sys::has_pending_bytes(self.client.io.as_fd()).unwrap_or(true) {
+        if sys::has_pending_bytes(self.client.io.tcp().as_fd()).unwrap_or(true) {
             debug!("client bytes arrived during the splice insertion: stays in userspace");
             drop(prepared);
             return self.write_last(last).await;

@@ -1,0 +1,113 @@
+//! A connection of either leg, plain TCP or TLS, behind one `AsyncRead + AsyncWrite` type.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+/// A client or server connection.
+#[derive(Debug)]
+pub enum Stream {
+    /// Plain TCP (spliceable).
+    Plain(TcpStream),
+    /// TLS to a client: the gateway is the TLS server.
+    Server(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+    /// TLS to a database server: the gateway is the TLS client.
+    Client(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    /// The TCP socket underneath (socket options, peeks, addresses). Never read or write it
+    /// directly when the stream is TLS.
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Server(s) => s.get_ref().0,
+            Stream::Client(s) => s.get_ref().0,
+        }
+    }
+
+    /// The socket when the stream is plain TCP: only such a stream may be spliced in the kernel.
+    pub fn plain(&self) -> Option<&TcpStream> {
+        match self {
+            Stream::Plain(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether the stream is TLS.
+    pub fn is_tls(&self) -> bool {
+        !matches!(self, Stream::Plain(_))
+    }
+
+    /// The negotiated protocol version and cipher suite, e.g. `TLSv1_3/TLS13_AES_256_GCM_SHA384`
+    /// (logs); `None` for plain TCP.
+    pub fn cipher(&self) -> Option<String> {
+        let (version, suite) = match self {
+            Stream::Plain(_) => return None,
+            Stream::Server(s) => (s.get_ref().1.protocol_version(), s.get_ref().1.negotiated_cipher_suite()),
+            Stream::Client(s) => (s.get_ref().1.protocol_version(), s.get_ref().1.negotiated_cipher_suite()),
+        };
+        Some(format!("{:?}/{:?}", version?, suite?.suite()))
+    }
+}
+
+impl From<TcpStream> for Stream {
+    fn from(s: TcpStream) -> Self {
+        Stream::Plain(s)
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Server(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Client(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Server(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Client(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Server(s) => Pin::new(s).poll_flush(cx),
+            Stream::Client(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Server(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Client(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Server(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Client(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Server(s) => s.is_write_vectored(),
+            Stream::Client(s) => s.is_write_vectored(),
+        }
+    }
+}
