@@ -73,7 +73,7 @@ pub struct Config {
     /// The TLS material read from the files of `[tls]` and `[backend] tls` when the
     /// configuration was loaded (not a file setting).
     #[serde(skip)]
-    pub tls_loaded: crate::tls::Loaded,
+    pub(crate) tls_loaded: crate::tls::Loaded,
 }
 
 /// The gateway's metrics endpoint.

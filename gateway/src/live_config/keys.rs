@@ -77,8 +77,9 @@ fn server_addresses(c: &Config) -> String {
 }
 
 fn users(c: &Config) -> String {
+    let flag = |on: bool, name: &str| if on { format!("({name})") } else { String::new() };
     let names: Vec<String> =
-        c.users.iter().map(|u| if u.admin { format!("{}(admin)", u.name) } else { u.name.clone() }).collect();
+        c.users.iter().map(|u| format!("{}{}{}", u.name, flag(u.admin, "admin"), flag(u.require_tls, "require_tls"))).collect();
     names.join(",")
 }
 
@@ -166,6 +167,13 @@ pub static KEYS: &[Key] = &[
         }),
     },
     Key {
+        name: "listen.tls",
+        info: "client-leg TLS: off, optional or required (default optional when [tls] has a certificate)",
+        effect: Effect::NewSessions,
+        get: |c| crate::tls::client_tls_mode(c, c.listen.address).name().to_string(),
+        set: None,
+    },
+    Key {
         name: "backend.address",
         info: "server of sessions without [routing] (and passthrough sessions)",
         effect: Effect::NewSessions,
@@ -183,8 +191,15 @@ pub static KEYS: &[Key] = &[
         }),
     },
     Key {
+        name: "backend.tls",
+        info: "server-leg TLS: off, preferred, required, verify_ca or verify_identity, with ca and server_name (CA re-read on reload)",
+        effect: Effect::NewSessions,
+        get: |c| c.backend.tls.summary(),
+        set: None,
+    },
+    Key {
         name: "users",
-        info: "accounts that may log in (edit the file and reload to change them)",
+        info: "accounts that may log in, with admin and require_tls (edit the file and reload to change them)",
         effect: Effect::NewSessions,
         get: users,
         set: None,
@@ -320,6 +335,20 @@ pub static KEYS: &[Key] = &[
         info: "idle time after which a pooled connection is pinged before reuse",
         effect: Effect::Restart,
         get: |c| c.pool.health_check_after_ms.to_string(),
+        set: None,
+    },
+    Key {
+        name: "tls.cert",
+        info: "client-leg certificate (PEM chain); re-read and validated on every reload, served to new handshakes",
+        effect: Effect::NewSessions,
+        get: |c| c.tls.as_ref().map(|t| t.cert.display().to_string()).unwrap_or_default(),
+        set: None,
+    },
+    Key {
+        name: "tls.key",
+        info: "private key of tls.cert (PEM); re-read with it on every reload",
+        effect: Effect::NewSessions,
+        get: |c| c.tls.as_ref().map(|t| t.key.display().to_string()).unwrap_or_default(),
         set: None,
     },
     Key {

@@ -95,3 +95,6 @@ pub fn validate(config: &Config) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
