@@ -74,6 +74,7 @@ pub fn server_options(general_log: bool) -> MariaDbOptions {
         ]
         .map(String::from)
         .to_vec(),
+        tls: None,
     }
 }
 

@@ -30,6 +30,8 @@ pub struct UserEntry {
     pub default_database: Option<String>,
     /// `admin = true` (may run the admin commands).
     pub admin: bool,
+    /// `require_tls = true` (plain-TCP logins refused).
+    pub require_tls: bool,
 }
 
 impl UserEntry {
@@ -42,6 +44,7 @@ impl UserEntry {
             auth_plugin: "mysql_native_password".into(),
             default_database: None,
             admin: false,
+            require_tls: false,
         }
     }
     /// A `caching_sha2_password` account.
@@ -62,6 +65,11 @@ impl UserEntry {
         self.admin = true;
         self
     }
+    /// Sets `require_tls = true`.
+    pub fn require_tls(mut self) -> Self {
+        self.require_tls = true;
+        self
+    }
 }
 
 /// Builder for the gateway's TOML configuration.
@@ -79,6 +87,8 @@ pub struct GatewayConfig {
     pub log_level: String,
     /// More `key = value` lines of `[listen]` (e.g. `shutdown_grace_secs = 5`).
     pub listen_extra: Vec<String>,
+    /// More tables, appended at the end (e.g. `[tls]` or `[backend.tls]` with their keys).
+    pub extra_tables: Vec<String>,
 }
 
 impl GatewayConfig {
@@ -91,6 +101,7 @@ impl GatewayConfig {
             users: vec![UserEntry::native("root", "")],
             log_level: "info".into(),
             listen_extra: Vec::new(),
+            extra_tables: Vec::new(),
         })
     }
     /// Adds a user.
@@ -130,8 +141,16 @@ impl GatewayConfig {
             if u.admin {
                 t.push_str("admin = true\n");
             }
+            if u.require_tls {
+                t.push_str("require_tls = true\n");
+            }
         }
         t.push_str(&format!("\n[log]\nlevel = {}\n", q(&self.log_level)));
+        for table in &self.extra_tables {
+            t.push('\n');
+            t.push_str(table);
+            t.push('\n');
+        }
         t
     }
 }

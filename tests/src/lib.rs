@@ -10,6 +10,7 @@
 //! * [`sysbench`] — prepare / run / cleanup and the parsed report.
 //! * [`raw`] — a minimal hand-written MySQL client for malformed-input and low-level protocol tests.
 //! * [`Stack`] — one MariaDB plus one gateway in front of it, the usual fixture of a test file.
+//! * [`tls`] — test certificates (a CA, server certificates for 127.0.0.1) made with rcgen.
 //! * [`cgroup`] — test-owned cgroup2 directories and running processes inside them (eBPF tests).
 //! * [`netns`] — test-owned network namespaces and the `ip` runner (eBPF tests).
 //! * [`cluster`] — a multi-zone cluster of MariaDB servers behind a routing gateway (static
@@ -39,6 +40,7 @@ pub mod raw;
 pub mod seekdb;
 pub mod stack;
 pub mod sysbench;
+pub mod tls;
 pub mod workload;
 
 use std::net::TcpListener;

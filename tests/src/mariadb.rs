@@ -22,6 +22,9 @@ pub struct MariaDbOptions {
     pub buffer_pool: String,
     /// Extra `mariadbd` arguments, appended last.
     pub extra_args: Vec<String>,
+    /// TLS: the server's certificate, key and CA (`--ssl-cert`, `--ssl-key`, `--ssl-ca`).
+    /// `None` (default): no TLS.
+    pub tls: Option<crate::tls::ServerTlsFiles>,
 }
 
 impl Default for MariaDbOptions {
@@ -31,6 +34,7 @@ impl Default for MariaDbOptions {
             max_allowed_packet: "256M".into(),
             buffer_pool: "128M".into(),
             extra_args: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -125,6 +129,11 @@ impl MariaDb {
             .arg("--local-infile=1");
         if opts.general_log {
             cmd.arg("--general-log=1").arg(format!("--general-log-file={}", d("general.log")));
+        }
+        if let Some(t) = &opts.tls {
+            cmd.arg(format!("--ssl-cert={}", t.cert.display()))
+                .arg(format!("--ssl-key={}", t.key.display()))
+                .arg(format!("--ssl-ca={}", t.ca.display()));
         }
         cmd.args(&opts.extra_args);
         cmd.stdin(Stdio::null())

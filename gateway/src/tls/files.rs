@@ -12,13 +12,16 @@ use super::{provider, TlsError};
 /// The client leg's TLS server configuration: `cert` (chain, leaf first) and its `key`.
 pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsError> {
     let chain = certificates(cert)?;
-    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsError::File { path: key.display().to_string(), why: e.to_string() })?;
+    let key_err = |why: String| TlsError::File { path: key.display().to_string(), why };
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| key_err(e.to_string()))?;
+    // Parsed on its own first, so that a broken key file is named as such.
+    provider().key_provider.load_private_key(key_der.clone_key()).map_err(|e| key_err(format!("unusable private key: {e}")))?;
     let config = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Config(e.to_string()))?
         .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| TlsError::File { path: cert.display().to_string(), why: format!("certificate and key do not fit: {e}") })?;
+        .with_single_cert(chain, key_der)
+        .map_err(|e| TlsError::File { path: cert.display().to_string(), why: format!("certificate and key {} do not fit: {e}", key.display()) })?;
     Ok(Arc::new(config))
 }
 
