@@ -13,7 +13,7 @@ use gateway_tests::clients::{parse_kv, python};
 use gateway_tests::mysql::{connect, connect_with, err_code, err_message, query_one};
 use gateway_tests::stack::{self, Stack};
 use gateway_tests::tls::{ServerTlsFiles, TestCa};
-use gateway_tests::{Gateway, GatewayConfig, MariaDbOptions, UserEntry};
+use gateway_tests::{Gateway, GatewayConfig, MariaDb, MariaDbOptions, UserEntry};
 use mysql_async::SslOpts;
 
 const SSL_CIPHER: &str = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_cipher'";
@@ -254,4 +254,40 @@ fn verify_ca_with_the_wrong_ca_fails_clearly_and_the_gateway_keeps_serving() {
     gw.wait_log("configuration reloaded", 1, Duration::from_secs(10)).unwrap();
     let cipher = rt().block_on(server_cipher(&gw.url("root", "", None)));
     assert!(cipher.is_ok_and(|c| !c.is_empty()), "{}", gw.log_tail(3000));
+}
+
+/// Routed sessions: three TLS MariaDB servers playing the demo topology (test.t0 HASH(c1)
+/// PARTITIONS 8, even partitions led by s1, odd by s2), the account `REQUIRE SSL` on every
+/// server, `[backend] tls` `verify_identity` (the certificate names 127.0.0.1): each statement
+/// runs on its partition's leader over a TLS pooled connection (a plain one could not log in).
+#[test]
+fn routed_statements_run_over_tls_pool_connections() {
+    let files = TestCa::new(cert_dir("tls-routed"), "routed").unwrap().issue("servers").unwrap();
+    let setup = "CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
+        INSERT INTO t0 VALUES (0,'even'),(123,'odd'); \
+        CREATE USER 'alice'@'127.0.0.1' IDENTIFIED BY 'alice-pw' REQUIRE SSL; GRANT ALL ON *.* TO 'alice'@'127.0.0.1'";
+    let servers: Vec<_> = (1..=3)
+        .map(|i| {
+            let db = MariaDb::start_with(&format!("tls-routed-s{i}"), MariaDbOptions { tls: Some(files.clone()), ..Default::default() }).unwrap();
+            db.sql(setup).unwrap();
+            db
+        })
+        .collect();
+    let mut toml = GatewayConfig::new(servers[0].addr()).unwrap().user(UserEntry::native("alice", "alice-pw")).to_toml();
+    let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
+    toml += &format!("\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n", addrs.join(", "));
+    toml += &format!("\n{}\n", backend_tls("verify_identity", &files.ca));
+    let gw = Gateway::start(&toml).unwrap();
+    rt().block_on(async {
+        let mut c = connect(&gw.url("alice", "alice-pw", Some("test"))).await.unwrap_or_else(|e| panic!("{e:?}\n{}", gw.log_tail(4000)));
+        let even = query_one(&mut c, "SELECT c2 FROM t0 WHERE c1 = 0 /* tls_even */").await.unwrap();
+        let odd = query_one(&mut c, "SELECT c2 FROM t0 WHERE c1 = 123 /* tls_odd */").await.unwrap();
+        assert_eq!((even.as_deref(), odd.as_deref()), (Some("even"), Some("odd")), "{}", gw.log_tail(4000));
+        let cipher = query_one(&mut c, SSL_CIPHER).await.unwrap().unwrap_or_default();
+        assert!(!cipher.is_empty(), "the server sees no TLS on the pooled connection");
+        c.disconnect().await.unwrap();
+    });
+    let ran = |marker: &str| -> Vec<usize> { (0..3).filter(|&i| servers[i].general_log().contains(marker)).collect() };
+    assert_eq!(ran("tls_even"), vec![0], "partition 0's leader is s1");
+    assert_eq!(ran("tls_odd"), vec![1], "partition 3's leader is s2");
 }
