@@ -19,6 +19,8 @@
 //!    way byte-exact with `bytes_userspace=0`, every later statement on the pinning server
 //!    thread (general log); SHOW PROCESSLIST shows State `spliced`; a non-pinned session is never
 //!    spliced; KILL CONNECTION of a spliced session closes it and its server connection.
+//! 7. `tls_passthrough_session_is_not_spliced`: a passthrough session over TLS stays in
+//!    userspace, a plain one of the same gateway is spliced.
 //!
 //! Without root, or with a gateway built with `AYA_BUILD_SKIP`, each test prints why it skips.
 //! Servers and the gateway are stopped by PID on drop, even when an assertion fails.
@@ -32,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use gateway::dataplane::{self, splice::{SpliceReport, Splicer}, DataplaneError};
 use gateway::protocol::frame::Wire;
+use gateway::tls::Stream;
 use gateway_tests::mysql::{connect, connect_with, query_one, query_values};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb};
 use mysql_async::prelude::*;
@@ -97,8 +100,8 @@ impl Harness {
         let (server, _) = self.server_listener.accept()?;
         let prepared = self.splicer.prepare(&gw_client, &gw_backend, budget)?;
         let gateway = self.rt.spawn(async move {
-            let mut c = Wire::new(gw_client);
-            let mut b = Wire::new(gw_backend);
+            let mut c = Wire::new(Stream::Plain(gw_client));
+            let mut b = Wire::new(Stream::Plain(gw_backend));
             prepared.run(&mut c, &mut b).await
         });
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -598,6 +601,36 @@ async fn mariadb_session_through_gateway() {
     assert!(field(&line, "bytes_redirected_to_client").unwrap_or(0) > 40_000_000, "{line}");
     assert!(field(&line, "bytes_redirected_to_backend").unwrap_or(0) > 2_000_000, "{line}");
     assert!(gw.log_tail(1 << 20).contains("kernel splice enabled"), "no 'kernel splice enabled' in the log");
+}
+
+/// A passthrough session whose client leg is TLS stays in userspace (its bytes are encrypted);
+/// a plain session of the same gateway right after it is spliced (so the setup can splice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_passthrough_session_is_not_spliced() {
+    skip_unless_privileged!("tls_passthrough_session_is_not_spliced");
+    let db = MariaDb::start("splice-tls").expect("mariadb");
+    let dir = gateway_tests::scratch_dir("splice-tls").expect("scratch");
+    let files = gateway_tests::tls::TestCa::new(&dir, "splice").and_then(|ca| ca.issue("gw")).expect("certificates");
+    let mut config = GatewayConfig::new(db.addr()).expect("config");
+    config.log_level = "info,gateway::dataplane=debug".into();
+    let mut toml = config.to_toml();
+    toml.push_str(&format!("\n[tls]\ncert = {:?}\nkey = {:?}\n", files.cert.display().to_string(), files.key.display().to_string()));
+    toml.push_str("\n[dataplane]\nsplice = true\npassthrough_users = [\"root\"]\n");
+    let gw = Gateway::start(&toml).expect("gateway");
+    let ssl = mysql_async::SslOpts::default().with_root_certs(vec![files.ca.clone().into()]);
+    let mut tls = connect_with(&gw.url("root", "", Some("test")), |b| b.ssl_opts(Some(ssl)))
+        .await
+        .unwrap_or_else(|e| panic!("TLS connect through the gateway: {e}\n{}", gw.log_tail(4000)));
+    assert_eq!(query_one(&mut tls, "SELECT 40 + 2").await.expect("query").as_deref(), Some("42"));
+    tls.disconnect().await.expect("disconnect");
+    wait_for_log(&gw, "TLS session: not spliced", Duration::from_secs(10));
+    let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
+    assert!(!log.contains("session spliced"), "a TLS session was spliced:\n{log}");
+
+    let mut plain = connect(&gw.url("root", "", Some("test"))).await.expect("plain connect");
+    assert_eq!(query_one(&mut plain, "SELECT 1").await.expect("query").as_deref(), Some("1"));
+    plain.disconnect().await.expect("disconnect");
+    wait_for_log(&gw, "splice ended", Duration::from_secs(10));
 }
 
 fn wait_for_log(gw: &Gateway, needle: &str, timeout: Duration) -> String {

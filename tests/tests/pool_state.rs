@@ -49,6 +49,7 @@ fn login_with(database: Option<&'static str>, charset: u8) -> LoginRequest<'stat
         // CLIENT_IGNORE_SPACE would add IGNORE_SPACE to the login's sql_mode, which a reset drops.
         client_caps: caps::SUPPORTED & !caps::IGNORE_SPACE,
         attributes: &[],
+        tls: None,
     }
 }
 
