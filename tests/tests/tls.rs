@@ -112,7 +112,7 @@ fn require_tls_account_is_refused_over_plain_tcp_and_accepted_over_tls() {
     // mysql_async: refused without TLS, in with SslOpts (which a require_tls login proves).
     rt().block_on(async {
         let url = c.s.gw_url("tlsonly", "tls-pw", None);
-        let e = connect(&url).await.err().expect("plain mysql_async login of a require_tls account");
+        let Err(e) = connect(&url).await else { panic!("plain mysql_async login of a require_tls account succeeded") };
         assert_eq!(err_code(&e), Some(1045), "{}", err_message(&e));
         let ssl = SslOpts::default().with_root_certs(vec![c.files.ca.clone().into()]);
         let mut conn = connect_with(&url, |b| b.ssl_opts(Some(ssl))).await.unwrap();
