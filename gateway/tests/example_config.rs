@@ -15,6 +15,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("session/pool/config.rs", include_str!("../src/session/pool/config.rs")),
     ("topology/config.rs", include_str!("../src/topology/config.rs")),
     ("login_name.rs", include_str!("../src/login_name.rs")),
+    ("clusters/config.rs", include_str!("../src/clusters/config.rs")),
 ];
 
 /// TOML table of each configuration struct ("" is the top level).
@@ -30,6 +31,8 @@ const TABLES: &[(&str, &str)] = &[
     ("PoolConfig", "pool"),
     ("LoginConfig", "login"),
     ("MetricsConfig", "metrics"),
+    ("ClusterConfig", "clusters"),
+    ("DialledDefault", "listen.dialled"),
 ];
 
 #[test]
