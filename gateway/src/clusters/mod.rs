@@ -142,6 +142,13 @@ impl Clusters {
         out
     }
 
+    /// The servers of every cluster set up so far (the metrics' `server` label set, SHOW
+    /// PROXYCONGESTION), in address order.
+    pub fn servers(&self) -> std::collections::BTreeSet<std::net::SocketAddr> {
+        let planners = self.planners();
+        planners.iter().flat_map(|(_, p)| p.locator().cluster().servers().iter().map(|s| s.addr).collect::<Vec<_>>()).collect()
+    }
+
     fn slot(&self, name: &str) -> Arc<OnceCell<Planner>> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         Arc::clone(slots.entry(name.to_string()).or_default())
