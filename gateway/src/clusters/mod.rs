@@ -31,6 +31,9 @@ pub use config::{check_url, ClusterConfig, DialledDefault};
 /// How long the config server's cluster list is reused before a login asks for it again.
 const LIST_TTL: Duration = Duration::from_secs(60);
 
+/// `(ObRegion, ObRootServiceInfoUrl)` pairs of the config server's cluster list.
+type ClusterList = Vec<(String, String)>;
+
 /// Why a cluster cannot serve a login.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ClusterError {
@@ -65,7 +68,8 @@ pub struct Clusters {
     fixed: Option<Planner>,
     configured: Vec<ClusterConfig>,
     slots: Mutex<HashMap<String, Arc<OnceCell<Planner>>>>,
-    list: tokio::sync::Mutex<Option<(Instant, Vec<(String, String)>)>>,
+    /// The config server's cluster list and when it was fetched.
+    list: tokio::sync::Mutex<Option<(Instant, ClusterList)>>,
 }
 
 impl std::fmt::Debug for Clusters {
@@ -179,7 +183,7 @@ impl Clusters {
 
     /// The config server's cluster list, fetched at most once per [`LIST_TTL`]; a failed
     /// refetch keeps the previous list (metadata.md §2).
-    async fn listed(&self) -> Result<Vec<(String, String)>, ClusterError> {
+    async fn listed(&self) -> Result<ClusterList, ClusterError> {
         let Some(url) = self.routing.as_ref().and_then(|r| r.config_server_url.clone()) else {
             return Ok(Vec::new());
         };
