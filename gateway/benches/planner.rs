@@ -11,7 +11,7 @@ use gateway::sql;
 
 fn planner(rt: &tokio::runtime::Runtime) -> Planner {
     let config = RoutingConfig {
-        topology: "demo".into(),
+        topology: Some("demo".into()),
         server_addresses: Default::default(),
         default_tenant: "sys".into(),
         idc: Some("idc1".into()),
@@ -20,6 +20,9 @@ fn planner(rt: &tokio::runtime::Runtime) -> Planner {
         cache: Default::default(),
         route_log: None,
         connect_observer_max_retries: 3,
+        config_server_url: None,
+        cluster_sys_user: "proxyro@sys".into(),
+        cluster_sys_password: String::new(),
     };
     match rt.block_on(Planner::from_config(&config)) {
         Ok(p) => p,

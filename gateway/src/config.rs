@@ -74,6 +74,12 @@ pub struct Config {
     /// configuration was loaded (not a file setting).
     #[serde(skip)]
     pub(crate) tls_loaded: crate::tls::Loaded,
+    /// OceanBase clusters routed through their sys tenant (`[[clusters]]`: name, `rslist` or
+    /// `config_server_url`, `sys_user`, `sys_password`, `refresh_ms`; see
+    /// `clusters::ClusterConfig`). Each is set up at the first login to it. Needs `[routing]`,
+    /// whose settings (default tenant, policy, IDC, cache) all clusters share. Restart-only.
+    #[serde(default)]
+    pub clusters: Vec<crate::clusters::ClusterConfig>,
 }
 
 /// The gateway's metrics endpoint.
@@ -183,8 +189,23 @@ fn default_splice_pinned() -> bool {
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
     /// Static topology file (metadata.md §2): zones, servers, tenants, tables with partitioning and
-    /// replica placement. `"demo"` selects the embedded demo topology.
-    pub topology: String,
+    /// replica placement. `"demo"` selects the embedded demo topology. Its cluster is the default
+    /// cluster. Optional when `[[clusters]]` or `config_server_url` name clusters instead.
+    #[serde(default)]
+    pub topology: Option<String>,
+    /// Config-server URL of ODP's cluster list (`Data.ObRootServiceInfoUrlList[]` of
+    /// `{ObRegion, ObRootServiceInfoUrl}`), `http://` only: a login may name any cluster listed
+    /// there besides the `[[clusters]]` ones (which win on a name clash); the cluster's entry is
+    /// then read from its `ObRootServiceInfoUrl` like a `[[clusters]] config_server_url`, with
+    /// the sys user and password of `cluster_sys_user` / `cluster_sys_password`. Unset: none.
+    #[serde(default)]
+    pub config_server_url: Option<String>,
+    /// Sys-tenant user for clusters found through `config_server_url`. Default `proxyro@sys`.
+    #[serde(default = "default_sys_user")]
+    pub cluster_sys_user: String,
+    /// Password of `cluster_sys_user`. Default empty.
+    #[serde(default)]
+    pub cluster_sys_password: String,
     /// Replace server addresses of the topology by server name, e.g. `{ s1 = "127.0.0.1:3307" }`.
     #[serde(default)]
     pub server_addresses: std::collections::HashMap<String, SocketAddr>,
@@ -216,6 +237,10 @@ pub struct RoutingConfig {
     /// candidate is tried at most once per request. Default 3.
     #[serde(default = "default_connect_retries")]
     pub connect_observer_max_retries: usize,
+}
+
+fn default_sys_user() -> String {
+    "proxyro@sys".into()
 }
 
 fn default_connect_retries() -> usize {
@@ -258,6 +283,12 @@ pub struct ListenConfig {
     /// need `[tls]`. Applies to new sessions after a reload.
     #[serde(default)]
     pub tls: Option<crate::tls::TlsMode>,
+    /// Defaults by dialled address (`[[listen.dialled]]` entries `{ address, cluster, tenant }`):
+    /// a login through `address` (the listener itself, or a steered server or VIP address) that
+    /// names no cluster or no tenant gets these (routing.md §16: after the account's tenant and
+    /// `[login]`, before `[routing] default_tenant` and the default cluster). For new sessions.
+    #[serde(default)]
+    pub dialled: Vec<crate::clusters::DialledDefault>,
 }
 
 /// The backend server.
@@ -448,11 +479,43 @@ impl Config {
         self.login.validate().map_err(ConfigError::Invalid)?;
         crate::tls::validate(self).map_err(ConfigError::Invalid)?;
         self.validate_metrics()?;
+        self.validate_clusters()?;
         let mut seen = std::collections::HashSet::new();
         for u in &self.users {
             validate_user(u)?;
             if !seen.insert(u.name.as_str()) {
                 return Err(ConfigError::Invalid(format!("user {:?} is configured twice", u.name)));
+            }
+        }
+        Ok(())
+    }
+
+    /// `[routing]` needs a topology or clusters; cluster names are unique and complete.
+    fn validate_clusters(&self) -> Result<(), ConfigError> {
+        let invalid = ConfigError::Invalid;
+        let Some(routing) = &self.routing else {
+            if !self.clusters.is_empty() {
+                return Err(invalid("[[clusters]] needs a [routing] section (its settings apply to every cluster)".into()));
+            }
+            return Ok(());
+        };
+        if routing.topology.is_none() && self.clusters.is_empty() && routing.config_server_url.is_none() {
+            return Err(invalid("[routing] needs topology, [[clusters]] or config_server_url".into()));
+        }
+        if let Some(url) = &routing.config_server_url {
+            crate::clusters::check_url(url).map_err(|e| invalid(format!("routing.config_server_url: {e}")))?;
+        }
+        let mut seen = std::collections::HashSet::new();
+        for c in &self.clusters {
+            c.validate().map_err(invalid)?;
+            if !seen.insert(c.name.as_str()) {
+                return Err(invalid(format!("cluster {:?} is configured twice", c.name)));
+            }
+        }
+        let mut dialled = std::collections::HashSet::new();
+        for d in &self.listen.dialled {
+            if !dialled.insert(d.address) {
+                return Err(invalid(format!("[[listen.dialled]] address {} is listed twice", d.address)));
             }
         }
         Ok(())

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use crate::protocol::message::ErrPacket;
 
 pub use parse::{parse, LoginName};
-pub use admit::{check_topology, parse_for, resolve_for, tenant_allowed};
+pub use admit::{check_topology, defaults_for, parse_for, resolve_for, tenant_allowed};
 pub use resolve::{resolve, server_user, Defaults, Origin, Resolved, ServerKind};
 
 /// ODP `username_separator` default: `:`, `-`, `.`, tried in that order.
@@ -162,6 +162,15 @@ pub enum LoginError {
         /// The cluster asked for.
         cluster: String,
     },
+    /// The cluster exists but cannot be set up now: its config server or every sys-tenant
+    /// server failed at the first login to it.
+    #[error("cluster {cluster:?} is unavailable: {reason}")]
+    ClusterUnavailable {
+        /// The cluster asked for.
+        cluster: String,
+        /// Why (config-server or sys-tenant error).
+        reason: String,
+    },
     /// The cluster has no tenant of this name (the server's `OB_TENANT_NOT_EXIST`).
     #[error("unknown tenant {tenant:?}")]
     UnknownTenant {
@@ -195,6 +204,9 @@ impl LoginError {
                 )
             }
             LoginError::UnknownCluster { .. } => ErrPacket::new(OB_CLUSTER_NOT_EXIST, "cluster not exist"),
+            LoginError::ClusterUnavailable { .. } => {
+                ErrPacket::new(crate::protocol::codes::BACKEND_UNREACHABLE, format!("gateway: {self}"))
+            }
             LoginError::UnknownTenant { tenant } => ErrPacket::new(OB_TENANT_NOT_EXIST, format!("Unknown tenant '{tenant}'")),
         }
     }

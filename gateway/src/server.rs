@@ -47,7 +47,9 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     let config = live.get();
     let addr = config.listen.address;
     let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
-    let planner = match &config.routing {
+    // The static topology, when configured, is the default cluster; `[[clusters]]` are set up
+    // at their first login (`clusters`).
+    let planner = match config.routing.as_ref().filter(|r| r.topology.is_some()) {
         Some(r) => Some(crate::planner::Planner::from_config(r).await.map_err(ServerError::Topology)?),
         None => None,
     };
@@ -56,7 +58,7 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     let shared = Arc::new(Shared::with_live(live, planner));
     // Routed sessions borrow pooled server connections; idle ones past the idle timeout are
     // closed in the background too, not only when found on reuse.
-    let _reaper = shared.planner.is_some().then(|| spawn_pool_reaper(shared.clone()));
+    let _reaper = shared.clusters.routed().then(|| spawn_pool_reaper(shared.clone()));
     probe_backend(&shared).await;
     // Held until return: dropping it detaches the steering programs (fail-open).
     let _steering = crate::dataplane::steer::start(&shared, &listener).map_err(ServerError::Steering)?;

@@ -16,6 +16,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("topology/config.rs", include_str!("../src/topology/config.rs")),
     ("login_name.rs", include_str!("../src/login_name.rs")),
     ("tls/config.rs", include_str!("../src/tls/config.rs")),
+    ("clusters/config.rs", include_str!("../src/clusters/config.rs")),
 ];
 
 /// TOML table of each configuration struct ("" is the top level).
@@ -33,6 +34,8 @@ const TABLES: &[(&str, &str)] = &[
     ("MetricsConfig", "metrics"),
     ("TlsConfig", "tls"),
     ("BackendTls", "backend.tls"),
+    ("ClusterConfig", "clusters"),
+    ("DialledDefault", "listen.dialled"),
 ];
 
 #[test]

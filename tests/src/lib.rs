@@ -16,6 +16,8 @@
 //! * [`cluster`] — a multi-zone cluster of MariaDB servers behind a routing gateway (static
 //!   topology, general logs, route log, kill / restart); [`general_log`] reads the servers' logs;
 //!   [`workload`] generates and runs the seeded mixed workload of the routing tests.
+//! * [`config_server`] — an HTTP config server answering what the test sets, counting requests.
+//! * [`sys_tenant`] — a MariaDB playing an OceanBase sys tenant (the view-shaped tables).
 //!
 //! Everything binds 127.0.0.1 only (environment.md §0). Servers live under
 //! `<workspace>/target/test-servers/` and are stopped by PID when their owner is dropped, at exit
@@ -28,6 +30,7 @@
 
 pub mod cgroup;
 pub mod clients;
+pub mod config_server;
 pub mod cluster;
 pub mod conformance;
 pub mod gateway;
@@ -41,6 +44,7 @@ pub mod seekdb;
 pub mod stack;
 pub mod sysbench;
 pub mod tls;
+pub mod sys_tenant;
 pub mod workload;
 
 use std::net::TcpListener;

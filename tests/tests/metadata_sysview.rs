@@ -29,7 +29,7 @@ use gateway::partition::{locate, CastContext, KeyValue, Location};
 use gateway::topology::{
     CacheConfig, Feedback, FeedbackScope, Locator, ReplicaType, ServerStatus, TableKey, ZoneStatus, ZoneType,
 };
-use gateway_tests::MariaDb;
+use gateway_tests::{sys_tenant, MariaDb};
 use tokio::time::Instant;
 
 const RW: [&str; 4] = ["10.0.1.1", "10.0.1.2", "10.0.2.1", "10.0.2.2"];
@@ -37,38 +37,6 @@ const RO: [&str; 2] = ["10.0.3.1", "10.0.3.2"];
 const ORDERS_ID: u64 = 500_001;
 const EVENTS_ID: u64 = 500_002;
 
-const DDL: &str = "
-CREATE DATABASE oceanbase;
-CREATE TABLE oceanbase.DBA_OB_ZONES (zone VARCHAR(128) NOT NULL, create_time DATETIME, modify_time DATETIME,
-  status VARCHAR(32), idc VARCHAR(128), region VARCHAR(128), type VARCHAR(64));
-CREATE TABLE oceanbase.DBA_OB_SERVERS (svr_ip VARCHAR(46) NOT NULL, svr_port BIGINT NOT NULL, id BIGINT,
-  zone VARCHAR(128), sql_port BIGINT, with_rootserver VARCHAR(3), status VARCHAR(64),
-  start_service_time DATETIME NULL, stop_time DATETIME NULL, build_version VARCHAR(256));
-CREATE TABLE oceanbase.DBA_OB_TENANTS (tenant_id BIGINT, tenant_name VARCHAR(128), tenant_type VARCHAR(4),
-  primary_zone VARCHAR(128), locality VARCHAR(4096), previous_locality VARCHAR(4096), status VARCHAR(64));
-CREATE TABLE oceanbase.CDB_OB_LS_LOCATIONS (tenant_id BIGINT, ls_id BIGINT, svr_ip VARCHAR(46), svr_port BIGINT,
-  sql_port BIGINT, zone VARCHAR(128), role VARCHAR(8), replica_type VARCHAR(16));
-CREATE TABLE oceanbase.__all_virtual_proxy_schema (tenant_name VARCHAR(128), database_name VARCHAR(128),
-  table_name VARCHAR(256), tablet_id BIGINT, svr_ip VARCHAR(46), sql_port BIGINT, table_id BIGINT, role BIGINT,
-  part_num BIGINT, replica_num BIGINT, table_type BIGINT, schema_version BIGINT, replica_type BIGINT,
-  dup_replica_type BIGINT, memstore_percent BIGINT, tenant_id BIGINT, spare1 BIGINT);
-CREATE TABLE oceanbase.__all_virtual_proxy_partition_info (tenant_name VARCHAR(128), table_id BIGINT,
-  tenant_id BIGINT, template_num BIGINT, part_level BIGINT, part_key_num BIGINT, part_key_level BIGINT,
-  part_key_idx BIGINT, part_key_name VARCHAR(128), part_key_type BIGINT, part_key_collation_type BIGINT,
-  part_key_length BIGINT, part_key_precision BIGINT, part_key_scale BIGINT, part_key_extra VARCHAR(4096),
-  part_key_expr VARCHAR(4096), part_key_default_value VARBINARY(1024), part_key_rowkey_idx BIGINT,
-  part_expr VARCHAR(4096), sub_part_expr VARCHAR(4096), part_type BIGINT, part_num BIGINT, part_space BIGINT,
-  sub_part_type BIGINT, sub_part_num BIGINT, sub_part_space BIGINT, all_part_num BIGINT, spare1 BIGINT);
-CREATE TABLE oceanbase.__all_virtual_proxy_partition (tenant_name VARCHAR(128), table_id BIGINT, part_id BIGINT,
-  tenant_id BIGINT, part_name VARCHAR(64), status BIGINT, low_bound_val VARCHAR(4096),
-  low_bound_val_bin VARBINARY(4096), high_bound_val VARCHAR(4096), high_bound_val_bin VARBINARY(4096),
-  part_position BIGINT, tablet_id BIGINT, sub_part_num BIGINT, sub_part_space BIGINT, spare1 BIGINT);
-CREATE TABLE oceanbase.__all_virtual_proxy_sub_partition (tenant_name VARCHAR(128), table_id BIGINT,
-  part_id BIGINT, sub_part_id BIGINT, tenant_id BIGINT, part_name VARCHAR(64), status BIGINT,
-  low_bound_val VARCHAR(4096), low_bound_val_bin VARBINARY(4096), high_bound_val VARCHAR(4096),
-  high_bound_val_bin VARBINARY(4096), sub_part_position BIGINT, tablet_id BIGINT);
-CREATE TABLE oceanbase.__all_virtual_tablet_to_ls (tenant_id BIGINT, tablet_id BIGINT, ls_id BIGINT, table_id BIGINT);
-";
 
 fn addr(ip: &str) -> SocketAddr {
     format!("{ip}:2881").parse().unwrap()
@@ -188,7 +156,7 @@ fn partitions_sql() -> String {
 
 fn start_fixture() -> MariaDb {
     let db = MariaDb::start("metadata-sysview").expect("start mariadbd");
-    let sql = format!("{DDL}{}{}{}", topology_sql(), locations_sql(), partitions_sql());
+    let sql = format!("{}{}{}{}", sys_tenant::DDL, topology_sql(), locations_sql(), partitions_sql());
     db.cli().sql(&sql).expect("create the sys-view fixture");
     db
 }

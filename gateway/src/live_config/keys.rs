@@ -76,6 +76,29 @@ fn server_addresses(c: &Config) -> String {
     v.join(",")
 }
 
+/// `***` for a set secret, empty for none.
+fn hidden(secret: &str) -> String {
+    if secret.is_empty() { String::new() } else { "***".into() }
+}
+
+fn clusters(c: &Config) -> String {
+    let one = |k: &crate::clusters::ClusterConfig| {
+        let from = match &k.config_server_url {
+            Some(url) => url.clone(),
+            None => k.rslist.iter().map(ToString::to_string).collect::<Vec<_>>().join(";"),
+        };
+        format!("{}={} (sys_user {}, refresh_ms {})", k.name, from, k.sys_user, k.refresh_ms)
+    };
+    c.clusters.iter().map(one).collect::<Vec<_>>().join(", ")
+}
+
+fn dialled(c: &Config) -> String {
+    let one = |d: &crate::clusters::DialledDefault| {
+        format!("{}=cluster:{},tenant:{}", d.address, opt(&d.cluster), opt(&d.tenant))
+    };
+    c.listen.dialled.iter().map(one).collect::<Vec<_>>().join(", ")
+}
+
 fn users(c: &Config) -> String {
     let flag = |on: bool, name: &str| if on { format!("({name})") } else { String::new() };
     let names: Vec<String> =
@@ -170,7 +193,14 @@ pub static KEYS: &[Key] = &[
         name: "listen.tls",
         info: "client-leg TLS: off, optional or required (default optional when [tls] has a certificate)",
         effect: Effect::NewSessions,
-        get: |c| crate::tls::client_tls_mode(c, c.listen.address).name().to_string(),
+        get: |c| crate::tls::client_tls_mode(c, Some(c.listen.address)).name().to_string(),
+        set: None,
+    },
+    Key {
+        name: "listen.dialled",
+        info: "default cluster and tenant of logins by the address the client dialled",
+        effect: Effect::NewSessions,
+        get: dialled,
         set: None,
     },
     Key {
@@ -235,7 +265,35 @@ pub static KEYS: &[Key] = &[
         name: "routing.topology",
         info: "static topology file, or demo",
         effect: Effect::Restart,
-        get: |c| routing(c).map(|r| r.topology.clone()).unwrap_or_default(),
+        get: |c| routing(c).and_then(|r| r.topology.clone()).unwrap_or_default(),
+        set: None,
+    },
+    Key {
+        name: "routing.config_server_url",
+        info: "config server's cluster list: logins may name any cluster listed there",
+        effect: Effect::Restart,
+        get: |c| routing(c).map(|r| opt(&r.config_server_url)).unwrap_or_default(),
+        set: None,
+    },
+    Key {
+        name: "routing.cluster_sys_user",
+        info: "sys-tenant user for clusters of the config server's list",
+        effect: Effect::Restart,
+        get: |c| routing(c).map(|r| r.cluster_sys_user.clone()).unwrap_or_default(),
+        set: None,
+    },
+    Key {
+        name: "routing.cluster_sys_password",
+        info: "password of routing.cluster_sys_user (not shown)",
+        effect: Effect::Restart,
+        get: |c| routing(c).map(|r| hidden(&r.cluster_sys_password)).unwrap_or_default(),
+        set: None,
+    },
+    Key {
+        name: "clusters",
+        info: "[[clusters]] routed through their sys tenant: name, rslist or config_server_url, sys_user, refresh_ms",
+        effect: Effect::Restart,
+        get: clusters,
         set: None,
     },
     Key {
@@ -373,9 +431,13 @@ pub fn keep_restart_only(old: &Config, new: &mut Config) {
     new.dataplane.clone_from(&old.dataplane);
     new.pool.clone_from(&old.pool);
     new.metrics.clone_from(&old.metrics);
+    new.clusters.clone_from(&old.clusters);
     match (&old.routing, &mut new.routing) {
         (Some(o), Some(n)) => {
             n.topology.clone_from(&o.topology);
+            n.config_server_url.clone_from(&o.config_server_url);
+            n.cluster_sys_user.clone_from(&o.cluster_sys_user);
+            n.cluster_sys_password.clone_from(&o.cluster_sys_password);
             n.server_addresses.clone_from(&o.server_addresses);
             n.idc.clone_from(&o.idc);
             n.proxy_route_policy.clone_from(&o.proxy_route_policy);

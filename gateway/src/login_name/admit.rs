@@ -7,6 +7,8 @@
 //! that nobody learns which tenants exist, or fills the tenant cache with made-up names, without
 //! an account. **[GW]**
 
+use std::net::SocketAddr;
+
 use super::{parse, resolve, Defaults, LoginConfig, LoginError, LoginName, Resolved};
 use crate::config::{Config, UserConfig};
 use crate::planner::Planner;
@@ -23,28 +25,43 @@ pub fn parse_for(name: &str, config: &Config) -> Result<LoginName, LoginError> {
     parse(name, &config.login.separators())
 }
 
-/// Resolves tenant and cluster. Defaults, in order: the account's own `tenant` (which then also
-/// wins over `[login] tenant`/`cluster`), `[login] tenant` and `cluster` together, `[routing]
-/// default_tenant`, and the listener: every address a client can dial on this gateway (its
-/// listener, a steered server or VIP) belongs to the one cluster of the topology, so that is
-/// the default cluster. Without `[routing]` there is no default tenant or cluster.
+/// Resolves tenant and cluster. Precedence (routing.md §16), each filling only what the name
+/// leaves out: the account's own `tenant` (which then also wins over `[login]`); `[login]
+/// tenant` and `cluster` together (only for names giving neither); the `[[listen.dialled]]`
+/// entry of the address the client dialled (`dialled`: the listener itself or the steered
+/// server / VIP address); then `[routing] default_tenant` and `default_cluster` (the static
+/// topology's cluster, else the first `[[clusters]]` entry). Without `[routing]` there is no
+/// default tenant or cluster.
 pub fn resolve_for(
     parsed: &LoginName,
     account: Option<&UserConfig>,
     config: &Config,
-    planner: Option<&Planner>,
+    default_cluster: Option<String>,
+    dialled: Option<SocketAddr>,
 ) -> Result<Resolved, LoginError> {
-    let account_tenant = account.and_then(|u| u.tenant.clone());
-    let routing_tenant = config.routing.as_ref().map(|r| r.default_tenant.clone());
-    let defaults = Defaults {
-        tenant: account_tenant.clone().or(routing_tenant),
-        cluster: planner.map(|p| p.locator().cluster().name.clone()).filter(|c| !c.is_empty()),
-    };
-    if account_tenant.is_some() {
+    let defaults = defaults_for(account, config, default_cluster, dialled);
+    if account.is_some_and(|a| a.tenant.is_some()) {
         let login = LoginConfig { tenant: None, cluster: None, ..config.login.clone() };
         return resolve(parsed, &defaults, &login);
     }
     resolve(parsed, &defaults, &config.login)
+}
+
+/// The defaults a login through `dialled` gets (see [`resolve_for`] for the order).
+pub fn defaults_for(
+    account: Option<&UserConfig>,
+    config: &Config,
+    default_cluster: Option<String>,
+    dialled: Option<SocketAddr>,
+) -> Defaults {
+    let routing = config.routing.as_ref();
+    let mapped = dialled.and_then(|a| config.listen.dialled.iter().find(|d| d.address == a));
+    let tenant = account
+        .and_then(|u| u.tenant.clone())
+        .or_else(|| mapped.and_then(|m| m.tenant.clone()))
+        .or_else(|| routing.map(|r| r.default_tenant.clone()));
+    let cluster = mapped.and_then(|m| m.cluster.clone()).or(default_cluster).filter(|c| !c.is_empty());
+    Defaults { tenant, cluster: routing.and(cluster) }
 }
 
 /// Whether the account may log in to the resolved tenant: an account with a `tenant` only to

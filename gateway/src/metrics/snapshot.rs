@@ -26,15 +26,15 @@ pub fn write(shared: &Shared, page: &mut Page) {
     let servers = servers(shared);
     write_pool(shared, &servers, page);
     write_congestion(shared, &servers, page);
-    write_cache(shared.planner.as_ref().map(|p| p.locator().cache()), page);
+    let planners = shared.clusters.planners();
+    write_cache(planners.iter().map(|(_, p)| p.locator().cache()), page);
 }
 
-/// Servers of the topology and of the pool, in address order (the bounded `server` label set).
+/// Servers of every cluster set up so far and of the pool, in address order (the bounded
+/// `server` label set).
 fn servers(shared: &Shared) -> BTreeSet<SocketAddr> {
     let mut out: BTreeSet<SocketAddr> = shared.pool.server_stats().into_keys().collect();
-    if let Some(p) = &shared.planner {
-        out.extend(p.locator().cluster().servers().iter().map(|s| s.addr));
-    }
+    out.extend(shared.clusters.servers());
     out
 }
 
@@ -85,10 +85,16 @@ fn write_congestion(shared: &Shared, servers: &BTreeSet<SocketAddr>, page: &mut 
     }
 }
 
-fn write_cache(cache: Option<&LocationCache>, page: &mut Page) {
+/// The location-cache gauges, summed over the caches of every cluster set up so far.
+fn write_cache<'a>(caches: impl Iterator<Item = &'a LocationCache>, page: &mut Page) {
     let name = "gateway_location_cache_entries";
-    page.family(name, "gauge", "Location-cache entries by kind (table, tablet, tenant) and state.");
-    let counts = cache.map(|c| [count(&c.tables), count(&c.tablets), count(&c.tenants)]).unwrap_or_default();
+    page.family(name, "gauge", "Location-cache entries by kind (table, tablet, tenant) and state, over all clusters.");
+    let mut counts = [[0u64; 6]; 3];
+    for c in caches {
+        for (sum, add) in counts.iter_mut().zip([count(&c.tables), count(&c.tablets), count(&c.tenants)]) {
+            sum.iter_mut().zip(add).for_each(|(s, a)| *s += a);
+        }
+    }
     for (kind, per_state) in ENTRY_KINDS.iter().zip(counts) {
         for (state, n) in ENTRY_STATES.iter().zip(per_state) {
             page.sample(name, &[("kind", kind), ("state", state)], n);

@@ -79,15 +79,21 @@ pub struct Planner {
 
 impl Planner {
     /// A planner over the static topology named in the config; refreshes the cluster once.
+    /// Without `topology` (clusters only from `[[clusters]]`) there is none: `Invalid`.
     pub async fn from_config(config: &RoutingConfig) -> Result<Planner, MetadataError> {
-        let source = if config.topology == "demo" {
-            StaticSource::demo(&config.server_addresses)?
-        } else {
-            StaticSource::load(std::path::Path::new(&config.topology), &config.server_addresses)?
+        let source = match config.topology.as_deref() {
+            None => return Err(MetadataError::Invalid("[routing] has no topology".into())),
+            Some("demo") => StaticSource::demo(&config.server_addresses)?,
+            Some(path) => StaticSource::load(std::path::Path::new(path), &config.server_addresses)?,
         };
         let locator = Locator::new(Arc::new(source), config.cache.clone());
         locator.refresh_cluster().await?;
-        Ok(Planner { locator, config: Arc::new(config.clone()), tenants: Arc::default() })
+        Ok(Planner::with_locator(locator, config))
+    }
+
+    /// A planner over a locator whose cluster model is loaded (a sys-tenant cluster).
+    pub fn with_locator(locator: Locator, config: &RoutingConfig) -> Planner {
+        Planner { locator, config: Arc::new(config.clone()), tenants: Arc::default() }
     }
 
     /// The location service.

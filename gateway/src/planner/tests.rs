@@ -5,7 +5,7 @@ use super::*;
 
 fn config(seed: u64) -> RoutingConfig {
     RoutingConfig {
-        topology: "demo".into(),
+        topology: Some("demo".into()),
         server_addresses: Default::default(),
         default_tenant: "sys".into(),
         idc: Some("idc1".into()),
@@ -14,6 +14,9 @@ fn config(seed: u64) -> RoutingConfig {
         cache: Default::default(),
         route_log: None,
         connect_observer_max_retries: 3,
+        config_server_url: None,
+        cluster_sys_user: "proxyro@sys".into(),
+        cluster_sys_password: String::new(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The gateway as a server: greeting, handshake response, login name, auth switch and password checks.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use super::greeting::{handshake_error, Hello};
 use super::{Credential, SessionError, Shared};
@@ -32,6 +32,8 @@ pub struct ClientLogin {
     pub seq: u8,
     /// The salt the client was greeted with (COM_CHANGE_USER scrambles reuse it).
     pub salt: Vec<u8>,
+    /// The planner of the session's cluster (`name.cluster`), when sessions are routed.
+    pub planner: Option<crate::planner::Planner>,
 }
 
 /// One authentication conversation on the client leg.
@@ -49,15 +51,23 @@ pub struct Exchange<'a> {
     pub seq: u8,
     /// Capabilities of the client leg.
     pub capabilities: u32,
+    /// The address the client dialled (`[[listen.dialled]]` defaults).
+    pub dialled: Option<SocketAddr>,
 }
 
 /// Authenticates the client that answered the greeting (`hello`) against the configured users.
-pub async fn accept(wire: &mut Wire<Stream>, shared: &Shared, hello: Hello, peer: IpAddr) -> Result<ClientLogin, SessionError> {
+pub async fn accept(
+    wire: &mut Wire<Stream>,
+    shared: &Shared,
+    hello: Hello,
+    peer: IpAddr,
+    dialled: Option<SocketAddr>,
+) -> Result<ClientLogin, SessionError> {
     let seq = hello.packet.last_seq.wrapping_add(1);
     let response = HandshakeResponse::parse(&hello.packet.payload)
         .map_err(|_| SessionError::refuse(codes::HANDSHAKE, seq, "Bad handshake"))?;
     let capabilities = response.capabilities & hello.announced;
-    let mut ex = Exchange { wire, shared, peer, salt: &hello.salt, seq, capabilities };
+    let mut ex = Exchange { wire, shared, peer, salt: &hello.salt, seq, capabilities, dialled };
     ex.login(response).await
 }
 
@@ -67,10 +77,11 @@ impl Exchange<'_> {
     pub async fn login(&mut self, mut response: HandshakeResponse) -> Result<ClientLogin, SessionError> {
         let used_password = !response.auth_response.is_empty();
         let config = &self.shared.config();
-        let planner = self.shared.planner.as_ref();
+        let clusters = &self.shared.clusters;
         let parsed = login_name::parse_for(&response.user, config).map_err(|e| self.refused(&e, used_password))?;
         let account = config.user(&parsed.user).cloned();
-        let name = login_name::resolve_for(&parsed, account.as_ref(), config, planner)
+        let default_cluster = if clusters.routed() { clusters.default_cluster().await } else { None };
+        let name = login_name::resolve_for(&parsed, account.as_ref(), config, default_cluster, self.dialled)
             .map_err(|e| self.refused(&e, used_password))?;
         let account = match account {
             Some(a) if login_name::tenant_allowed(&a, &name) => a,
@@ -82,13 +93,36 @@ impl Exchange<'_> {
             return Err(self.denied(&response.user, used_password));
         }
         let credential = self.authenticate(&account, &response).await?;
-        if let Some(planner) = planner {
+        let planner = self.cluster_planner(&name).await?;
+        if let Some(planner) = &planner {
             login_name::check_topology(&name, planner).await.map_err(|e| self.refused(&e, true))?;
         }
         tracing::debug!(login = %response.user, user = %name.user, tenant = ?name.tenant, cluster = ?name.cluster, "login name");
         response.user = name.user.clone();
         let seq = self.seq;
-        Ok(ClientLogin { response, name, capabilities: self.capabilities, credential, seq, salt: self.salt.to_vec() })
+        let salt = self.salt.to_vec();
+        Ok(ClientLogin { response, name, capabilities: self.capabilities, credential, seq, salt, planner })
+    }
+
+    /// The planner of the login's cluster (set up at the first login to it); `None` when
+    /// sessions are not routed. An unknown cluster is ERROR 4669, one that cannot be set up now
+    /// (config server or sys tenant down) ERROR 2003 saying why.
+    async fn cluster_planner(&self, name: &Resolved) -> Result<Option<crate::planner::Planner>, SessionError> {
+        let clusters = &self.shared.clusters;
+        if !clusters.routed() {
+            return Ok(None);
+        }
+        let cluster = name.cluster.clone().unwrap_or_default();
+        match clusters.planner(&cluster).await {
+            Ok(p) => Ok(Some(p)),
+            Err(crate::clusters::ClusterError::Unknown { .. }) => {
+                Err(self.refused(&LoginError::UnknownCluster { cluster }, true))
+            }
+            Err(e) => {
+                tracing::warn!(%cluster, error = %e, "cluster unavailable; login refused");
+                Err(self.refused(&LoginError::ClusterUnavailable { cluster, reason: e.to_string() }, true))
+            }
+        }
     }
 
     /// Checks the client's proof for the account `user`, switching plugin when needed. A refusal

@@ -36,7 +36,8 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
             // Router / sk_lookup modes: the VIP the client dialled is the accepted socket's local address.
             .or_else(|| crate::dataplane::modes::vip_backend(&stream, &shared.config(), shared.planner.as_ref()));
         let backend_addr = steered.unwrap_or(shared.config().backend.address);
-        let dialled = stream.local_addr().unwrap_or(peer);
+        // The address the application dialled: the steered server or VIP, else our listener.
+        let dialled = steered.or_else(|| stream.local_addr().ok());
         let deadline = Instant::now() + Duration::from_secs(shared.config().listen.handshake_timeout_secs);
         let greeted = tokio::time::timeout_at(deadline.into(), hello(Wire::new(Stream::Plain(stream)), &shared, id, dialled)).await;
         let (mut client, hello) = match greeted {
@@ -44,7 +45,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
             Ok(None) => return,
             Err(_) => return debug!("handshake timed out"),
         };
-        let result = run(&mut client, hello, deadline, peer, &shared, id, backend_addr).await;
+        let result = run(&mut client, hello, deadline, peer, &shared, id, (backend_addr, dialled)).await;
         shared.unregister_thread(id);
         finish(&mut client, result).await;
     }
@@ -69,7 +70,7 @@ async fn finish(client: &mut Wire<Stream>, result: Result<(), SessionError>) {
 /// Greets the client and reads its handshake response, over TLS when it asks for it (the
 /// client leg's mode is [`tls::client_tls_mode`] of the address it dialled). `None`: the
 /// session ended here (logged, refusal sent).
-async fn hello(mut client: Wire<Stream>, shared: &Shared, id: u32, dialled: SocketAddr) -> Option<(Wire<Stream>, Hello)> {
+async fn hello(mut client: Wire<Stream>, shared: &Shared, id: u32, dialled: Option<SocketAddr>) -> Option<(Wire<Stream>, Hello)> {
     let mode = tls::client_tls_mode(&shared.config(), dialled);
     let answer = match greeting::greet(&mut client, shared, id, mode).await {
         Ok(answer) => answer,
@@ -105,20 +106,21 @@ async fn run(
     peer: SocketAddr,
     shared: &Shared,
     id: u32,
-    backend_addr: SocketAddr,
+    (backend_addr, dialled): (SocketAddr, Option<SocketAddr>),
 ) -> Result<(), SessionError> {
-    let login = tokio::time::timeout_at(deadline.into(), client_auth::accept(client, shared, hello, peer.ip()))
+    let login = tokio::time::timeout_at(deadline.into(), client_auth::accept(client, shared, hello, peer.ip(), dialled))
         .await
         .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
-    // With [routing], every session is routed per statement, except the data plane's
-    // passthrough users (pinned to one backend from login, spliceable).
-    if let Some(planner) = shared.planner.as_ref() {
+    // With [routing], every session is routed per statement by its cluster's planner, except
+    // the data plane's passthrough users (pinned to one backend from login, spliceable).
+    if let Some(planner) = login.planner.clone() {
         let passthrough = shared.config().dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
         if !passthrough {
-            return super::routed::serve(client, shared, planner, id, peer, login).await;
+            return super::routed::serve(client, shared, planner, id, (peer, dialled), login).await;
         }
     }
     let mut session = Session::open(client, shared, login, peer, id, backend_addr).await?;
+    session.dialled = dialled;
     // Listed by SHOW PROXYSESSION (and SHOW PROCESSLIST of routed sessions), ended by KILL.
     let reg = session.register(id, backend_addr);
     if let Some(splice) = session.splice.take() {
@@ -152,6 +154,10 @@ struct Session<'a> {
     tls: bool,
     /// Kernel splice prepared at login for a pinned session (`dataplane::splice`).
     splice: Option<crate::dataplane::splice::Prepared>,
+    /// The address the client dialled (login defaults of COM_CHANGE_USER).
+    dialled: Option<SocketAddr>,
+    /// The cluster the login name resolved to (SHOW PROXYSESSION).
+    cluster: Option<String>,
 }
 
 impl<'a> Session<'a> {
@@ -214,8 +220,10 @@ impl<'a> Session<'a> {
         shared.register_thread(id, backend.greeting.connection_id);
         let user = resp.user.clone();
         let tenant = login.name.tenant.clone();
+        let cluster = login.name.cluster.clone();
         let client_caps = login.capabilities;
-        Ok(Session { client, backend, shared, peer, client_caps, salt: login.salt, user, tenant, database, tls, splice })
+        let salt = login.salt;
+        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster })
     }
 
     /// A pinned session spliced in the kernel: supervised until both sides close. The splice
@@ -233,6 +241,7 @@ impl<'a> Session<'a> {
             id,
             SessionInfo {
                 user: self.user.clone(),
+                cluster: self.cluster.clone().unwrap_or_default(),
                 tenant: self.statement_context().tenant,
                 host: self.peer.to_string(),
                 db: self.database.clone(),
@@ -350,6 +359,7 @@ impl<'a> Session<'a> {
             salt: &self.salt,
             seq: 1,
             capabilities: self.client_caps,
+            dialled: self.dialled,
         };
         let login = ex.login(resp).await?;
         let (resp, credential, seq) = (&login.response, &login.credential, login.seq);
@@ -371,6 +381,7 @@ impl<'a> Session<'a> {
                 info!(user = %resp.user, tenant = ?login.name.tenant, "changed user");
                 self.user = resp.user.clone();
                 self.tenant = login.name.tenant.clone();
+                self.cluster = login.name.cluster.clone();
                 Ok(())
             }
             LoginOutcome::Denied(err) => Err(SessionError::Refused { err, seq }),

@@ -38,8 +38,11 @@ pub struct Shared {
     pub live: crate::live_config::LiveConfig,
     /// Graceful shutdown: the stop signal sessions watch and the count of open sessions.
     pub drain: crate::server::drain::Drain,
-    /// The routing pipeline, when a `[routing]` topology is configured.
+    /// The static topology's planner (`[routing] topology`): the default cluster. Sessions
+    /// route with their own cluster's planner ([`Shared::clusters`]).
     pub planner: Option<crate::planner::Planner>,
+    /// Every cluster a login may name (static topology, `[[clusters]]`, the config server's).
+    pub clusters: crate::clusters::Clusters,
     next_id: AtomicU32,
     sha2_cache: Mutex<HashSet<String>>,
     rsa: tokio::sync::OnceCell<Arc<RsaKeys>>,
@@ -78,7 +81,9 @@ impl Shared {
                 .map_err(|e| tracing::error!(path = %path.display(), error = %e, "cannot open the route log; not logging routes"))
                 .ok()
         });
+        let clusters = crate::clusters::Clusters::new(&config, planner.clone());
         Shared {
+            clusters,
             pool,
             congestion,
             sessions: Default::default(),

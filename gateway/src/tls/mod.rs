@@ -80,7 +80,7 @@ impl Loaded {
 /// The client-leg TLS mode for a connection that dialled `dialled` (the listener address, or the
 /// address the data plane preserved). Today `[listen] tls` for every address; default
 /// `optional` when `[tls]` has a certificate, else `off`.
-pub fn client_tls_mode(config: &Config, _dialled: SocketAddr) -> TlsMode {
+pub fn client_tls_mode(config: &Config, _dialled: Option<SocketAddr>) -> TlsMode {
     config.listen.tls.unwrap_or(if config.tls.is_some() { TlsMode::Optional } else { TlsMode::Off })
 }
 

@@ -130,8 +130,24 @@ impl Locator {
             tenants = cluster.tenants().len(),
             "cluster refreshed"
         );
-        *self.inner.cluster.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(cluster);
+        let previous = std::mem::replace(&mut *self.inner.cluster.write().unwrap_or_else(|p| p.into_inner()), Arc::new(cluster));
+        self.on_servers_changed(&previous);
         Ok(())
+    }
+
+    /// A refresh that found servers added or removed makes every tenant server list dirty, so
+    /// that the next access to a tenant refetches it (`min_refetch_ms` still applies): a new
+    /// server may host the tenant, a removed one no longer does. **[GW]** ODP waits for the
+    /// entry to expire or for `OB_TENANT_NOT_IN_SERVER`.
+    fn on_servers_changed(&self, previous: &Cluster) {
+        let now = self.cluster();
+        let addrs = |c: &Cluster| c.servers().iter().map(|s| s.addr).collect::<std::collections::BTreeSet<SocketAddr>>();
+        if previous.servers().is_empty() || addrs(previous) == addrs(&now) {
+            return;
+        }
+        let dirty = self.inner.cache.tenants.with_each(|_| true, |e| e.set_dirty());
+        tracing::info!(source = self.inner.source.name(), servers = now.servers().len(), tenants_dirty = dirty,
+            "cluster servers changed; tenant server lists will be refetched");
     }
 
     /// Refreshes the cluster model every `cluster_refresh_ms` until the last handle is dropped.

@@ -40,10 +40,8 @@ impl AdminCommand for ShowProxyCongestion {
         for addr in pools.keys() {
             reports.entry(*addr).or_insert(None);
         }
-        if let Some(p) = &cx.shared.planner {
-            for s in p.locator().cluster().servers() {
-                reports.entry(s.addr).or_insert(None);
-            }
+        for addr in cx.shared.clusters.servers() {
+            reports.entry(addr).or_insert(None);
         }
         let mut rs = TextResultSet::with_text_columns(&COLUMNS);
         for c in rs.columns.iter_mut().skip(2) {

@@ -17,7 +17,6 @@ pub const COLUMNS: [&str; 12] =
 
 impl AdminCommand for ShowProxySession {
     fn execute(&self, cx: &AdminContext<'_>) -> Result<Reply, ErrPacket> {
-        let cluster = cx.shared.planner.as_ref().map(|p| p.locator().cluster().name.clone());
         let mut rs = TextResultSet::with_text_columns(&COLUMNS);
         rs.columns[0].1 = ColumnKind::Int;
         rs.columns[7].1 = ColumnKind::Int;
@@ -29,7 +28,7 @@ impl AdminCommand for ShowProxySession {
             };
             rs.rows.push(vec![
                 Some(id.to_string()),
-                cluster.clone(),
+                Some(s.cluster.clone()).filter(|c| !c.is_empty()),
                 Some(s.tenant.clone()),
                 Some(s.user.clone()),
                 Some(s.host.clone()),

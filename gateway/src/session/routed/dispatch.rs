@@ -333,7 +333,7 @@ impl RoutedSession<'_> {
                 Ok(c) => c,
                 Err(e) if e.is_retryable() => {
                     if matches!(e, PoolError::Connect { .. }) {
-                        failover::connect_feedback(self.planner, &self.ident.tenant, planned);
+                        failover::connect_feedback(&self.planner, &self.ident.tenant, planned);
                         self.shared.pool.clear_server(cand.addr);
                     }
                     last = Some(e.to_err_packet());
@@ -344,13 +344,13 @@ impl RoutedSession<'_> {
             match self.attempt(&mut conn, req, true).await {
                 Sent::Relayed(t) => {
                     if let Some(code) = t.error_code {
-                        failover::server_error_feedback(self.planner, &self.ident.tenant, planned, code);
+                        failover::server_error_feedback(&self.planner, &self.ident.tenant, planned, code);
                     }
                     let served = Served { conn: Some(conn), tracker: Some(t), target: Some(cand.addr), candidate: Some(cand.clone()), attempts: i + 1 };
                     return Ok(served);
                 }
                 Sent::Retry(err) => {
-                    failover::server_error_feedback(self.planner, &self.ident.tenant, planned, err.code);
+                    failover::server_error_feedback(&self.planner, &self.ident.tenant, planned, err.code);
                     debug!(server = %cand.addr, error = %err, "retrying on the next candidate");
                     last = Some(err);
                 }
@@ -363,7 +363,7 @@ impl RoutedSession<'_> {
                 Sent::Fatal(e) => return Err(e),
             }
         }
-        failover::all_failed_feedback(self.planner, &self.ident.tenant, planned);
+        failover::all_failed_feedback(&self.planner, &self.ident.tenant, planned);
         let why = last.map_or_else(|| "no candidate".to_string(), |e| e.message);
         let err = ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: no server could serve the request: {why}"));
         let mut s = self.failed(req, err).await?;

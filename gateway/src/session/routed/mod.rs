@@ -72,9 +72,12 @@ struct Identity {
 pub struct RoutedSession<'a> {
     client: &'a mut Wire<Stream>,
     shared: &'a Shared,
-    planner: &'a Planner,
+    /// The planner of the session's cluster (replaced by a COM_CHANGE_USER to another cluster).
+    planner: Planner,
     id: u32,
     peer: SocketAddr,
+    /// The address the client dialled (login defaults of COM_CHANGE_USER).
+    dialled: Option<SocketAddr>,
     client_caps: u32,
     salt: Vec<u8>,
     ident: Identity,
@@ -105,15 +108,16 @@ pub struct RoutedSession<'a> {
 pub async fn serve(
     client: &mut Wire<Stream>,
     shared: &Shared,
-    planner: &Planner,
+    planner: Planner,
     id: u32,
-    peer: SocketAddr,
+    (peer, dialled): (SocketAddr, Option<SocketAddr>),
     login: ClientLogin,
 ) -> Result<(), SessionError> {
     let seq = login.seq;
     let ident = identity(shared, &login);
     let info = SessionInfo {
         user: ident.user.clone(),
+        cluster: login.name.cluster.clone().unwrap_or_default(),
         tenant: ident.tenant.clone(),
         host: peer.to_string(),
         db: ident.database.clone(),
@@ -132,6 +136,7 @@ pub async fn serve(
         planner,
         id,
         peer,
+        dialled,
         client_caps: login.capabilities,
         salt: login.salt,
         ident,
@@ -297,7 +302,7 @@ impl<'a> RoutedSession<'a> {
         if let Some(internal) = super::internal::recognise(payload) {
             let caller = super::internal::Caller {
                 shared: self.shared,
-                planner: Some(self.planner),
+                planner: Some(&self.planner),
                 ctx: self.context(),
                 client_caps: self.client_caps,
                 user: &self.ident.user,
@@ -368,14 +373,20 @@ impl<'a> RoutedSession<'a> {
             salt: &self.salt,
             seq: 1,
             capabilities: self.client_caps,
+            dialled: self.dialled,
         };
         let login = ex.login(resp).await?;
         let seq = login.seq;
         self.ident = identity(self.shared, &login);
+        if let Some(planner) = login.planner.clone() {
+            self.planner = planner;
+        }
+        let cluster = login.name.cluster.clone().unwrap_or_default();
         self.reset();
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
         self.reg.update(|i| {
             i.user = self.ident.user.clone();
+            i.cluster = cluster;
             i.tenant = self.ident.tenant.clone();
         });
         self.validate_login().await.map_err(|err| SessionError::Refused { err, seq })?;

@@ -14,6 +14,8 @@ use tokio::sync::watch;
 pub struct SessionInfo {
     /// Login user.
     pub user: String,
+    /// Cluster of the session (empty when sessions are not routed and the name gave none).
+    pub cluster: String,
     /// Tenant of the session.
     pub tenant: String,
     /// Client address `ip:port`.
@@ -212,7 +214,7 @@ mod tests {
     use super::*;
 
     fn info() -> SessionInfo {
-        SessionInfo { user: "u".into(), tenant: "t".into(), host: "h".into(), db: None, command: "Sleep", since: Instant::now(), info: None, current: None }
+        SessionInfo { user: "u".into(), cluster: "c".into(), tenant: "t".into(), host: "h".into(), db: None, command: "Sleep", since: Instant::now(), info: None, current: None }
     }
 
     #[test]
