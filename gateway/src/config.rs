@@ -283,6 +283,11 @@ pub struct ListenConfig {
     /// need `[tls]`. Applies to new sessions after a reload.
     #[serde(default)]
     pub tls: Option<crate::tls::TlsMode>,
+    /// More addresses to accept clients on, besides `address`, e.g. one per application or
+    /// per tenant; give each a `[[listen.dialled]]` entry for its own default cluster, tenant and
+    /// TLS mode. The data plane steers to `address` only. Default none. Read at start only.
+    #[serde(default)]
+    pub extra_addresses: Vec<SocketAddr>,
     /// Defaults by dialled address (`[[listen.dialled]]` entries `{ address, cluster, tenant }`):
     /// a login through `address` (the listener itself, or a steered server or VIP address) that
     /// names no cluster or no tenant gets these (routing.md §16: after the account's tenant and

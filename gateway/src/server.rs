@@ -47,13 +47,17 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     let config = live.get();
     let addr = config.listen.address;
     let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
+    let mut extra = Vec::new();
+    for &addr in &config.listen.extra_addresses {
+        extra.push(TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?);
+    }
     // The static topology, when configured, is the default cluster; `[[clusters]]` are set up
     // at their first login (`clusters`).
     let planner = match config.routing.as_ref().filter(|r| r.topology.is_some()) {
         Some(r) => Some(crate::planner::Planner::from_config(r).await.map_err(ServerError::Topology)?),
         None => None,
     };
-    // Servers, zones and tenants are re-read every `cluster_refresh_ms` (default 20 s).
+    // Servers, zones and tenants are re-read every `cluster_refresh_ms` (default 15 s).
     let _refresh = planner.as_ref().map(|p| p.locator().spawn_cluster_refresh());
     let shared = Arc::new(Shared::with_live(live, planner));
     // Routed sessions borrow pooled server connections; idle ones past the idle timeout are
@@ -77,12 +81,12 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
         ),
         None => None,
     };
-    info!(%addr, backend = %shared.config().backend.address, "gateway listening");
+    info!(%addr, extra = ?shared.config().listen.extra_addresses, backend = %shared.config().backend.address, "gateway listening");
     let mut term = signal(SignalKind::terminate()).map_err(ServerError::Signal)?;
     let mut hup = signal(SignalKind::hangup()).map_err(ServerError::Signal)?;
     loop {
         tokio::select! {
-            accepted = listener.accept() => match accepted {
+            accepted = accept_any(&listener, &extra) => match accepted {
                 Ok((stream, peer)) => {
                     tokio::spawn(session::proxy::serve(stream, peer, shared.clone()));
                 }
@@ -99,8 +103,22 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     }
     // New connections are refused from here on.
     drop(listener);
+    drop(extra);
     drain(&shared).await;
     Ok(())
+}
+
+/// The next client of any listener (`[listen] address` first, then `extra_addresses`).
+async fn accept_any(main: &TcpListener, extra: &[TcpListener]) -> std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)> {
+    std::future::poll_fn(|cx| {
+        for l in std::iter::once(main).chain(extra) {
+            if let std::task::Poll::Ready(r) = l.poll_accept(cx) {
+                return std::task::Poll::Ready(r);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 /// SIGHUP: re-reads and validates the file and swaps it in; an invalid file changes nothing.

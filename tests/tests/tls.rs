@@ -146,6 +146,27 @@ fn required_listener_refuses_a_plain_client_with_3159() {
     assert_eq!(tls.get("sql.result").map(String::as_str), Some("1"), "{tls:?}\n{}", gw.log_tail(3000));
 }
 
+/// Two listeners of one gateway: `[listen] address` (TLS optional) and an extra address whose
+/// `[[listen.dialled]]` entry requires TLS. The mode follows the address the client dialled.
+#[test]
+fn each_listener_address_has_its_own_tls_mode() {
+    let c = client_leg();
+    let extra = gateway_tests::free_port().unwrap();
+    let mut config = GatewayConfig::new(c.s.db.addr()).unwrap().user(UserEntry::native("plainok", "plain-pw"));
+    config.listen_extra.push(format!("extra_addresses = [\"127.0.0.1:{extra}\"]"));
+    config.extra_tables.push(tls_table(&c.files));
+    config.extra_tables.push(format!("[[listen.dialled]]\naddress = \"127.0.0.1:{extra}\"\ntls = \"required\""));
+    let gw = Gateway::start(&config.to_toml()).unwrap();
+    let main_plain = probe(gw.port(), "plainok", "plain-pw", None, "SELECT 1");
+    assert_eq!(main_plain.get("sql.result").map(String::as_str), Some("1"), "{main_plain:?}\n{}", gw.log_tail(3000));
+    assert_eq!(main_plain.get("tls").map(String::as_str), Some("0"), "{main_plain:?}");
+    let extra_plain = probe(extra, "plainok", "plain-pw", None, "SELECT 1");
+    assert_eq!(extra_plain.get("error_code").map(String::as_str), Some("3159"), "{extra_plain:?}");
+    let extra_tls = probe(extra, "plainok", "plain-pw", Some(&c.files.ca), "SELECT 1");
+    assert_eq!(extra_tls.get("sql.result").map(String::as_str), Some("1"), "{extra_tls:?}\n{}", gw.log_tail(3000));
+    assert_eq!(extra_tls.get("tls").map(String::as_str), Some("1"), "{extra_tls:?}");
+}
+
 #[test]
 fn certificate_reload_serves_the_new_certificate_and_rejects_a_bad_key() {
     let c = client_leg();

@@ -30,6 +30,13 @@ pub struct ClusterConfig {
     /// (`DBA_OB_ZONES`, `DBA_OB_SERVERS`, `DBA_OB_TENANTS`). Default 15000.
     #[serde(default = "default_refresh_ms")]
     pub refresh_ms: u64,
+    /// TLS to this cluster's servers for client sessions (pooled connections of routed
+    /// sessions), as `[backend] tls`: `{ mode = "off" | "preferred" | "required" | "verify_ca" |
+    /// "verify_identity", ca = "path", server_name = "name" }`. Unset: `[backend] tls`. The CA
+    /// file is re-read on reload; new server connections use the new setting. The sys-tenant
+    /// metadata connections stay plain TCP.
+    #[serde(default)]
+    pub tls: Option<crate::tls::BackendTls>,
 }
 
 fn default_sys_user() -> String {
@@ -88,4 +95,9 @@ pub struct DialledDefault {
     /// Tenant of logins through this address that name no tenant. Unset: `[routing] default_tenant`.
     #[serde(default)]
     pub tenant: Option<String>,
+    /// Client-leg TLS of connections through this address: `"off"`, `"optional"` or
+    /// `"required"`, as `[listen] tls` (whose value applies when unset). `"optional"` and
+    /// `"required"` need `[tls]`. For new sessions.
+    #[serde(default)]
+    pub tls: Option<crate::tls::TlsMode>,
 }

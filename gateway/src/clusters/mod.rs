@@ -178,6 +178,7 @@ impl Clusters {
             sys_user: routing.cluster_sys_user.clone(),
             sys_password: routing.cluster_sys_password.clone(),
             refresh_ms: routing.cache.cluster_refresh_ms,
+            tls: None,
         })
     }
 

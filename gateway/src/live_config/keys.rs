@@ -146,6 +146,13 @@ pub static KEYS: &[Key] = &[
         set: None,
     },
     Key {
+        name: "listen.extra_addresses",
+        info: "more addresses to accept clients on (each may have a [[listen.dialled]] entry)",
+        effect: Effect::Restart,
+        get: |c| c.listen.extra_addresses.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
+        set: None,
+    },
+    Key {
         name: "listen.max_packet_size",
         info: "largest client packet in bytes (1024 to 1 GiB); larger ones get ERR 1153",
         effect: Effect::NewSessions,
@@ -426,6 +433,7 @@ pub fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
 /// Gives `new` the restart-only values of `old` (the running process keeps using them).
 pub fn keep_restart_only(old: &Config, new: &mut Config) {
     new.listen.address = old.listen.address;
+    new.listen.extra_addresses.clone_from(&old.listen.extra_addresses);
     new.listen.worker_threads = old.listen.worker_threads;
     new.listen.server_version.clone_from(&old.listen.server_version);
     new.dataplane.clone_from(&old.dataplane);

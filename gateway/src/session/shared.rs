@@ -106,10 +106,10 @@ impl Shared {
         self.live.get()
     }
 
-    /// Server-leg TLS for connections to servers of `cluster` (`None`: the default cluster).
-    /// Today `[backend] tls` for every cluster; `None` when it is off.
-    pub fn server_tls(&self, _cluster: Option<&str>) -> Option<Arc<crate::tls::ServerTls>> {
-        self.config().tls_loaded.server.clone()
+    /// Server-leg TLS for connections to servers of `cluster` (`None`: the default cluster):
+    /// its `[[clusters]] tls`, else `[backend] tls`; `None` when that is off.
+    pub fn server_tls(&self, cluster: Option<&str>) -> Option<Arc<crate::tls::ServerTls>> {
+        self.config().tls_loaded.server_for(cluster)
     }
 
     /// A fresh gateway connection id (never 0).

@@ -11,6 +11,7 @@ mod files;
 pub mod server_leg;
 pub mod stream;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 
@@ -57,6 +58,9 @@ pub struct Loaded {
     pub acceptor: Option<tokio_rustls::TlsAcceptor>,
     /// The server leg (`[backend] tls`), unless off.
     pub server: Option<Arc<ServerTls>>,
+    /// The server leg of each `[[clusters]]` entry with its own `tls` (cluster name → its
+    /// setting; `None` when that one is off).
+    pub clusters: HashMap<String, Option<Arc<ServerTls>>>,
 }
 
 impl std::fmt::Debug for Loaded {
@@ -73,25 +77,47 @@ impl Loaded {
             None => None,
         };
         let server = ServerTls::load(&config.backend.tls)?.map(Arc::new);
-        Ok(Loaded { acceptor, server })
+        let mut clusters = HashMap::new();
+        for c in &config.clusters {
+            if let Some(tls) = &c.tls {
+                clusters.insert(c.name.clone(), ServerTls::load(tls)?.map(Arc::new));
+            }
+        }
+        Ok(Loaded { acceptor, server, clusters })
+    }
+
+    /// Server-leg TLS towards the servers of `cluster`: its `[[clusters]] tls`, else
+    /// `[backend] tls` (the default cluster, clusters without their own setting).
+    pub fn server_for(&self, cluster: Option<&str>) -> Option<Arc<ServerTls>> {
+        match cluster.and_then(|c| self.clusters.get(c)) {
+            Some(own) => own.clone(),
+            None => self.server.clone(),
+        }
     }
 }
 
-/// The client-leg TLS mode for a connection that dialled `dialled` (the listener address, or the
-/// address the data plane preserved). Today `[listen] tls` for every address; default
-/// `optional` when `[tls]` has a certificate, else `off`.
-pub fn client_tls_mode(config: &Config, _dialled: Option<SocketAddr>) -> TlsMode {
-    config.listen.tls.unwrap_or(if config.tls.is_some() { TlsMode::Optional } else { TlsMode::Off })
+/// The client-leg TLS mode for a connection that dialled `dialled` (a listen address, or the
+/// address the data plane preserved): the `tls` of its `[[listen.dialled]]` entry, else
+/// `[listen] tls`, else `optional` when `[tls]` has a certificate and `off` without one.
+pub fn client_tls_mode(config: &Config, dialled: Option<SocketAddr>) -> TlsMode {
+    let entry = dialled.and_then(|a| config.listen.dialled.iter().find(|d| d.address == a));
+    entry
+        .and_then(|d| d.tls)
+        .or(config.listen.tls)
+        .unwrap_or(if config.tls.is_some() { TlsMode::Optional } else { TlsMode::Off })
 }
 
 /// Checks the TLS settings that TOML types alone cannot express.
 pub fn validate(config: &Config) -> Result<(), String> {
-    if matches!(config.listen.tls, Some(TlsMode::Optional | TlsMode::Required)) && config.tls.is_none() {
-        return Err("[listen] tls = \"optional\" or \"required\" needs a certificate: set [tls] cert and key".into());
+    let modes = std::iter::once(config.listen.tls).chain(config.listen.dialled.iter().map(|d| d.tls));
+    if modes.flatten().any(|m| m != TlsMode::Off) && config.tls.is_none() {
+        return Err("[listen] tls or a [[listen.dialled]] tls of \"optional\" or \"required\" needs a certificate: set [tls] cert and key".into());
     }
-    let b = &config.backend.tls;
-    if b.mode.verifies() && b.ca.is_none() {
-        return Err(format!("[backend] tls mode \"{}\" needs ca (the CA certificate file)", b.mode.name()));
+    let own = config.clusters.iter().filter_map(|c| Some((format!("[[clusters]] {:?} tls", c.name), c.tls.as_ref()?)));
+    for (who, b) in std::iter::once(("[backend] tls".to_string(), &config.backend.tls)).chain(own) {
+        if b.mode.verifies() && b.ca.is_none() {
+            return Err(format!("{who} mode \"{}\" needs ca (the CA certificate file)", b.mode.name()));
+        }
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ fn parse(extra_listen: &str, rest: &str) -> Result<Config, String> {
 #[test]
 fn client_leg_defaults_to_off_without_a_certificate() {
     let c = parse("", "").unwrap();
-    assert_eq!(client_tls_mode(&c, c.listen.address), TlsMode::Off);
+    assert_eq!(client_tls_mode(&c, Some(c.listen.address)), TlsMode::Off);
     assert!(c.users[0].require_tls);
     assert!(c.tls_loaded.acceptor.is_none() && c.tls_loaded.server.is_none());
 }
@@ -63,4 +63,37 @@ fn ssl_request_is_recognised_as_one() {
     let r = HandshakeResponse::ssl_request(crate::protocol::caps::PROTOCOL_41, 1 << 24, 45);
     assert_eq!(r.len(), 32);
     assert!(HandshakeResponse::is_ssl_request(&r));
+}
+
+const CLUSTERS: &str = "[routing]\n\
+    [[clusters]]\nname = \"c1\"\nrslist = [\"127.0.0.1:2881\"]\ntls = { mode = \"required\" }\n\
+    [[clusters]]\nname = \"c2\"\nrslist = [\"127.0.0.1:2882\"]\n";
+
+#[test]
+fn a_cluster_with_its_own_tls_uses_it_and_the_others_use_backend_tls() {
+    let c = parse("", CLUSTERS).unwrap();
+    let mode = |cluster: Option<&str>| c.tls_loaded.server_for(cluster).map(|t| t.mode);
+    assert_eq!(mode(Some("c1")), Some(ServerTlsMode::Required));
+    assert_eq!(mode(Some("c2")), None, "c2 has no tls of its own: [backend] tls, off");
+    assert_eq!(mode(None), None);
+}
+
+#[test]
+fn a_cluster_verifying_without_a_ca_names_the_cluster() {
+    let e = parse("", &CLUSTERS.replace("mode = \"required\"", "mode = \"verify_ca\"")).unwrap_err();
+    assert!(e.contains("[[clusters]] \"c1\" tls mode \"verify_ca\" needs ca"), "{e}");
+}
+
+#[test]
+fn a_dialled_address_has_its_own_tls_mode() {
+    let dialled = "[[listen.dialled]]\naddress = \"127.0.0.1:2884\"\ntls = \"required\"\n";
+    let e = parse("", dialled).unwrap_err();
+    assert!(e.contains("needs a certificate"), "no [tls]: {e}");
+    let mut c = parse("extra_addresses = [\"127.0.0.1:2884\"]", "").unwrap();
+    c.tls = Some(TlsConfig { cert: "/c".into(), key: "/k".into() });
+    let extra = c.listen.extra_addresses[0];
+    c.listen.dialled.push(crate::clusters::DialledDefault { address: extra, cluster: None, tenant: None, tls: Some(TlsMode::Required) });
+    assert_eq!(client_tls_mode(&c, Some(extra)), TlsMode::Required);
+    assert_eq!(client_tls_mode(&c, Some(c.listen.address)), TlsMode::Optional);
+    assert_eq!(client_tls_mode(&c, None), TlsMode::Optional);
 }

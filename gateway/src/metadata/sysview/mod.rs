@@ -4,7 +4,7 @@
 //! and turns the rows into the cluster model (zones, servers, tenants, single-leader tenants),
 //! tenant server lists, table entries with their `TableScheme` and tablet ids, and tablet
 //! locations. It holds no cache and no timers: the [`crate::topology::Locator`] refreshes the
-//! cluster every `cluster_refresh_ms` (ODP's 20 s) and fetches table and tablet entries on
+//! cluster every `cluster_refresh_ms` (default 15 s) and fetches table and tablet entries on
 //! demand, on a miss or after feedback made them dirty.
 //!
 //! Partition bounds come from the text column `high_bound_val`, not the binary
