@@ -6,14 +6,15 @@
 //!   `routing.connect_observer_max_retries`, `listen.shutdown_grace_secs`, admin rights;
 //! * for new sessions (read at login or session start): `[[users]]` (add, remove, password,
 //!   `admin`, `require_tls`), `listen.max_packet_size`, `listen.handshake_timeout_secs`,
-//!   `listen.tls`, `[backend]` (with `[backend] tls`: new server connections),
-//!   `routing.default_tenant`, `[login]`, and the TLS files: `[tls] cert` / `key` and the
-//!   `[backend] tls` CA are re-read and validated by every reload (a bad file rejects it, the
+//!   `listen.tls`, `[[listen.dialled]]`, `[backend]` (with `[backend] tls`: new server
+//!   connections), `[[clusters]] tls`, `routing.default_tenant`, `[login]`, and the TLS files:
+//!   `[tls] cert` / `key` and the `[backend]` / `[[clusters]] tls` CAs are re-read and validated by every reload (a bad file rejects it, the
 //!   old certificate stays) and used by new handshakes;
 //! * after a restart only (a reload logs "needs restart" and keeps the old value):
-//!   `listen.address`, `listen.worker_threads`, `listen.server_version`, `[dataplane]`, `[pool]`, `[metrics]`, and the
-//!   topology side of `[routing]` (topology, server addresses, IDC, route policy, seed, cache,
-//!   route log, or adding / removing the section).
+//!   `listen.address`, `listen.extra_addresses`, `listen.worker_threads`, `listen.server_version`,
+//!   `[dataplane]`, `[pool]`, `[metrics]`, `[[clusters]]` (but their `tls`), and the topology
+//!   side of `[routing]` (topology, config server, server addresses, IDC, route policy, seed,
+//!   cache, route log, or adding / removing the section).
 //!
 //! The list of settings with their documentation and whether they need a restart is
 //! [`keys::KEYS`]; `SHOW PROXYCONFIG` prints it.
