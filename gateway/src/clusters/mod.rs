@@ -126,11 +126,12 @@ impl Clusters {
         let Some(routing) = self.routing.clone() else {
             return Err(ClusterError::Unknown { cluster: name.to_string() });
         };
-        let slot = self.slot(name);
-        if let Some(p) = slot.get() {
-            return Ok(p.clone());
+        if let Some(p) = self.built(name) {
+            return Ok(p);
         }
+        // Resolved before a slot exists: made-up names must not accumulate slots.
         let spec = self.spec(name, &routing).await?;
+        let slot = self.slot(name);
         let planner = slot.get_or_try_init(|| setup::build(&spec, &routing)).await?;
         Ok(planner.clone())
     }
@@ -151,6 +152,12 @@ impl Clusters {
     pub fn servers(&self) -> std::collections::BTreeSet<std::net::SocketAddr> {
         let planners = self.planners();
         planners.iter().flat_map(|(_, p)| p.locator().cluster().servers().iter().map(|s| s.addr).collect::<Vec<_>>()).collect()
+    }
+
+    /// The planner of `name` if its set-up finished.
+    fn built(&self, name: &str) -> Option<Planner> {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots.get(name).and_then(|s| s.get().cloned())
     }
 
     fn slot(&self, name: &str) -> Arc<OnceCell<Planner>> {
