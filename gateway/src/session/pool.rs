@@ -98,6 +98,16 @@ pub enum PoolError {
         /// What went wrong.
         reason: String,
     },
+    /// The TLS handshake with the server failed or TLS was required and not offered
+    /// (`[backend] tls` / `[[clusters]] tls`): a configuration or certificate problem, not a
+    /// dead server, so it does not count for congestion.
+    #[error("{reason}")]
+    Tls {
+        /// The server.
+        server: SocketAddr,
+        /// `gateway: TLS to backend <addr>: <why>`.
+        reason: String,
+    },
     /// The server refused the login (to relay to the client).
     #[error("gateway: login to {server} refused: {err}")]
     Denied {
@@ -126,10 +136,12 @@ pub enum PoolError {
 
 impl PoolError {
     /// The ERR packet for the client: the server's own error when it refused, else
-    /// CR_CONN_HOST_ERROR (2003) / CR_SERVER_LOST (2013) with the message above.
+    /// CR_SSL_CONNECTION_ERROR (2026) / CR_CONN_HOST_ERROR (2003) / CR_SERVER_LOST (2013) with
+    /// the message above.
     pub fn to_err_packet(&self) -> ErrPacket {
         match self {
             PoolError::Denied { err, .. } | PoolError::Sync { err, .. } => err.clone(),
+            PoolError::Tls { .. } => ErrPacket::new(codes::SSL_CONNECTION, self.to_string()),
             PoolError::Lost { .. } => ErrPacket::new(codes::BACKEND_LOST, self.to_string()),
             _ => ErrPacket::new(codes::BACKEND_UNREACHABLE, self.to_string()),
         }
@@ -137,7 +149,7 @@ impl PoolError {
 
     /// Whether another server may be tried: nothing reached this one (routing.md §15.3).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, PoolError::Busy { .. } | PoolError::ConnectQueue { .. } | PoolError::Connect { .. })
+        matches!(self, PoolError::Busy { .. } | PoolError::ConnectQueue { .. } | PoolError::Connect { .. } | PoolError::Tls { .. })
     }
 }
 
@@ -483,16 +495,18 @@ impl KeyPool {
 
 /// TCP connect, greeting and login to `server`, all within `timeout`.
 async fn open(server: SocketAddr, login: &LoginRequest<'_>, timeout: std::time::Duration) -> Result<Backend, PoolError> {
-    let connect_err = |e: SessionError| PoolError::Connect {
-        server,
-        reason: match e {
-            // backend::connect words it "gateway: cannot connect to backend <addr>: <why>".
-            SessionError::Refused { err, .. } => match err.message.split_once(&format!("{server}: ")) {
+    let connect_err = |e: SessionError| match e {
+        // backend::login words it "gateway: TLS to backend <addr>: <why>" (ERR 2026).
+        SessionError::Refused { err, .. } if err.code == codes::SSL_CONNECTION => PoolError::Tls { server, reason: err.message },
+        // backend::connect words it "gateway: cannot connect to backend <addr>: <why>".
+        SessionError::Refused { err, .. } => {
+            let reason = match err.message.split_once(&format!("{server}: ")) {
                 Some((_, why)) => why.to_string(),
                 None => err.message,
-            },
-            other => other.to_string(),
-        },
+            };
+            PoolError::Connect { server, reason }
+        }
+        other => PoolError::Connect { server, reason: other.to_string() },
     };
     let attempt = async {
         let (wire, greeting) = backend::connect(server, timeout).await.map_err(connect_err)?;
@@ -528,5 +542,9 @@ mod tests {
         let denied = PoolError::Denied { server, err: ErrPacket::new(1045, "Access denied") };
         assert_eq!(denied.to_err_packet().code, 1045);
         assert!(!denied.is_retryable());
+        let tls = PoolError::Tls { server, reason: "gateway: TLS to backend 10.0.0.1:2881: invalid peer certificate".into() };
+        assert_eq!(tls.to_err_packet().code, 2026, "CR_SSL_CONNECTION_ERROR, not 2003");
+        assert_eq!(tls.to_err_packet().message, "gateway: TLS to backend 10.0.0.1:2881: invalid peer certificate");
+        assert!(tls.is_retryable(), "nothing ran on the server");
     }
 }

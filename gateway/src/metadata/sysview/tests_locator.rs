@@ -66,13 +66,13 @@ async fn not_master_refetches_the_tablet_after_the_minimum_interval() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn cluster_refresh_every_twenty_seconds() {
+async fn cluster_refresh_every_fifteen_seconds() {
     let (fake, locator) = setup().await;
     let handle = locator.spawn_cluster_refresh();
     settle().await;
     let zones = fake.count("DBA_OB_ZONES");
     fake.views.lock().unwrap().servers[5][4] = Some("INACTIVE".into());
-    tokio::time::advance(Duration::from_millis(19_999)).await;
+    tokio::time::advance(Duration::from_millis(14_999)).await;
     settle().await;
     assert_eq!(fake.count("DBA_OB_ZONES"), zones);
     assert_eq!(locator.cluster().server(addr("10.0.3.2:2881")).unwrap().status, ServerStatus::Active);
