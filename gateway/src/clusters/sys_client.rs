@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{OptsBuilder, Pool, PoolConstraints, PoolOpts, Value};
+use mysql_async::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
+use crate::metadata::information_schema::client::text;
 use crate::metadata::information_schema::{SqlClient, TextRow};
 use crate::metadata::{MetaFuture, MetadataError};
 
@@ -161,15 +162,6 @@ enum Attempt {
     Answered(MetadataError),
     /// The server could not be used: try the next.
     Unreachable(String),
-}
-
-/// A column value as text (the text protocol sends everything but NULL as bytes).
-fn text(v: Value) -> Option<String> {
-    match v {
-        Value::NULL => None,
-        Value::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
-        other => Some(other.as_sql(true)),
-    }
 }
 
 impl SqlClient for SysClient {

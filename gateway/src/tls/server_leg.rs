@@ -37,9 +37,9 @@ impl ServerTls {
             return Ok(None);
         }
         let verifier: Arc<dyn ServerCertVerifier> = match (cfg.mode.verifies(), &cfg.ca) {
-            (true, Some(ca)) => Arc::new(ChainVerifier { roots: files::roots(ca)?, check_name: cfg.mode == ServerTlsMode::VerifyIdentity }),
+            (true, Some(ca)) => Arc::new(Verifier { roots: Some(files::roots(ca)?), check_name: cfg.mode == ServerTlsMode::VerifyIdentity }),
             (true, None) => return Err(TlsError::Config(format!("[backend] tls mode {} needs ca", cfg.mode.name()))),
-            (false, _) => Arc::new(NoVerifier),
+            (false, _) => Arc::new(Verifier { roots: None, check_name: false }),
         };
         let config = ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
@@ -73,14 +73,17 @@ impl ServerTls {
     }
 }
 
-/// Checks the chain against the configured CA, and the name when asked (`verify_identity`).
+/// The server-certificate check of a mode: the chain against the configured CA (`roots`, for
+/// `verify_ca` and `verify_identity`) and the name when asked (`verify_identity`); none for
+/// `preferred` and `required` (MySQL's meaning: encryption without authenticating the server).
+/// The handshake signatures are checked in every mode.
 #[derive(Debug)]
-struct ChainVerifier {
-    roots: RootCertStore,
+struct Verifier {
+    roots: Option<RootCertStore>,
     check_name: bool,
 }
 
-impl ServerCertVerifier for ChainVerifier {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -89,42 +92,15 @@ impl ServerCertVerifier for ChainVerifier {
         _ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let Some(roots) = &self.roots else {
+            return Ok(ServerCertVerified::assertion());
+        };
         let cert = ParsedCertificate::try_from(end_entity)?;
         let algs = provider().signature_verification_algorithms.all;
-        verify_server_cert_signed_by_trust_anchor(&cert, &self.roots, intermediates, now, algs)?;
+        verify_server_cert_signed_by_trust_anchor(&cert, roots, intermediates, now, algs)?;
         if self.check_name {
             verify_server_name(&cert, server_name)?;
         }
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(m, c, d, &provider().signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(m, c, d, &provider().signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        provider().signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// `preferred` and `required`: encryption without authentication of the server (MySQL's
-/// meaning of these modes). The handshake signatures are still checked.
-#[derive(Debug)]
-struct NoVerifier;
-
-impl ServerCertVerifier for NoVerifier {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
         Ok(ServerCertVerified::assertion())
     }
 

@@ -46,7 +46,7 @@ impl MysqlClient {
 }
 
 /// A column value as text (the text protocol sends everything but NULL as bytes).
-fn text(v: Value) -> Option<String> {
+pub(crate) fn text(v: Value) -> Option<String> {
     match v {
         Value::NULL => None,
         Value::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
