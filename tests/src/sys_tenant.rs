@@ -42,7 +42,12 @@ CREATE TABLE oceanbase.__all_virtual_tablet_to_ls (tenant_id BIGINT, tablet_id B
 
 /// Starts a MariaDB with the empty view tables.
 pub fn start(name: &str) -> anyhow::Result<MariaDb> {
-    let db = MariaDb::start(name)?;
+    start_with(name, crate::MariaDbOptions::default())
+}
+
+/// [`start`] with server options (e.g. TLS).
+pub fn start_with(name: &str, options: crate::MariaDbOptions) -> anyhow::Result<MariaDb> {
+    let db = MariaDb::start_with(name, options)?;
     db.cli().sql(DDL)?;
     Ok(db)
 }

@@ -34,7 +34,8 @@ pub struct ClusterConfig {
     /// sessions), as `[backend] tls`: `{ mode = "off" | "preferred" | "required" | "verify_ca" |
     /// "verify_identity", ca = "path", server_name = "name" }`. Unset: `[backend] tls`. The CA
     /// file is re-read on reload; new server connections use the new setting. The sys-tenant
-    /// metadata connections stay plain TCP.
+    /// metadata connections use the setting the cluster was set up with (`preferred` keeps them
+    /// plain: the metadata client cannot fall back).
     #[serde(default)]
     pub tls: Option<crate::tls::BackendTls>,
 }

@@ -67,6 +67,8 @@ pub struct Clusters {
     /// The static topology's planner: the default cluster when configured.
     fixed: Option<Planner>,
     configured: Vec<ClusterConfig>,
+    /// `[backend] tls` at start: the sys-tenant TLS of clusters without their own `tls`.
+    default_tls: crate::tls::BackendTls,
     slots: Mutex<HashMap<String, Arc<OnceCell<Planner>>>>,
     /// The config server's cluster list and when it was fetched.
     list: tokio::sync::Mutex<Option<(Instant, ClusterList)>>,
@@ -85,6 +87,7 @@ impl Clusters {
             routing: config.routing.clone().map(Arc::new),
             fixed,
             configured: config.clusters.clone(),
+            default_tls: config.backend.tls.clone(),
             slots: Mutex::new(HashMap::new()),
             list: tokio::sync::Mutex::new(None),
         }
@@ -132,7 +135,8 @@ impl Clusters {
         // Resolved before a slot exists: made-up names must not accumulate slots.
         let spec = self.spec(name, &routing).await?;
         let slot = self.slot(name);
-        let planner = slot.get_or_try_init(|| setup::build(&spec, &routing)).await?;
+        let tls = spec.tls.as_ref().unwrap_or(&self.default_tls);
+        let planner = slot.get_or_try_init(|| setup::build(&spec, &routing, tls)).await?;
         Ok(planner.clone())
     }
 

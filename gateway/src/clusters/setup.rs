@@ -9,7 +9,8 @@ use crate::topology::Locator;
 
 use super::config::ClusterConfig;
 use super::source::ClusterSource;
-use super::sys_client::SysClient;
+use super::sys_client::{self, Login, SysClient};
+use crate::tls::BackendTls;
 use super::{config_server, ClusterError};
 
 /// How often a cluster's config-server entry is fetched again (ODP
@@ -20,7 +21,8 @@ pub const RSLIST_REFRESH: Duration = Duration::from_secs(60);
 /// answering nonsense) or no sys-tenant server gives the cluster model. On success the cluster
 /// model is refreshed every `refresh_ms` and a config-server rslist every [`RSLIST_REFRESH`],
 /// for as long as the process runs (clusters are never forgotten).
-pub async fn build(spec: &ClusterConfig, routing: &RoutingConfig) -> Result<Planner, ClusterError> {
+/// Sys-tenant connections use `tls` (the cluster's own `tls`, else `[backend] tls`).
+pub async fn build(spec: &ClusterConfig, routing: &RoutingConfig, tls: &BackendTls) -> Result<Planner, ClusterError> {
     let rslist = match &spec.config_server_url {
         Some(url) => {
             let entry = config_server::fetch_cluster(url).await?;
@@ -34,7 +36,8 @@ pub async fn build(spec: &ClusterConfig, routing: &RoutingConfig) -> Result<Plan
     let mut cache = routing.cache.clone();
     cache.cluster_refresh_ms = spec.refresh_ms;
     let connect_timeout = (cache.fetch_timeout() / 3).max(Duration::from_millis(200));
-    let client = SysClient::new(&spec.name, rslist.clone(), &spec.sys_user, &spec.sys_password, connect_timeout);
+    let login = Login { user: spec.sys_user.clone(), password: spec.sys_password.clone(), ssl: sys_client::ssl_opts(tls) };
+    let client = SysClient::new(&spec.name, rslist.clone(), login, connect_timeout);
     let locator = Locator::new(Arc::new(ClusterSource::new(client.clone(), &spec.name)), cache);
     locator
         .refresh_cluster()

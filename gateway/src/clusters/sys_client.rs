@@ -4,7 +4,8 @@
 //! `DBA_OB_SERVERS` can answer the metadata queries. The server that answered last is asked
 //! first next time; a server that cannot be reached (connect error, lost connection, connect
 //! timeout) is skipped for that query, while an SQL error from a server that answered is the
-//! query's answer (another server would say the same).
+//! query's answer (another server would say the same). The connections use the cluster's
+//! server-leg TLS ([`ssl_opts`]).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -12,11 +13,12 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
+use mysql_async::{OptsBuilder, Pool, PoolConstraints, PoolOpts, SslOpts};
 
 use crate::metadata::information_schema::client::text;
 use crate::metadata::information_schema::{SqlClient, TextRow};
 use crate::metadata::{MetaFuture, MetadataError};
+use crate::tls::{BackendTls, ServerTlsMode};
 
 /// Most pooled metadata connections per server.
 const MAX_CONNS_PER_SERVER: usize = 2;
@@ -27,10 +29,51 @@ pub struct SysClient {
     inner: Arc<Inner>,
 }
 
+/// How the sys-tenant connections log in.
+#[derive(Clone)]
+pub struct Login {
+    /// The sys user, sent verbatim (`proxyro@sys`).
+    pub user: String,
+    /// Its password.
+    pub password: String,
+    /// TLS of the connections ([`ssl_opts`]); `None`: plain TCP.
+    pub ssl: Option<SslOpts>,
+}
+
+/// The sys-tenant TLS of a cluster's server-leg mode: `required` encrypts without checking the
+/// certificate, `verify_ca` checks the chain against `ca`, `verify_identity` also the name
+/// (`server_name`, else the server's address). `off` and `preferred` stay plain (mysql_async
+/// cannot fall back to plain TCP when a server offers no TLS).
+pub fn ssl_opts(tls: &BackendTls) -> Option<SslOpts> {
+    let verify = |ca: &Option<std::path::PathBuf>| {
+        let roots = ca.iter().map(|p| p.clone().into()).collect();
+        SslOpts::default().with_root_certs(roots).with_disable_built_in_roots(true)
+    };
+    match tls.mode {
+        ServerTlsMode::Off | ServerTlsMode::Preferred => None,
+        ServerTlsMode::Required => {
+            Some(SslOpts::default().with_danger_accept_invalid_certs(true).with_danger_skip_domain_validation(true))
+        }
+        ServerTlsMode::VerifyCa => Some(verify(&tls.ca).with_danger_skip_domain_validation(true)),
+        ServerTlsMode::VerifyIdentity => {
+            let opts = verify(&tls.ca);
+            Some(match &tls.server_name {
+                Some(name) => opts.with_danger_tls_hostname_override(Some(name.clone())),
+                None => opts,
+            })
+        }
+    }
+}
+
+impl std::fmt::Debug for Login {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Login").field("user", &self.user).field("tls", &self.ssl.is_some()).finish_non_exhaustive()
+    }
+}
+
 struct Inner {
     cluster: String,
-    user: String,
-    password: String,
+    login: Login,
     connect_timeout: Duration,
     /// The rslist (configured, or the config server's latest answer).
     rslist: RwLock<Vec<SocketAddr>>,
@@ -50,11 +93,10 @@ impl std::fmt::Debug for SysClient {
 impl SysClient {
     /// A client for `cluster` logging in as `user` to the servers of `rslist` first; a connect
     /// attempt taking longer than `connect_timeout` moves on to the next server.
-    pub fn new(cluster: &str, rslist: Vec<SocketAddr>, user: &str, password: &str, connect_timeout: Duration) -> SysClient {
+    pub fn new(cluster: &str, rslist: Vec<SocketAddr>, login: Login, connect_timeout: Duration) -> SysClient {
         let inner = Inner {
             cluster: cluster.to_string(),
-            user: user.to_string(),
-            password: password.to_string(),
+            login,
             connect_timeout,
             rslist: RwLock::new(rslist),
             learnt: RwLock::new(Vec::new()),
@@ -103,8 +145,9 @@ impl SysClient {
                 let opts = OptsBuilder::default()
                     .ip_or_hostname(server.ip().to_string())
                     .tcp_port(server.port())
-                    .user(Some(self.inner.user.clone()))
-                    .pass(Some(self.inner.password.clone()))
+                    .user(Some(self.inner.login.user.clone()))
+                    .pass(Some(self.inner.login.password.clone()))
+                    .ssl_opts(self.inner.login.ssl.clone())
                     .prefer_socket(false)
                     .pool_opts(PoolOpts::default().with_constraints(constraints));
                 Pool::new(opts)
