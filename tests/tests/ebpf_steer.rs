@@ -10,7 +10,8 @@
 //! Checks: an unmodified client in the application cgroup that dials MariaDB B is served by the
 //! gateway (B sees the gateway's socket, not the client's; the gateway logs the session), the
 //! gateway connects to B (the original destination), not to `[backend]` A, and without looping;
-//! the client's `getpeername()` shows B; a client outside the cgroup is not steered; after
+//! the client's `getpeername()` shows B; the session gets the `[[listen.dialled]]` defaults of
+//! B, the address the application dialled; a client outside the cgroup is not steered; after
 //! SIGKILL of the gateway, new clients in the cgroup reach B directly (fail-open).
 //!
 //! Both cgroups are created under the detected cgroup2 mount and removed by a drop guard, even
@@ -27,6 +28,9 @@ use gateway_tests::cgroup::{command_in, in_cgroup_wrapper, port_of, TestCgroups}
 use gateway_tests::{clients, Gateway, MariaDb};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// The tenant `[[listen.dialled]]` gives logins that dialled MariaDB B.
+const STEERED_TENANT: &str = "steered_tenant";
 
 #[test]
 fn cgroup_steering_serves_apps_and_fails_open() {
@@ -46,10 +50,12 @@ fn cgroup_steering_serves_apps_and_fails_open() {
     let listen_port = gateway_tests::free_port().expect("free port");
     let toml = format!(
         "[listen]\naddress = \"127.0.0.1:{listen_port}\"\n\n[backend]\naddress = \"{}\"\n\n\
-         [[users]]\nname = \"root\"\npassword = \"\"\n\n[log]\nlevel = \"info,gateway=debug\"\n\n\
-         [dataplane]\nmode = \"cgroup\"\napp_cgroups = [\"{}\"]\nintercept = [\"{}\"]\n",
+         [[users]]\nname = \"root\"\npassword = \"\"\nadmin = true\n\n[log]\nlevel = \"info,gateway=debug\"\n\n\
+         [dataplane]\nmode = \"cgroup\"\napp_cgroups = [\"{}\"]\nintercept = [\"{}\"]\n\n\
+         [[listen.dialled]]\naddress = \"{}\"\ntenant = \"{STEERED_TENANT}\"\n",
         backend.addr(),
         app.display(),
+        target.addr(),
         target.addr()
     );
     let wrapper = in_cgroup_wrapper(&gw_cg, "steer-wrapper").expect("gateway wrapper script");
@@ -86,6 +92,11 @@ fn cgroup_steering_serves_apps_and_fails_open() {
     assert!(out.status_ok, "steered mariadb CLI failed: {}\n{}", out.stderr, gw.log_tail(4000));
     assert!(out.stdout.contains("steer-marker-cli"), "CLI output: {}", out.stdout);
     assert!(target.general_log().contains("steer-marker-cli"), "B never ran the CLI statement");
+    // The dialled address the data plane preserved (B) picks the login's defaults: the session
+    // gets B's `[[listen.dialled]]` tenant, as SHOW PROXYSESSION of the steered session shows.
+    let out = run_in(Some(&app), "mariadb", &cli_args(target.addr(), "SHOW PROXYSESSION")).expect("mariadb CLI");
+    assert!(out.status_ok, "steered SHOW PROXYSESSION failed: {}\n{}", out.stderr, gw.log_tail(4000));
+    assert!(out.stdout.contains(STEERED_TENANT), "the steered session lacks B's dialled tenant:\n{}", out.stdout);
     let opened = std::fs::read_to_string(gw.log_path()).unwrap_or_default().matches("session open").count();
     assert!(opened >= 2, "expected two gateway sessions, log shows {opened}:\n{}", gw.log_tail(4000));
 
