@@ -30,6 +30,16 @@ pub use config::{check_url, ClusterConfig, DialledDefault};
 
 /// How long the config server's cluster list is reused before a login asks for it again.
 const LIST_TTL: Duration = Duration::from_secs(60);
+/// How long a failed fetch of the list is the answer before the config server is asked again
+/// (logins before authentication may need the list: they must not hammer a failing server).
+const LIST_RETRY: Duration = Duration::from_secs(5);
+
+/// The config server's cluster list as last fetched, and the last failure when there is none.
+#[derive(Default)]
+struct ListState {
+    ok: Option<(Instant, ClusterList)>,
+    failed: Option<(Instant, ClusterError)>,
+}
 
 /// `(ObRegion, ObRootServiceInfoUrl)` pairs of the config server's cluster list.
 type ClusterList = Vec<(String, String)>;
@@ -71,7 +81,7 @@ pub struct Clusters {
     default_tls: crate::tls::BackendTls,
     slots: Mutex<HashMap<String, Arc<OnceCell<Planner>>>>,
     /// The config server's cluster list and when it was fetched.
-    list: tokio::sync::Mutex<Option<(Instant, ClusterList)>>,
+    list: tokio::sync::Mutex<ListState>,
 }
 
 impl std::fmt::Debug for Clusters {
@@ -89,7 +99,7 @@ impl Clusters {
             configured: config.clusters.clone(),
             default_tls: config.backend.tls.clone(),
             slots: Mutex::new(HashMap::new()),
-            list: tokio::sync::Mutex::new(None),
+            list: tokio::sync::Mutex::new(ListState::default()),
         }
     }
 
@@ -199,24 +209,32 @@ impl Clusters {
         let Some(url) = self.routing.as_ref().and_then(|r| r.config_server_url.clone()) else {
             return Ok(Vec::new());
         };
-        let mut cached = self.list.lock().await;
-        if let Some((at, list)) = cached.as_ref() {
+        let mut state = self.list.lock().await;
+        if let Some((at, list)) = &state.ok {
             if at.elapsed() < LIST_TTL {
                 return Ok(list.clone());
             }
         }
+        if let (None, Some((at, e))) = (&state.ok, &state.failed) {
+            if at.elapsed() < LIST_RETRY {
+                return Err(e.clone());
+            }
+        }
         match config_server::fetch_list(&url).await {
             Ok(list) => {
-                *cached = Some((Instant::now(), list.clone()));
+                *state = ListState { ok: Some((Instant::now(), list.clone())), failed: None };
                 Ok(list)
             }
-            Err(e) => match cached.take() {
+            Err(e) => match state.ok.take() {
                 Some((_, old)) => {
                     tracing::warn!(error = %e, "config server cluster list refetch failed; keeping the previous list");
-                    *cached = Some((Instant::now(), old.clone()));
+                    state.ok = Some((Instant::now(), old.clone()));
                     Ok(old)
                 }
-                None => Err(e),
+                None => {
+                    state.failed = Some((Instant::now(), e.clone()));
+                    Err(e)
+                }
             },
         }
     }

@@ -121,3 +121,33 @@ async fn unknown_cluster_is_unknown_and_default_is_the_first_entry() {
     assert!(matches!(e, ClusterError::Unknown { .. }), "{e}");
     assert!(clusters.planners().is_empty());
 }
+
+/// A config server that answers every request with HTTP 503 and counts them.
+async fn failing_config_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/list", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            let _ = s.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+        }
+    });
+    (url, count)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_cluster_list_is_not_asked_again_by_every_login() {
+    let (url, requests) = failing_config_server().await;
+    let c = config(&format!("[routing]\nconfig_server_url = \"{url}\"\n")).unwrap();
+    let clusters = super::Clusters::new(&c, None);
+    for _ in 0..5 {
+        assert_eq!(clusters.default_cluster().await, None, "no list, no default cluster");
+        assert!(matches!(clusters.planner("c9").await, Err(ClusterError::ConfigServer { .. })));
+    }
+    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1, "one request within LIST_RETRY");
+}
