@@ -1,19 +1,23 @@
 //! `cargo xtask bench`: sysbench against one MariaDB directly, through haproxy (TCP mode) and
 //! through the gateway, interleaved round by round, reported as a table with gateway ratios.
-//! `--cluster`: the gateway routes over three servers instead (see [`cluster`]).
+//! `--cluster`: the gateway routes over three servers instead (see [`cluster`]). `--tls`: every
+//! target over TLS, plus the plain gateway as a fourth target (see [`tls`]).
 
 mod cluster;
 mod profile;
+mod tls;
 
 use std::fmt::Write as _;
 
 use anyhow::{bail, Context};
+use gateway_tests::tls::ServerTlsFiles;
+use tls::Certificates;
 use gateway_tests::{Gateway, MariaDb, MariaDbOptions};
 
 use crate::mariadb_cli::{self, Format, Login};
 use crate::process::{self, interrupted, Proc};
 use crate::report::{self, Sample};
-use crate::sysbench::{self, Outcome, RunSpec};
+use crate::sysbench::{self, Endpoint, Outcome, RunSpec};
 use crate::{haproxy, workspace};
 
 /// Options of `cargo xtask bench`.
@@ -44,40 +48,84 @@ pub struct BenchArgs {
     /// `target/bench/perf-<test>-<ps mode>-r<round>.data` (read with `perf report -i <file>`).
     #[arg(long)]
     profile: bool,
+    /// TLS everywhere: the servers get a certificate made at bench time (CA and certificate under
+    /// `target/bench/tls/`), sysbench runs with `--mysql-ssl=on` as a `REQUIRE SSL` account;
+    /// direct is TLS to MariaDB, haproxy passes the TLS bytes through, and the gateway
+    /// terminates TLS from sysbench and opens TLS (`verify_ca`) to the server. A fourth target,
+    /// `gateway-plain`, is a second gateway without TLS (root over plain TCP, as without
+    /// `--tls`) in the same rounds; `gw/plain` is the TLS gateway's QPS over it.
+    #[arg(long)]
+    tls: bool,
 }
 
 const TARGETS: [&str; 3] = ["direct", "haproxy", "gateway"];
+/// With `--tls`: [`TARGETS`] over TLS, then the plain gateway.
+const TLS_TARGETS: [&str; 4] = ["direct", "haproxy", "gateway", "gateway-plain"];
 
-/// Everything the benchmark started, stopped (by PID) when dropped: gateway, haproxy, then MariaDB.
-struct Rig {
+/// A gateway of the rig and its configuration (to restart it with).
+struct RigGateway {
     gateway: Gateway,
-    gateway_config: String,
-    #[allow(dead_code)] // held so that dropping the rig stops haproxy by PID
-    haproxy: Proc,
-    haproxy_port: u16,
-    /// The servers: one, or s1–s3 with `--cluster`. direct and haproxy use the first.
-    dbs: Vec<MariaDb>,
+    config: String,
 }
 
-impl Rig {
-    fn port(&self, target: &str) -> u16 {
-        match target {
-            "direct" => self.dbs[0].port(),
-            "haproxy" => self.haproxy_port,
-            _ => self.gateway.port(),
-        }
+impl RigGateway {
+    fn start(config: String) -> anyhow::Result<RigGateway> {
+        Ok(RigGateway { gateway: Gateway::start(&config)?, config })
     }
 
     /// Restarts the gateway if an earlier run made it exit; returns a note if it did.
-    fn revive_gateway(&mut self) -> anyhow::Result<Option<String>> {
+    fn revive(&mut self, name: &str) -> anyhow::Result<Option<String>> {
         if self.gateway.is_alive() {
             return Ok(None);
         }
         let tail = self.gateway.log_tail(1500);
         let tail = if tail.trim().is_empty() { "(log empty)".to_string() } else { format!("log tail:\n{tail}") };
-        let note = format!("gateway (pid {}) had exited, restarting it; {tail}", self.gateway.pid());
-        self.gateway = Gateway::start(&self.gateway_config)?;
+        let note = format!("{name} (pid {}) had exited, restarting it; {tail}", self.gateway.pid());
+        self.gateway = Gateway::start(&self.config)?;
         Ok(Some(note))
+    }
+}
+
+/// Everything the benchmark started, stopped (by PID) when dropped: gateways, haproxy, then MariaDB.
+struct Rig {
+    gateway: RigGateway,
+    /// With `--tls`: the gateway without TLS, target `gateway-plain`.
+    plain_gateway: Option<RigGateway>,
+    #[allow(dead_code)] // held so that dropping the rig stops haproxy by PID
+    haproxy: Proc,
+    haproxy_port: u16,
+    /// The servers: one, or s1–s3 with `--cluster`. direct and haproxy use the first.
+    dbs: Vec<MariaDb>,
+    /// With `--tls`: the certificate files.
+    tls: Option<Certificates>,
+}
+
+impl Rig {
+    fn targets(&self) -> &'static [&'static str] {
+        if self.tls.is_some() { &TLS_TARGETS } else { &TARGETS }
+    }
+
+    /// Where sysbench connects for `target`: root over plain TCP, or the TLS account with `--tls`.
+    fn endpoint(&self, target: &str) -> Endpoint<'_> {
+        let port = match target {
+            "direct" => self.dbs[0].port(),
+            "haproxy" => self.haproxy_port,
+            "gateway-plain" => return Endpoint::root(self.plain_gateway.as_ref().map_or(0, |g| g.gateway.port())),
+            _ => self.gateway.gateway.port(),
+        };
+        match &self.tls {
+            Some(certs) => tls::endpoint(port, certs),
+            None => Endpoint::root(port),
+        }
+    }
+
+    /// The gateway process behind `target`, if it is one.
+    fn gateway_of(&mut self, target: &str) -> Option<&mut RigGateway> {
+        match target {
+            "gateway" => Some(&mut self.gateway),
+            "gateway-plain" => self.plain_gateway.as_mut(),
+            _ => None,
+        }
     }
 }
 
@@ -89,27 +137,30 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let rounds = args.rounds.max(1);
     workspace::use_release_gateway()?;
     let dir = workspace::scratch_dir("bench")?;
-    let mut rig = start_rig(&dir, args.cluster)?;
+    let mut rig = start_rig(&dir, args.cluster, args.tls)?;
+    let targets = rig.targets();
+    let width = targets.iter().map(|t| t.len()).max().unwrap_or(0);
 
-    let total = tests.len() * ps_modes.len() * rounds as usize * TARGETS.len();
+    let total = tests.len() * ps_modes.len() * rounds as usize * targets.len();
     let mut samples = Vec::with_capacity(total);
     'outer: for &test in &tests {
         for &ps_mode in &ps_modes {
             let spec = RunSpec { test, ps_mode, threads: args.threads, time: args.time };
             for round in 1..=rounds {
-                for target in TARGETS {
+                for &target in targets {
                     if interrupted() {
                         println!("==> interrupted: reporting what has run");
                         break 'outer;
                     }
-                    if target == "gateway" {
-                        if let Some(note) = rig.revive_gateway()? {
+                    if let Some(gw) = rig.gateway_of(target) {
+                        if let Some(note) = gw.revive(target)? {
                             println!("    {note}");
                         }
                     }
                     let before = (innodb_deadlocks(&rig.dbs), cluster::questions(&rig.dbs));
-                    let perf = (args.profile && target == "gateway").then(|| profile::start(&dir, &spec, round, rig.gateway.pid()));
-                    let mut outcome = sysbench::run(&spec, rig.port(target));
+                    let perf = (args.profile && target == "gateway")
+                        .then(|| profile::start(&dir, &spec, round, rig.gateway.gateway.pid()));
+                    let mut outcome = sysbench::run(&spec, &rig.endpoint(target));
                     if let Some(p) = perf {
                         println!("    {}", profile::finish(p));
                     }
@@ -117,7 +168,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     if rig.dbs.len() > 1 {
                         outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));
                     }
-                    println!("[{:>2}/{total}] {}", samples.len() + 1, progress_line(&spec, round, target, &outcome));
+                    println!("[{:>2}/{total}] {}", samples.len() + 1, progress_line(&spec, round, (target, width), &outcome));
                     samples.push(Sample { test, ps_mode, target, round, outcome });
                 }
             }
@@ -132,7 +183,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", md_path.display()))?;
     println!("\nwritten to {}", md_path.display());
     // The harness deletes the gateway's directory when it stops it; keep its log for post-mortem.
-    let _ = std::fs::copy(rig.gateway.log_path(), dir.join("gateway.log"));
+    let _ = std::fs::copy(rig.gateway.gateway.log_path(), dir.join("gateway.log"));
+    if let Some(plain) = &rig.plain_gateway {
+        let _ = std::fs::copy(plain.gateway.log_path(), dir.join("gateway-plain.log"));
+    }
     drop(rig);
 
     let bad = samples.iter().filter(|s| s.outcome.is_bad()).count();
@@ -146,13 +200,16 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
 }
 
 /// Starts MariaDB (one, or three with `cluster`; fresh `sbtest` prepared on each), haproxy (in
-/// front of the first) and the gateway (1:1 in front of the first, or routing over all three).
-fn start_rig(dir: &std::path::Path, cluster: bool) -> anyhow::Result<Rig> {
+/// front of the first) and the gateway (1:1 in front of the first, or routing over all three);
+/// with `tls`, certificates first, TLS on every server, and the plain gateway too.
+fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<Rig> {
+    let certs = if tls { Some(tls::certificates(dir)?) } else { None };
+    let files = certs.as_ref().map(|c| &c.server);
     let count = if cluster { cluster::SERVERS } else { 1 };
     let mut dbs = Vec::with_capacity(count);
     for i in 1..=count {
         let name = if cluster { format!("bench-s{i}") } else { "bench".to_string() };
-        dbs.push(start_server(&name)?);
+        dbs.push(start_server(&name, files)?);
     }
 
     let haproxy_port = process::free_port()?;
@@ -164,32 +221,64 @@ fn start_rig(dir: &std::path::Path, cluster: bool) -> anyhow::Result<Rig> {
         haproxy.log().display()
     );
 
-    let gateway_port = process::free_port()?;
-    let mut gateway_config = workspace::gateway_config(gateway_port, dbs[0].addr())?.to_toml();
-    if cluster {
-        gateway_config.push_str(&cluster::routing_section(dir, &dbs)?);
-    }
-    std::fs::write(dir.join("gateway.toml"), &gateway_config)?;
-    let gateway = Gateway::start(&gateway_config)?;
-    println!("==> gateway on 127.0.0.1:{gateway_port} (pid {}), log {}", gateway.pid(), gateway.log_path().display());
+    let (gateway, plain_gateway) = match files {
+        None => (start_gateway(dir, "gateway", &dbs, cluster, None)?, None),
+        Some(f) => {
+            let gw = start_gateway(dir, "gateway", &dbs, cluster, Some(f))?;
+            (gw, Some(start_gateway(dir, "gateway-plain", &dbs, cluster, None)?))
+        }
+    };
 
-    for (name, port) in [("haproxy", haproxy_port), ("gateway", gateway_port)] {
-        if let Err(e) = mariadb_cli::run(&Login::root(port), "SELECT 1", Format::Batch) {
+    let mut checks = vec![("haproxy", haproxy_port), ("gateway", gateway.gateway.port())];
+    if let Some(plain) = &plain_gateway {
+        checks.push(("gateway-plain", plain.gateway.port()));
+    }
+    for (name, port) in checks {
+        if files.is_some() && name != "gateway-plain" {
+            tls::check(name, port);
+        } else if let Err(e) = mariadb_cli::run(&Login::root(port), "SELECT 1", Format::Batch) {
             println!("    warning: SELECT 1 through {name} failed: {e:#}");
         }
     }
-    Ok(Rig { gateway, gateway_config, haproxy, haproxy_port, dbs })
+    Ok(Rig { gateway, plain_gateway, haproxy, haproxy_port, dbs, tls: certs })
+}
+
+/// Writes `<dir>/<name>.toml` and starts a gateway on it: 1:1 in front of the first server, or
+/// routing over all of them with `cluster`; TLS on both legs with `tls`.
+fn start_gateway(
+    dir: &std::path::Path,
+    name: &str,
+    dbs: &[MariaDb],
+    cluster: bool,
+    tls: Option<&ServerTlsFiles>,
+) -> anyhow::Result<RigGateway> {
+    let port = process::free_port()?;
+    let mut config = workspace::gateway_config(port, dbs[0].addr())?;
+    if let Some(files) = tls {
+        config = tls::gateway_config(config, files);
+    }
+    let mut toml = config.to_toml();
+    if cluster {
+        toml.push_str(&cluster::routing_section(dir, dbs)?);
+    }
+    std::fs::write(dir.join(format!("{name}.toml")), &toml)?;
+    let gw = RigGateway::start(toml)?;
+    println!("==> {name} on 127.0.0.1:{port} (pid {}), log {}", gw.gateway.pid(), gw.gateway.log_path().display());
+    Ok(gw)
 }
 
 /// One MariaDB without general log, with `sbtest` freshly prepared (the same rows on every server:
-/// sysbench's random seed is fixed).
-fn start_server(name: &str) -> anyhow::Result<MariaDb> {
+/// sysbench's random seed is fixed); with `tls`, serving that certificate and with the TLS account.
+fn start_server(name: &str, tls: Option<&ServerTlsFiles>) -> anyhow::Result<MariaDb> {
     println!("==> starting MariaDB {name}");
     // No general log: writing every statement to a file would dominate the measurement.
-    let opts = MariaDbOptions { general_log: false, ..MariaDbOptions::default() };
+    let opts = MariaDbOptions { general_log: false, tls: tls.cloned(), ..MariaDbOptions::default() };
     let db = MariaDb::start_with(name, opts).with_context(|| format!("starting MariaDB {name}"))?;
     println!("    127.0.0.1:{} (pid {})", db.port(), db.pid());
     db.cli().sql("DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest")?;
+    if tls.is_some() {
+        tls::create_account(&db)?;
+    }
     println!("==> sysbench prepare on {name}: {} tables x {} rows", sysbench::TABLES, sysbench::TABLE_SIZE);
     sysbench::prepare(db.port())?;
     Ok(db)
@@ -205,8 +294,9 @@ fn innodb_deadlocks(dbs: &[MariaDb]) -> Option<u64> {
         .sum()
 }
 
-fn progress_line(spec: &RunSpec, round: u32, target: &str, o: &Outcome) -> String {
-    let head = format!("{:<17} ps={:<7} round {round} {target:<7}", spec.test, spec.ps_mode);
+/// One run's line; `width` pads the target name (the longest of the run's targets).
+fn progress_line(spec: &RunSpec, round: u32, (target, width): (&str, usize), o: &Outcome) -> String {
+    let head = format!("{:<17} ps={:<7} round {round} {target:<width$}", spec.test, spec.ps_mode);
     match &o.failure {
         Some(f) => format!("{head} FAILED: {f}"),
         None => {
@@ -235,7 +325,11 @@ fn known_names(given: &[String], allowed: &[&'static str]) -> anyhow::Result<Vec
 }
 
 fn result_markdown(args: &BenchArgs, rig: &Rig, table: &report::Table, samples: &[Sample]) -> String {
-    let mut md = String::from("# sysbench: direct vs haproxy vs gateway\n\n");
+    let mut md = String::from(if rig.tls.is_some() {
+        "# sysbench over TLS: direct vs haproxy vs gateway (and the plain gateway)\n\n"
+    } else {
+        "# sysbench: direct vs haproxy vs gateway\n\n"
+    });
     if args.cluster {
         let _ = writeln!(
             md,
@@ -258,15 +352,33 @@ fn result_markdown(args: &BenchArgs, rig: &Rig, table: &report::Table, samples: 
          ratios are medians of the per-round gateway/direct and gateway/haproxy QPS ratios.\n",
         rig.dbs[0].port(),
         rig.haproxy_port,
-        rig.gateway.port(),
+        rig.gateway.gateway.port(),
         sysbench::TABLES,
         sysbench::TABLE_SIZE,
         args.threads,
         args.time,
         args.rounds.max(1)
     );
+    if let Some(certs) = &rig.tls {
+        let _ = writeln!(md, "{}", tls_paragraph(&certs.server, rig));
+    }
     md.push_str(&table.to_markdown());
     md.push_str("\n## Every run\n\n");
     md.push_str(&report::raw_markdown(samples));
     md
+}
+
+fn tls_paragraph(files: &ServerTlsFiles, rig: &Rig) -> String {
+    format!(
+        "TLS (`--tls`): CA `{}`, server certificate `{}` for 127.0.0.1 on every MariaDB; sysbench \
+         `--mysql-ssl=on` as `{}` (`REQUIRE SSL`) on direct, haproxy (TCP passthrough of the TLS \
+         bytes) and gateway (`[listen] tls = \"required\"`, `[backend.tls] mode = \"verify_ca\"`). \
+         gateway-plain (:{}) is a second gateway without TLS, root over plain TCP as in a run \
+         without `--tls`, interleaved in the same rounds; gw/plain is the median per-round ratio \
+         of the TLS gateway's QPS to it.\n",
+        files.ca.display(),
+        files.cert.display(),
+        tls::USER,
+        rig.plain_gateway.as_ref().map_or(0, |g| g.gateway.port())
+    )
 }

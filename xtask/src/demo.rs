@@ -111,7 +111,7 @@ fn print_endpoints(servers: &[MariaDb], gateway: &Gateway, port: u16) {
     println!("  gateway         127.0.0.1:{port}  pid {}", gateway.pid());
     println!("                  config {}", gateway.dir().join("gateway.toml").display());
     println!("                  log    {}", gateway.log_path().display());
-    let login = Login { port, user: "demo".into(), password: "demo".into(), database: Some("test".into()) };
+    let login = Login { user: "demo".into(), password: "demo".into(), database: Some("test".into()), ..Login::root(port) };
     println!("  connect         {}   (root with an empty password works too)", login.shell_command());
     println!();
 }

@@ -18,12 +18,14 @@ pub struct Login {
     pub password: String,
     /// Default database, if any.
     pub database: Option<String>,
+    /// Log in over TLS (`--ssl`; the server certificate is not checked).
+    pub ssl: bool,
 }
 
 impl Login {
     /// `root` with an empty password, no default database.
     pub fn root(port: u16) -> Login {
-        Login { port, user: "root".into(), password: String::new(), database: None }
+        Login { port, user: "root".into(), password: String::new(), database: None, ssl: false }
     }
 
     /// The command line a person would type to open a session like this one.
@@ -31,6 +33,9 @@ impl Login {
         let mut s = format!("mariadb --no-defaults --comments -h127.0.0.1 -P{} -u{}", self.port, self.user);
         if !self.password.is_empty() {
             s.push_str(&format!(" -p{}", self.password));
+        }
+        if self.ssl {
+            s.push_str(" --ssl");
         }
         if let Some(db) = &self.database {
             s.push_str(&format!(" {db}"));
@@ -58,6 +63,9 @@ pub fn run(login: &Login, sql: &str, format: Format) -> anyhow::Result<String> {
         .arg("--comments");
     if !login.password.is_empty() {
         cmd.arg(format!("--password={}", login.password));
+    }
+    if login.ssl {
+        cmd.arg("--ssl");
     }
     match format {
         Format::Batch => cmd.args(["--batch", "--skip-column-names"]),

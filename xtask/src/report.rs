@@ -9,7 +9,7 @@ pub struct Sample {
     pub test: &'static str,
     /// `--db-ps-mode`.
     pub ps_mode: &'static str,
-    /// `direct`, `haproxy` or `gateway`.
+    /// `direct`, `haproxy`, `gateway` or (with `--tls`) `gateway-plain`.
     pub target: &'static str,
     /// 1-based round number.
     pub round: u32,
@@ -33,6 +33,11 @@ fn good(s: &Sample) -> bool {
 
 /// Median over rounds of `gateway QPS / other QPS`, pairing the runs of the same round.
 fn ratio(samples: &[Sample], test: &str, ps: &str, other: &str) -> Option<f64> {
+    ratio_of(samples, test, ps, "gateway", other)
+}
+
+/// Median over rounds of `target QPS / other QPS`, pairing the runs of the same round.
+fn ratio_of(samples: &[Sample], test: &str, ps: &str, target: &str, other: &str) -> Option<f64> {
     let pick = |target: &str, round: u32| {
         samples
             .iter()
@@ -41,7 +46,7 @@ fn ratio(samples: &[Sample], test: &str, ps: &str, other: &str) -> Option<f64> {
     };
     let rounds = samples.iter().map(|s| s.round).max().unwrap_or(0);
     let ratios = (1..=rounds)
-        .filter_map(|r| Some(pick("gateway", r)? / pick(other, r)?))
+        .filter_map(|r| Some(pick(target, r)? / pick(other, r)?))
         .collect();
     median(ratios)
 }
@@ -54,9 +59,11 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
-/// Builds the summary table, one row per (test, ps mode, target), in first-seen order.
+/// Builds the summary table, one row per (test, ps mode, target), in first-seen order. The
+/// `gw/plain` column (TLS gateway over plain gateway) only appears when `gateway-plain` ran.
 pub fn summarize(samples: &[Sample]) -> Table {
-    let header = ["test", "ps mode", "target", "QPS", "QPS min-max", "p95 ms", "errors", "gw/direct", "gw/haproxy", "failures"];
+    let header =
+        ["test", "ps mode", "target", "QPS", "QPS min-max", "p95 ms", "errors", "gw/direct", "gw/haproxy", "gw/plain", "failures"];
     let mut keys: Vec<(&str, &str, &str)> = Vec::new();
     for s in samples {
         let k = (s.test, s.ps_mode, s.target);
@@ -76,10 +83,14 @@ pub fn summarize(samples: &[Sample]) -> Table {
             let p95 = median(ok.iter().map(|s| s.outcome.p95_ms).collect());
             let errors = errors_cell(runs.iter().map(|s| &s.outcome));
             let failed: Vec<&Sample> = runs.iter().copied().filter(|s| s.outcome.failure.is_some()).collect();
-            let (r_direct, r_haproxy) = if target == "gateway" {
-                (fmt_ratio(ratio(samples, test, ps, "direct")), fmt_ratio(ratio(samples, test, ps, "haproxy")))
+            let (r_direct, r_haproxy, r_plain) = if target == "gateway" {
+                (
+                    fmt_ratio(ratio(samples, test, ps, "direct")),
+                    fmt_ratio(ratio(samples, test, ps, "haproxy")),
+                    fmt_ratio(ratio(samples, test, ps, "gateway-plain")),
+                )
             } else {
-                (String::new(), String::new())
+                (String::new(), String::new(), String::new())
             };
             let failures = match failed.first() {
                 None => String::new(),
@@ -100,6 +111,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 errors,
                 r_direct,
                 r_haproxy,
+                r_plain,
                 failures,
             ]
         })
@@ -107,6 +119,9 @@ pub fn summarize(samples: &[Sample]) -> Table {
     let mut table = Table { header: header.iter().map(|s| s.to_string()).collect(), rows };
     if samples.iter().all(|s| s.round == 1) {
         table.drop_column("QPS min-max");
+    }
+    if !samples.iter().any(|s| s.target == "gateway-plain") {
+        table.drop_column("gw/plain");
     }
     table
 }
@@ -246,5 +261,17 @@ mod tests {
         assert_eq!(gw[8], "0.90"); // median(0.8, 1.0)
         assert!(t.to_markdown().contains("| ---: |"));
         assert!(t.to_markdown().contains("| point_select | disable | gateway |"));
+        assert!(!t.header.contains(&"gw/plain".to_string()));
+    }
+
+    #[test]
+    fn plain_gateway_ratio_with_tls() {
+        let s = vec![
+            sample("direct", 1, 100.0), sample("haproxy", 1, 80.0), sample("gateway", 1, 60.0), sample("gateway-plain", 1, 75.0),
+        ];
+        let t = summarize(&s);
+        assert_eq!(t.header, ["test", "ps mode", "target", "QPS", "p95 ms", "errors", "gw/direct", "gw/haproxy", "gw/plain", "failures"]);
+        assert_eq!(t.rows[2][8], "0.80");
+        assert_eq!((t.rows[3][2].as_str(), t.rows[3][8].as_str()), ("gateway-plain", ""));
     }
 }

@@ -1,6 +1,7 @@
 //! sysbench 1.0 for the benchmark: prepare through the harness; each run under a wall-clock limit
 //! (a stalled proxy must not hang the benchmark) with its outcome recorded, never an early return.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -51,18 +52,43 @@ impl Outcome {
     }
 }
 
-fn base_command(test: &str, port: u16) -> Command {
+/// Where and as whom a run connects (always 127.0.0.1).
+#[derive(Debug, Clone, Copy)]
+pub struct Endpoint<'a> {
+    /// TCP port.
+    pub port: u16,
+    /// `--mysql-user`.
+    pub user: &'a str,
+    /// `--mysql-password`.
+    pub password: &'a str,
+    /// `--mysql-ssl=on`, run in this directory: sysbench 1.0 has no options for the TLS files,
+    /// it hands the client library `client-key.pem`, `client-cert.pem` and `cacert.pem` of its
+    /// working directory, and fails to connect without them.
+    pub ssl_dir: Option<&'a Path>,
+}
+
+impl Endpoint<'static> {
+    /// `root` with an empty password, plain TCP.
+    pub fn root(port: u16) -> Self {
+        Endpoint { port, user: "root", password: "", ssl_dir: None }
+    }
+}
+
+fn base_command(test: &str, to: &Endpoint) -> Command {
     let mut cmd = Command::new("sysbench");
     cmd.arg(test).args([
         "--db-driver=mysql",
         "--mysql-host=127.0.0.1",
-        &format!("--mysql-port={port}"),
-        "--mysql-user=root",
-        "--mysql-password=",
+        &format!("--mysql-port={}", to.port),
+        &format!("--mysql-user={}", to.user),
+        &format!("--mysql-password={}", to.password),
         "--mysql-db=sbtest",
         &format!("--tables={TABLES}"),
         &format!("--table-size={TABLE_SIZE}"),
     ]);
+    if let Some(dir) = to.ssl_dir {
+        cmd.arg("--mysql-ssl=on").current_dir(dir);
+    }
     cmd
 }
 
@@ -77,9 +103,9 @@ pub fn prepare(port: u16) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `spec` against 127.0.0.1:`port`; never fails as a function, failures land in the outcome.
-pub fn run(spec: &RunSpec, port: u16) -> Outcome {
-    let mut cmd = base_command(spec.test, port);
+/// Runs `spec` against `to`; never fails as a function, failures land in the outcome.
+pub fn run(spec: &RunSpec, to: &Endpoint) -> Outcome {
+    let mut cmd = base_command(spec.test, to);
     cmd.args([
         format!("--threads={}", spec.threads),
         format!("--time={}", spec.time),
