@@ -12,6 +12,7 @@ const EXAMPLE: &str = include_str!("../../dist/gateway.example.toml");
 /// Source files holding the structs the configuration is made of.
 const SOURCES: &[(&str, &str)] = &[
     ("config.rs", include_str!("../src/config.rs")),
+    ("config/dataplane.rs", include_str!("../src/config/dataplane.rs")),
     ("session/pool/config.rs", include_str!("../src/session/pool/config.rs")),
     ("topology/config.rs", include_str!("../src/topology/config.rs")),
     ("login_name.rs", include_str!("../src/login_name.rs")),
