@@ -17,16 +17,8 @@ struct Stack {
 
 impl Stack {
     fn start() -> Stack {
-        let mut servers = Vec::new();
-        for i in 1..=3 {
-            let db = MariaDb::start(&format!("diag-s{i}")).unwrap_or_else(|e| panic!("mariadb: {e}"));
-            db.sql("CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
-                    INSERT INTO t0 VALUES (0,'a'),(123,'a')")
-                .unwrap_or_else(|e| panic!("setup: {e}"));
-            db.create_user("alice", "alice-pw").unwrap_or_else(|e| panic!("user: {e}"));
-            db.create_user("boss", "boss-pw").unwrap_or_else(|e| panic!("user: {e}"));
-            servers.push(db);
-        }
+        let servers = gateway_tests::stack::demo_servers("diag", &[("alice", "alice-pw"), ("boss", "boss-pw")])
+            .unwrap_or_else(|e| panic!("servers: {e}"));
         let toml = GatewayConfig::new(servers[0].addr())
             .unwrap_or_else(|e| panic!("{e}"))
             .user(UserEntry::native("alice", "alice-pw"))
@@ -34,11 +26,7 @@ impl Stack {
             .to_toml()
             .replace("[log]\n", "[log]\nroute_diagnosis = \"trace\"\nslow_statement_ms = 100\n");
         assert!(toml.contains("route_diagnosis"), "{toml}");
-        let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-        let toml = format!(
-            "{toml}\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n",
-            addrs.join(", ")
-        );
+        let toml = format!("{toml}\n{}", gateway_tests::stack::demo_routing(&servers));
         let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
         Stack { _servers: servers, gw }
     }

@@ -35,26 +35,14 @@ struct Stack {
 
 impl Stack {
     fn start() -> Stack {
-        let mut servers = Vec::new();
-        for i in 1..=3 {
-            let db = MariaDb::start(&format!("metrics-s{i}")).unwrap_or_else(|e| panic!("mariadb: {e}"));
-            db.sql("CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
-                    INSERT INTO t0 VALUES (0,'a'),(123,'a')")
-                .unwrap_or_else(|e| panic!("setup: {e}"));
-            db.create_user("alice", "alice-pw").unwrap_or_else(|e| panic!("user: {e}"));
-            servers.push(db);
-        }
+        let servers = gateway_tests::stack::demo_servers("metrics", &[("alice", "alice-pw")]).unwrap_or_else(|e| panic!("servers: {e}"));
         let port = gateway_tests::free_port().unwrap_or_else(|e| panic!("{e}"));
         let metrics: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap_or_else(|e| panic!("{e}"));
         let mut toml = GatewayConfig::new(servers[0].addr())
             .unwrap_or_else(|e| panic!("{e}"))
             .user(UserEntry::native("alice", "alice-pw"))
             .to_toml();
-        let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-        toml.push_str(&format!(
-            "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n\n[metrics]\naddress = \"{metrics}\"\n",
-            addrs.join(", ")
-        ));
+        toml.push_str(&format!("\n{}\n[metrics]\naddress = \"{metrics}\"\n", gateway_tests::stack::demo_routing(&servers)));
         let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
         Stack { servers, gw, metrics }
     }
