@@ -7,6 +7,7 @@
 
 pub mod analysis;
 mod command;
+pub mod depth;
 pub mod eval;
 pub mod fast;
 pub mod hint;

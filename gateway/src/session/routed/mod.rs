@@ -31,7 +31,7 @@ mod splice;
 mod statement_conn;
 mod statements;
 mod text_statements;
-mod transaction;
+pub(crate) mod transaction;
 
 use std::net::SocketAddr;
 use std::time::Instant;

@@ -72,11 +72,17 @@ fn term<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {
     }
 }
 
+/// Every recursion of the expression parser passes through here (parentheses, function
+/// arguments, unary minus), so this is where its depth is bounded: past
+/// [`MAX_DEPTH`](super::MAX_DEPTH) the fast path declines.
 fn unary<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {
-    if c.punct(b'-') {
-        return Some(Operand::Value(eval::negate(unary(c)?.value())));
+    if c.depth >= super::MAX_DEPTH {
+        return None;
     }
-    primary(c)
+    c.depth += 1;
+    let operand = if c.punct(b'-') { unary(c).map(|o| Operand::Value(eval::negate(o.value()))) } else { primary(c) };
+    c.depth -= 1;
+    operand
 }
 
 fn primary<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {

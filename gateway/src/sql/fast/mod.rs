@@ -10,25 +10,45 @@ mod session;
 
 use std::borrow::Cow;
 
-use super::analysis::{Analysis, Name, Path, Pins};
+use super::analysis::{Analysis, Name, Path, Pins, StmtKind};
+use super::depth::{self, Class};
 use super::hint::Hints;
 use super::lexer::{self, Kind, Token};
 
-/// Analyses one statement, or declines with `None`.
+/// Analyses one statement, or declines with `None`. A statement it declines whose tree would be
+/// deeper than [`depth::MAX_TREE_DEPTH`] is not handed on: it is answered as unparsed here (its
+/// hints and pins kept), which spares the reference path from tokenizing it.
 pub fn analyze(sql: &str) -> Option<Analysis<'_>> {
     let mut hints = Hints::default();
     let toks = lexer::lex(sql, &mut hints)?;
-    let mut c = Cursor { sql, toks: &toks, pos: 0 };
-    let first = c.next_word()?;
-    let mut an = dispatch(&mut c, first)?;
-    if !c.at_end() {
-        return None;
-    }
-    an.path = Path::Fast;
+    let mut an = match recognise(sql, &toks) {
+        Some(an) => an,
+        None if depth::within(toks.iter().map(|t| class(sql, t))) => return None,
+        None => Analysis::new(StmtKind::Other, Path::Unparsed),
+    };
     an.hints = hints;
     an.pins.insert(pins(sql, &toks));
     an.placeholders = toks.iter().filter(|t| t.kind == Kind::Placeholder).count() as u32;
     Some(an)
+}
+
+/// The recognisers over the whole token list (a statement with tokens left over is declined).
+fn recognise<'a>(sql: &'a str, toks: &[Token]) -> Option<Analysis<'a>> {
+    let mut c = Cursor { sql, toks, pos: 0, depth: 0 };
+    let first = c.next_word()?;
+    let mut an = dispatch(&mut c, first)?;
+    an.path = Path::Fast;
+    c.at_end().then_some(an)
+}
+
+/// The class of a token to the depth estimate ([`depth`]).
+pub(crate) fn class(sql: &str, t: &Token) -> Class {
+    match t.kind {
+        Kind::Punct(c) => depth::punct_class(c),
+        Kind::Op(_) => Class::Operator,
+        Kind::Word if depth::is_operator_word(span(sql, t)) => Class::Operator,
+        _ => Class::Operand,
+    }
 }
 
 fn dispatch<'a>(c: &mut Cursor<'_, 'a>, first: &str) -> Option<Analysis<'a>> {
@@ -77,11 +97,18 @@ const RESERVED: &[&str] = &[
     "OVER", "PRIOR", "CONNECT", "START",
 ];
 
+/// How deep the fast path's expression parser may nest (parentheses, unary operators, function
+/// arguments) before it declines: the parser recurses per level, and a statement is untrusted
+/// input. Deeper statements go to the reference path, which has its own bounds.
+pub const MAX_DEPTH: u32 = 64;
+
 /// A position in the token list of one statement.
 pub(super) struct Cursor<'t, 'a> {
     sql: &'a str,
     toks: &'t [Token],
     pos: usize,
+    /// Current expression nesting ([`MAX_DEPTH`] bounds it).
+    depth: u32,
 }
 
 impl<'t, 'a> Cursor<'t, 'a> {

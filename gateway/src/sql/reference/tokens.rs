@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Whitespace};
 
 use crate::sql::analysis::{Analysis, LockRead, LockStrength, LockWait, Pins, TxnFlags};
+use crate::sql::depth::{self, Class};
 use crate::sql::hint::Hints;
 
 /// Collects hints, pins and placeholder positions; returns the placeholder locations in order.
@@ -33,6 +34,31 @@ pub(super) fn scan(tokens: &[TokenWithSpan], an: &mut Analysis<'_>) -> Vec<Locat
     an.hints = hints.into_owned();
     an.placeholders = places.len() as u32;
     places
+}
+
+/// The class of a token to the depth estimate ([`depth`]): operands are names, numbers, the
+/// usual string literals and placeholders; any other token that is not a bracket or separator
+/// counts as an operator (the estimate may only err high).
+pub(crate) fn class(token: &Token) -> Class {
+    match token {
+        Token::LParen | Token::LBracket | Token::LBrace => Class::Open,
+        Token::RParen | Token::RBracket | Token::RBrace => Class::Close,
+        Token::Comma | Token::SemiColon => Class::Separator,
+        Token::Word(w) if w.quote_style.is_none() && depth::is_operator_word(&w.value) => Class::Operator,
+        Token::Word(_)
+        | Token::Whitespace(_)
+        | Token::EOF
+        | Token::Number(..)
+        | Token::Placeholder(_)
+        | Token::SingleQuotedString(_)
+        | Token::DoubleQuotedString(_)
+        | Token::NationalStringLiteral(_)
+        | Token::EscapedStringLiteral(_)
+        | Token::HexStringLiteral(_)
+        | Token::SingleQuotedByteStringLiteral(_)
+        | Token::DoubleQuotedByteStringLiteral(_) => Class::Operand,
+        _ => Class::Operator,
+    }
 }
 
 fn is_kw(t: &TokenWithSpan, kw: &str) -> bool {

@@ -3,4 +3,5 @@
 mod corpus;
 mod differential;
 mod examples;
+mod hostile;
 mod random;
