@@ -10,10 +10,12 @@
 //! prints `NET_FUZZ_SEED=… NET_FUZZ_CASE=…`, which reruns that case alone (see
 //! `gateway_tests::netfuzz` for the other settings).
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use gateway_tests::mysql::{connect, query_one};
+use gateway_tests::netfuzz::canary::{CanaryReport, CanarySpec, ROWS_TABLE};
 use gateway_tests::netfuzz::{self, Progress, Settings, Target};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
 
@@ -22,10 +24,14 @@ const DEFAULT_CASES: u64 = 2500;
 const FUZZ: (&str, &str) = ("fuzz", "fuzz-pw");
 const CANARY: (&str, &str) = ("canary", "canary-pw");
 
-/// The fuzz cases' table and account: the account may read and write `test` only (no KILL of
+/// The fuzz cases' table and account, the canary's table: the account may read and write `test` only (no KILL of
 /// others, no SHUTDOWN, no DDL on real tables), so any harm to the canary is the gateway's doing.
 fn prepare_server(db: &MariaDb) -> anyhow::Result<()> {
-    db.sql("CREATE TABLE IF NOT EXISTS fz (k INT PRIMARY KEY, v VARCHAR(64))")?;
+    db.sql(
+        "CREATE TABLE IF NOT EXISTS fz (k INT PRIMARY KEY, v VARCHAR(64)); \
+         CREATE DATABASE IF NOT EXISTS canary; \
+         CREATE TABLE IF NOT EXISTS canary.rows (k BIGINT PRIMARY KEY, v VARCHAR(64))",
+    )?;
     for host in ["127.0.0.1", "localhost"] {
         db.cli().sql(&format!(
             "CREATE USER IF NOT EXISTS '{0}'@'{host}' IDENTIFIED BY '{1}'; \
@@ -43,7 +49,7 @@ fn config(backend: &MariaDb) -> GatewayConfig {
         .user(UserEntry::native(CANARY.0, CANARY.1))
 }
 
-/// Runs the fuzzer and the canary against `gw`, then checks the gateway and the servers.
+/// Runs the fuzzer and the canaries against `gw`, then checks the gateway and the servers.
 fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
     let settings = Settings::from_env(DEFAULT_CASES);
     eprintln!(
@@ -56,11 +62,21 @@ fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let progress = Arc::new(Progress::default());
-    let canary = rt.spawn(netfuzz::canary::run(
-        gw.url(CANARY.0, CANARY.1, Some("test")),
-        settings.seed,
-        progress.clone(),
-    ));
+    // One canary of its own account (committing rows too), one of the fuzz account: routed
+    // sessions share pooled server connections per account, so that one would get any answer
+    // a fuzz case left behind on a connection.
+    let canaries: Vec<_> = [(CANARY, true), (FUZZ, false)]
+        .into_iter()
+        .map(|((user, pw), writes)| {
+            let spec = CanarySpec {
+                name: user.into(),
+                url: gw.url(user, pw, Some("test")),
+                seed: settings.seed ^ u64::from(writes),
+                writes,
+            };
+            rt.spawn(netfuzz::canary::run(spec, progress.clone()))
+        })
+        .collect();
     let target = Target {
         addr: gw.addr(),
         user: FUZZ.0.into(),
@@ -69,31 +85,31 @@ fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
     let started = Instant::now();
     let result = netfuzz::run(&settings, &target, &progress, &|| gw.is_running());
     let elapsed = started.elapsed();
-    progress
-        .stop
-        .store(true, std::sync::atomic::Ordering::SeqCst);
-    let canary = rt
-        .block_on(canary)
-        .unwrap_or_else(|e| panic!("canary task: {e}"));
+    progress.stop.store(true, Ordering::SeqCst);
+    let reports: Vec<_> = canaries
+        .into_iter()
+        .map(|c| {
+            rt.block_on(c)
+                .unwrap_or_else(|e| panic!("canary task: {e}"))
+        })
+        .collect();
     let tally =
         result.unwrap_or_else(|e| panic!("{name}: {e}\ngateway log:\n{}", gw.log_tail(6000)));
-    let checks = canary.unwrap_or_else(|e| {
-        panic!(
-            "{name}: seed {:#x}: {e}\ngateway log:\n{}",
-            settings.seed,
-            gw.log_tail(6000)
-        )
-    });
-    eprintln!(
-        "{name}: seed {:#x}\n{tally}\ncanary checks: {checks}\ntime: {elapsed:.1?}",
-        settings.seed
-    );
+    let seed = settings.seed;
+    let reports: Vec<CanaryReport> = reports
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{name}: seed {seed:#x}: {e}\n{}", gw.log_tail(6000))))
+        .collect();
+    let checks: Vec<u64> = reports.iter().map(|r| r.checks).collect();
+    eprintln!("{name}: seed {seed:#x}\n{tally}\ncanary checks: {checks:?}\ntime: {elapsed:.1?}");
     if settings.only.is_none() {
         assert_eq!(tally.cases, settings.cases, "{name}: not every case ran");
-        assert!(
-            checks >= 20,
-            "{name}: the canary made only {checks} checks during the run"
-        );
+        for c in &checks {
+            assert!(
+                *c >= 20,
+                "{name}: a canary made only {c} checks during the run"
+            );
+        }
     }
     assert!(
         gw.is_running(),
@@ -105,6 +121,24 @@ fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
     for db in servers {
         no_leftovers(db, name);
     }
+    committed_rows_kept(servers, &reports[0].committed, name);
+}
+
+/// Every row whose COMMIT the canary saw acknowledged is on a server.
+fn committed_rows_kept(servers: &[MariaDb], committed: &[(u64, String)], name: &str) {
+    let mut stored = std::collections::BTreeSet::new();
+    for db in servers {
+        let out = db
+            .sql(&format!("SELECT k, v FROM {ROWS_TABLE}"))
+            .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        stored.extend(out.lines().map(str::to_owned));
+    }
+    let lost: Vec<_> = committed
+        .iter()
+        .filter(|(k, v)| !stored.contains(&format!("{k}\t{v}")))
+        .collect();
+    assert!(!committed.is_empty(), "{name}: the canary committed no row");
+    assert!(lost.is_empty(), "{name}: acknowledged rows lost: {lost:?}");
 }
 
 /// A fresh login through the gateway works, for the fuzz account and the canary's.

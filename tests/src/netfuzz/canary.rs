@@ -1,7 +1,9 @@
 //! The canary: one session of a real driver (mysql_async), logged in for the whole fuzz run,
 //! issuing statements whose answers only it can know (a fresh nonce each time, as text and as a
 //! prepared statement's parameter, also through the HASH-partitioned `t0` so routed sessions take
-//! different servers) and failing on any wrong, missing or foreign answer.
+//! different servers) and failing on any wrong, missing or foreign answer. With `writes`, it also
+//! commits a row per round in a transaction (read back before COMMIT); the caller checks every
+//! committed row is on a server afterwards.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -17,64 +19,103 @@ use crate::workload::Rng;
 /// How long one canary statement may take.
 const STATEMENT_DEADLINE: Duration = Duration::from_secs(20);
 
-/// Runs checks until `progress.stop`; the number of checks done, or what went wrong. A failure
-/// sets `progress.stop` (ends the fuzz run).
-pub async fn run(url: String, seed: u64, progress: Arc<Progress>) -> Result<u64, String> {
-    let r = checks(&url, seed, &progress).await;
+/// The table of the canary's committed rows (`k BIGINT PRIMARY KEY, v VARCHAR(64)`), in a
+/// database the fuzz account has no rights on.
+pub const ROWS_TABLE: &str = "canary.rows";
+
+/// Who the canary is and what it does.
+#[derive(Debug, Clone)]
+pub struct CanarySpec {
+    /// Named in failures.
+    pub name: String,
+    /// mysql_async URL through the gateway.
+    pub url: String,
+    pub seed: u64,
+    /// Commit rows to [`ROWS_TABLE`] too.
+    pub writes: bool,
+}
+
+/// What a canary did.
+#[derive(Debug, Default)]
+pub struct CanaryReport {
+    pub checks: u64,
+    /// Rows whose COMMIT was acknowledged: (k, v).
+    pub committed: Vec<(u64, String)>,
+}
+
+/// Runs checks until `progress.stop`; a failure says what went wrong and sets `progress.stop`
+/// (ends the fuzz run).
+pub async fn run(spec: CanarySpec, progress: Arc<Progress>) -> Result<CanaryReport, String> {
+    let r = checks(&spec, &progress).await;
     if r.is_err() {
         progress.stop.store(true, Ordering::SeqCst);
     }
-    r
+    r.map_err(|e| format!("canary {}: {e}", spec.name))
 }
 
-async fn checks(url: &str, seed: u64, progress: &Progress) -> Result<u64, String> {
-    let mut conn = connect(url)
+async fn checks(spec: &CanarySpec, progress: &Progress) -> Result<CanaryReport, String> {
+    let mut conn = connect(&spec.url)
         .await
-        .map_err(|e| format!("canary login: {e}"))?;
-    let mut rng = Rng::new(seed ^ 0xCA4A_4157);
-    let mut done = 0u64;
+        .map_err(|e| format!("login: {e}"))?;
+    let mut rng = Rng::new(spec.seed ^ 0xCA4A_4157);
+    let mut report = CanaryReport::default();
+    let kinds = if spec.writes { 5 } else { 4 };
     let mut pace = tokio::time::interval(Duration::from_millis(5));
     while !progress.stop.load(Ordering::SeqCst) {
         pace.tick().await;
-        let nonce = format!("canary-{}-{done}", rng.next_u64());
-        let (sql, want): (&str, Vec<Option<String>>) = match done % 4 {
-            0 => ("text", vec![Some(nonce.clone())]),
-            1 => ("prepared", vec![Some(nonce.clone()), Some("canary".into())]),
-            2 => ("t0 text", vec![Some("123".into()), Some(nonce.clone())]),
-            _ => ("t0 prepared", vec![Some("0".into()), Some(nonce.clone())]),
-        };
+        let n = report.checks;
+        let nonce = format!("canary-{}-{n}", rng.next_u64() >> 16);
+        let kind = n % kinds;
         let got =
-            tokio::time::timeout(STATEMENT_DEADLINE, statement(&mut conn, done % 4, &nonce)).await;
+            tokio::time::timeout(STATEMENT_DEADLINE, statement(&mut conn, kind, n, &nonce)).await;
         let at = progress.started.load(Ordering::SeqCst);
+        let want = expected(kind, &nonce);
         match got {
             Err(_) => {
                 return Err(format!(
-                    "canary {sql} check {done}: no answer in {STATEMENT_DEADLINE:?} ({at} cases started)"
+                    "check {n} (kind {kind}): no answer in {STATEMENT_DEADLINE:?} ({at} cases started)"
                 ));
             }
             Ok(Err(e)) => {
                 return Err(format!(
-                    "canary {sql} check {done}: error {e} ({at} cases started)"
+                    "check {n} (kind {kind}): error {e} ({at} cases started)"
                 ));
             }
             Ok(Ok(rows)) if rows != [want.clone()] => {
                 return Err(format!(
-                    "canary {sql} check {done}: expected [{want:?}], got {rows:?} ({at} cases started)"
+                    "check {n} (kind {kind}): expected [{want:?}], got {rows:?} ({at} cases started)"
                 ));
             }
-            Ok(Ok(_)) => done += 1,
+            Ok(Ok(_)) => {
+                if kind == 4 {
+                    report.committed.push((n, nonce));
+                }
+                report.checks += 1;
+            }
         }
     }
     conn.disconnect()
         .await
-        .map_err(|e| format!("canary disconnect: {e}"))?;
-    Ok(done)
+        .map_err(|e| format!("disconnect: {e}"))?;
+    Ok(report)
 }
 
-/// One statement whose answer carries `nonce`; its rows as text.
+/// The one row statement `kind` must answer.
+fn expected(kind: u64, nonce: &str) -> Vec<Option<String>> {
+    let n = Some(nonce.to_string());
+    match kind {
+        0 | 4 => vec![n],
+        1 => vec![n, Some("canary".into())],
+        2 => vec![Some("123".into()), n],
+        _ => vec![Some("0".into()), n],
+    }
+}
+
+/// One statement (or transaction) whose answer carries `nonce`; its rows as text.
 async fn statement(
     conn: &mut Conn,
     kind: u64,
+    n: u64,
     nonce: &str,
 ) -> Result<Vec<Vec<Option<String>>>, mysql_async::Error> {
     let rows: Vec<Row> = match kind {
@@ -84,9 +125,18 @@ async fn statement(
             conn.query(format!("SELECT c1, '{nonce}' FROM t0 WHERE c1 = 123"))
                 .await?
         }
-        _ => {
+        3 => {
             conn.exec("SELECT c1, ? FROM t0 WHERE c1 = ?", (nonce, 0))
                 .await?
+        }
+        _ => {
+            conn.query_drop("BEGIN").await?;
+            let insert = format!("INSERT INTO {ROWS_TABLE} (k, v) VALUES (?, ?)");
+            conn.exec_drop(insert, (n, nonce)).await?;
+            let select = format!("SELECT v FROM {ROWS_TABLE} WHERE k = ?");
+            let rows = conn.exec(select, (n,)).await?;
+            conn.query_drop("COMMIT").await?;
+            rows
         }
     };
     Ok(rows

@@ -52,7 +52,8 @@ pub fn run(
 ) -> Result<CaseOutcome, String> {
     let mut rng = case_rng(seed, case);
     let started = Instant::now();
-    let (conn, frames, cut, label) = if rng.chance(20) {
+    let login = rng.chance(20);
+    let (conn, frames, cut, label) = if login {
         handshake(&mut rng, target)?
     } else {
         commands(&mut rng, target)?
@@ -62,7 +63,7 @@ pub fn run(
     if let Some(at) = cut {
         wire.truncate(at);
     }
-    let (first, errors, end) = exchange(&mut stream, wire, started + deadline)
+    let (first, errors, end) = exchange(&mut stream, wire, started + deadline, login)
         .map_err(|e| format!("{e} after: {label}"))?;
     Ok(CaseOutcome {
         label,
@@ -78,12 +79,37 @@ type Built = (TcpStream, Vec<Frame>, Option<usize>, String);
 fn handshake(rng: &mut Rng, t: &Target) -> Result<Built, String> {
     let conn = RawConn::connect(t.addr).map_err(|e| format!("connect/greeting: {e:#}"))?;
     let db = rng.chance(50).then_some("test");
-    let resp = conn.handshake_response(&t.user, &t.password, db);
-    let mut frames = frames::packet(1, &resp);
+    let mut resp = conn.handshake_response(&t.user, &t.password, db);
+    let mut labels = vec!["handshake".to_string()];
+    let mut frames = match rng.below(10) {
+        0 => {
+            // An SSLRequest (the gateway has no TLS here) and then bytes that are no TLS.
+            resp[1] |= 0x08; // CLIENT_SSL (0x800)
+            resp.truncate(32);
+            labels.push("SSLRequest".into());
+            let junk: Vec<u8> = (0..rng.below(64)).map(|_| rng.next_u64() as u8).collect();
+            [
+                frames::packet(1, &resp),
+                vec![frames::Frame::honest(0x16, junk)],
+            ]
+            .concat()
+        }
+        1 | 2 => {
+            // Another plugin: the gateway asks for an auth switch, answered ahead of time.
+            let plugin = *rng.pick(&[&b"caching_sha2_password"[..], b"", b"dialog", b"x"]);
+            let end = resp.len() - b"mysql_native_password\0".len();
+            resp.truncate(end);
+            resp.extend_from_slice(plugin);
+            resp.push(0);
+            let scramble = crate::raw::scramble_native(&t.password, &conn.greeting.salt);
+            labels.push(format!("plugin {:?}", String::from_utf8_lossy(plugin)));
+            [frames::packet(1, &resp), frames::packet(3, &scramble)].concat()
+        }
+        _ => frames::packet(1, &resp),
+    };
     if rng.chance(40) {
         frames.extend(frames::packet(0, &commands::query(rng).0));
     }
-    let mut labels = vec!["handshake".to_string()];
     let mut cut = None;
     for _ in 0..1 + rng.below(2) {
         labels.push(frames::mutate(rng, &mut frames, &mut cut));
@@ -184,6 +210,7 @@ fn exchange(
     stream: &mut TcpStream,
     wire: Vec<u8>,
     deadline: Instant,
+    login: bool,
 ) -> Result<(&'static str, Vec<u16>, End), String> {
     let mut w = stream
         .try_clone()
@@ -220,12 +247,13 @@ fn exchange(
     // The gateway closed: a writer still blocked gets an error now.
     let _ = stream.shutdown(Shutdown::Both);
     let _ = writer.join();
-    let (first, errors) = classify(&got);
+    let (first, errors) = classify(&got, login);
     Ok((first, errors, end))
 }
 
-/// Kind of the first packet received, and the codes of all ERR packets.
-fn classify(mut b: &[u8]) -> (&'static str, Vec<u16>) {
+/// Kind of the first packet received (an answer to a handshake response with `login`, else to
+/// a command), and the codes of all ERR packets.
+fn classify(mut b: &[u8], login: bool) -> (&'static str, Vec<u16>) {
     let mut first = None;
     let mut errors = Vec::new();
     while b.len() >= 4 {
@@ -240,10 +268,9 @@ fn classify(mut b: &[u8]) -> (&'static str, Vec<u16>) {
                 }
                 "ERR"
             }
+            Some(0xfe) if login && first.is_none() => "auth switch",
             Some(0xfe) if p.len() < 9 => "EOF",
-            Some(0xfe) => "auth switch",
-            Some(0x01) => "auth more data",
-            Some(0x0a) if first.is_none() && p.len() > 40 => "greeting",
+            Some(0x01) if login && first.is_none() => "auth more data",
             Some(_) => "result set",
         };
         first.get_or_insert(kind);
