@@ -11,7 +11,7 @@ pub mod case;
 pub mod commands;
 pub mod frames;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -100,7 +100,8 @@ pub struct Progress {
 }
 
 /// Runs the cases on `settings.workers` threads; after each case `alive` must hold (the gateway
-/// process is running). The first failure stops the run and is returned with its reproduction.
+/// process is running). The first failure stops the run and is returned with its reproduction;
+/// a gateway found gone names every case in flight at that moment (any of them may be the cause).
 pub fn run(
     settings: &Settings,
     target: &Target,
@@ -109,6 +110,7 @@ pub fn run(
 ) -> Result<Tally, String> {
     let tally = Mutex::new(Tally::default());
     let failure: Mutex<Option<String>> = Mutex::new(None);
+    let in_flight: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
     let next = AtomicU64::new(0);
     let cases: Vec<u64> = match settings.only {
         Some(c) => vec![c],
@@ -119,6 +121,15 @@ pub fn run(
         let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
         f.get_or_insert(msg);
     };
+    let gone = |case: u64| {
+        let flying = in_flight.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let repro: Vec<String> = flying.iter().map(|c| settings.repro(*c)).collect();
+        format!(
+            "the gateway process is gone during case {case}; cases in flight: {flying:?} \
+             (rerun each alone: {})",
+            repro.join(" | ")
+        )
+    };
     std::thread::scope(|s| {
         for _ in 0..settings.workers.min(cases.len() as u64) {
             s.spawn(|| loop {
@@ -128,24 +139,26 @@ pub fn run(
                 let i = next.fetch_add(1, Ordering::SeqCst) as usize;
                 let Some(&case) = cases.get(i) else { return };
                 progress.started.fetch_add(1, Ordering::SeqCst);
-                match case::run(target, settings.seed, case, settings.deadline) {
-                    Ok(o) => {
-                        if !alive() {
-                            return fail(format!(
-                                "case {case} ({}): the gateway process is gone after: {}",
-                                settings.repro(case),
-                                o.label
-                            ));
-                        }
-                        tally.lock().unwrap_or_else(|p| p.into_inner()).add(&o);
-                    }
+                in_flight
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(case);
+                let outcome = case::run(target, settings.seed, case, settings.deadline);
+                if !alive() || (outcome.is_err() && dies_soon(alive)) {
+                    let what = match &outcome {
+                        Ok(o) => o.label.clone(),
+                        Err(e) => e.clone(),
+                    };
+                    return fail(format!("{}; case {case}: {what}", gone(case)));
+                }
+                in_flight
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&case);
+                match outcome {
+                    Ok(o) => tally.lock().unwrap_or_else(|p| p.into_inner()).add(&o),
                     Err(e) => {
-                        let dead = if alive() {
-                            ""
-                        } else {
-                            " (the gateway process is gone)"
-                        };
-                        return fail(format!("case {case} ({}){dead}: {e}", settings.repro(case)));
+                        return fail(format!("case {case} ({}): {e}", settings.repro(case)));
                     }
                 }
             });
@@ -155,4 +168,17 @@ pub fn run(
         Some(f) => Err(f),
         None => Ok(tally.into_inner().unwrap_or_else(|p| p.into_inner())),
     }
+}
+
+/// After a failed case: whether the gateway process is found gone within two seconds (an
+/// aborting process may still be writing its core when its sockets are already closed).
+fn dies_soon(alive: &(dyn Fn() -> bool + Sync)) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while std::time::Instant::now() < deadline {
+        if !alive() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
