@@ -63,7 +63,13 @@ pub fn run(
     if let Some(at) = cut {
         wire.truncate(at);
     }
-    let (first, errors, end) = exchange(&mut stream, wire, started + deadline, login)
+    // Sometimes in small pieces, so frames and headers arrive split across reads.
+    let pieces = (wire.len() < 1 << 16 && rng.chance(15)).then(|| 1 + rng.below(7) as usize);
+    let label = match pieces {
+        Some(n) => format!("{label} (in {n}-byte writes)"),
+        None => label,
+    };
+    let (first, errors, end) = exchange(&mut stream, (wire, pieces), started + deadline, login)
         .map_err(|e| format!("{e} after: {label}"))?;
     Ok(CaseOutcome {
         label,
@@ -204,11 +210,12 @@ fn into_stream(conn: RawConn) -> Result<TcpStream, String> {
         .map_err(|e| format!("clone socket: {e}"))
 }
 
-/// Writes `wire` (from a thread, so a gateway answering while we write cannot block both sides),
-/// closes the write side, reads until the gateway closes. Past `deadline`: a hang.
+/// Writes `wire` (in `pieces`-byte writes if set; from a thread, so a gateway answering while we
+/// write cannot block both sides), closes the write side, reads until the gateway closes. Past
+/// `deadline`: a hang.
 fn exchange(
     stream: &mut TcpStream,
-    wire: Vec<u8>,
+    (wire, pieces): (Vec<u8>, Option<usize>),
     deadline: Instant,
     login: bool,
 ) -> Result<(&'static str, Vec<u16>, End), String> {
@@ -216,7 +223,11 @@ fn exchange(
         .try_clone()
         .map_err(|e| format!("clone socket: {e}"))?;
     let writer = std::thread::spawn(move || {
-        let _ = w.write_all(&wire);
+        for chunk in wire.chunks(pieces.unwrap_or(wire.len()).max(1)) {
+            if w.write_all(chunk).is_err() {
+                break;
+            }
+        }
         let _ = w.shutdown(Shutdown::Write);
     });
     let mut got = Vec::new();
