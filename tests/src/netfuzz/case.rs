@@ -143,9 +143,15 @@ fn commands(rng: &mut Rng, t: &Target) -> Result<Built, String> {
     }
     let mut labels = Vec::new();
     let mut frames = Vec::new();
+    let mut quit = false;
     for _ in 0..1 + rng.below(4) {
         let (payload, label) = command(rng, &stmts, t, &conn.greeting.salt);
-        labels.push(label);
+        labels.push(if quit {
+            format!("{label} [after COM_QUIT]")
+        } else {
+            label
+        });
+        quit |= payload == [crate::raw::cmd::QUIT];
         frames.extend(frames::packet(0, &payload));
     }
     if rng.chance(1) {

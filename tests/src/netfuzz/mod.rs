@@ -69,7 +69,31 @@ pub struct Tally {
     pub errors: BTreeMap<u16, u64>,
     /// How the connection ended → cases.
     pub ends: BTreeMap<End, u64>,
+    /// What the cases sent ([`SENT`]) → cases.
+    pub sent: BTreeMap<&'static str, u64>,
 }
+
+/// What a case sent, by a piece of its label: counted so a run shows what it covered.
+const SENT: &[(&str, &str)] = &[
+    ("handshake", "handshake"),
+    ("SSLRequest", "SSLRequest"),
+    ("plugin ", "auth switch"),
+    ("bitflip", "bit flips"),
+    ("shorten", "short frame"),
+    ("stream cut", "cut stream"),
+    ("length lie", "length lie"),
+    ("seq ", "wrong seq"),
+    ("16 MiB", "16 MiB frames"),
+    ("execute", "COM_STMT_EXECUTE"),
+    ("execute bogus id", "bogus statement id"),
+    ("null bitmap", "null bitmap"),
+    ("execute type", "param type"),
+    ("long data", "long data"),
+    ("odd command", "odd command"),
+    ("[after COM_QUIT]", "after COM_QUIT"),
+    ("change user", "COM_CHANGE_USER"),
+    ("-byte writes", "piecewise writes"),
+];
 
 impl Tally {
     fn add(&mut self, o: &CaseOutcome) {
@@ -79,12 +103,18 @@ impl Tally {
             *self.errors.entry(*e).or_default() += 1;
         }
         *self.ends.entry(o.end).or_default() += 1;
+        for (piece, what) in SENT {
+            if o.label.contains(piece) {
+                *self.sent.entry(what).or_default() += 1;
+            }
+        }
     }
 }
 
 impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "cases run: {}", self.cases)?;
+        writeln!(f, "cases that sent: {:?}", self.sent)?;
         writeln!(f, "first answer: {:?}", self.first)?;
         writeln!(f, "ERR codes: {:?}", self.errors)?;
         write!(f, "connection end: {:?}", self.ends)
