@@ -6,6 +6,7 @@
 //! (default: from the clock, printed), `NET_FUZZ_CASE` (run only that case, to reproduce one),
 //! `NET_FUZZ_WORKERS` (concurrent cases, default 3), `NET_FUZZ_DEADLINE_SECS` (per case, 15).
 
+pub mod answers;
 pub mod canary;
 pub mod case;
 pub mod commands;
@@ -93,6 +94,7 @@ const SENT: &[(&str, &str)] = &[
     ("[after COM_QUIT]", "after COM_QUIT"),
     ("change user", "COM_CHANGE_USER"),
     ("-byte writes", "piecewise writes"),
+    ("sentinel", "sentinel statement"),
 ];
 
 impl Tally {
