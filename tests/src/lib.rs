@@ -16,6 +16,8 @@
 //! * [`cluster`] — a multi-zone cluster of MariaDB servers behind a routing gateway (static
 //!   topology, general logs, route log, kill / restart); [`general_log`] reads the servers' logs;
 //!   [`workload`] generates and runs the seeded mixed workload of the routing tests.
+//! * [`netfuzz`] — the network fuzzer: seeded mutated handshakes and commands over raw TCP, and a
+//!   canary session checking its answers are its own.
 //! * [`config_server`] — an HTTP config server answering what the test sets, counting requests.
 //! * [`sys_tenant`] — a MariaDB playing an OceanBase sys tenant (the view-shaped tables).
 //!
@@ -37,6 +39,7 @@ pub mod gateway;
 pub mod general_log;
 pub mod mariadb;
 pub mod mysql;
+pub mod netfuzz;
 pub mod netns;
 pub mod process;
 pub mod raw;
