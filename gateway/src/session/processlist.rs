@@ -35,7 +35,7 @@ pub enum Victim {
     /// The asking session itself.
     Itself,
     /// Another session of the same user (its current info).
-    Other(SessionInfo),
+    Other(Box<SessionInfo>),
 }
 
 /// `SHOW [FULL] PROCESSLIST` (leading comments allowed): `Some(full)`.
@@ -99,7 +99,7 @@ pub fn victim(shared: &Shared, asker: Asker<'_>, kill: Kill) -> Result<Victim, E
     if target.user != asker.user {
         return Err(ErrPacket::new(KILL_DENIED, format!("You are not owner of thread {}", kill.id)));
     }
-    Ok(Victim::Other(target))
+    Ok(Victim::Other(Box::new(target)))
 }
 
 #[cfg(test)]
