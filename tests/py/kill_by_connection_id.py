@@ -3,7 +3,8 @@ A is gone and its id is no longer in B's SHOW PROCESSLIST.
 
 usage: kill_by_connection_id.py HOST PORT USER PASSWORD
 prints key=value lines: greeting_id, connection_id, killed (A's next query failed: 1/0),
-listed_after (A's id still in the process list once the kill returned: 1/0), error on failure.
+listed_after (A's id still in the process list once the kill returned: 1/0), process_killed
+(a third connection killed with COM_PROCESS_KILL: 1/0), error on failure.
 """
 import sys
 import time
@@ -49,4 +50,20 @@ try:
         time.sleep(0.05)
     print(f"listed_after={int(listed)}")
 except Exception as e:  # reported, the test decides
+    print(f"error={type(e).__name__}: {e}")
+
+# COM_PROCESS_KILL (PyMySQL's Connection.kill) with the id CONNECTION_ID() gave.
+try:
+    c = connect()
+    with c.cursor() as cur:
+        cur.execute("select connection_id()")
+        c_id = cur.fetchone()[0]
+    b.kill(c_id)
+    try:
+        with c.cursor() as cur:
+            cur.execute("select 1")
+        print("process_killed=0")
+    except pymysql.err.OperationalError:
+        print("process_killed=1")
+except Exception as e:
     print(f"error={type(e).__name__}: {e}")
