@@ -89,6 +89,9 @@ pub async fn answer(internal: &Internal, caller: &Caller<'_>) -> Vec<u8> {
         }
         (Internal::ExplainRoute(inner), Some(planner)) => {
             let planned = planner.plan(inner, &caller.ctx).await;
+            if let Some(key) = &planned.table {
+                caller.shared.sessions.touched(caller.id, key);
+            }
             let mut rs = TextResultSet::with_text_columns(&["Route Plan"]);
             rs.rows.push(vec![Some(render_explain(&format!("EXPLAIN ROUTE {inner}"), &planned))]);
             rs

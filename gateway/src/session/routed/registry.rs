@@ -147,6 +147,14 @@ impl Registry {
         out
     }
 
+    /// A statement of session `id` looked table `key` up (EXPLAIN ROUTE).
+    pub fn touched(&self, id: u32, key: &TableKey) {
+        let slot = self.sessions.lock().ok().and_then(|s| s.get(&id).map(|e| e.info.clone()));
+        if let Some(slot) = slot {
+            remember_table(&slot, key);
+        }
+    }
+
     /// Tells session `id` to end and takes it off the list at once (a KILL's author sees it
     /// gone from SHOW PROCESSLIST right after the OK). Returns whether it existed.
     pub fn kill(&self, id: u32) -> bool {
@@ -222,16 +230,20 @@ impl Registration<'_> {
 
     /// A statement of the session was routed by table `key`'s location-cache entry.
     pub fn touched(&self, key: &TableKey) {
-        if let Ok(mut slot) = self.info.lock() {
-            if slot.tables.len() < MAX_TABLES && !slot.tables.contains(key) {
-                slot.tables.insert(key.clone());
-            }
-        }
+        remember_table(&self.info, key);
     }
 
     /// The session's id.
     pub fn id(&self) -> u32 {
         self.id
+    }
+}
+
+fn remember_table(slot: &Mutex<Slot>, key: &TableKey) {
+    if let Ok(mut slot) = slot.lock() {
+        if slot.tables.len() < MAX_TABLES && !slot.tables.contains(key) {
+            slot.tables.insert(key.clone());
+        }
     }
 }
 
