@@ -1,6 +1,6 @@
 //! One id per session in 1:1 mode: the gateway's connection id is the one the client sees.
-//! `CONNECTION_ID()` is rewritten to it, `SHOW [FULL] PROCESSLIST` / COM_PROCESS_INFO are the
-//! gateway's list ([`crate::session::processlist`]), and KILL — text, COM_PROCESS_KILL, binary or
+//! `CONNECTION_ID()` is rewritten to it, `SHOW [FULL] PROCESSLIST` / COM_PROCESS_INFO and simple
+//! `information_schema.PROCESSLIST` queries are the gateway's list ([`crate::session::processlist`]), and KILL — text, COM_PROCESS_KILL, binary or
 //! text prepared — is translated to the backend thread of the session it names. The backend's
 //! thread id never reaches the client, so it can never name another client's session.
 
@@ -81,6 +81,12 @@ impl Session<'_> {
         let text = String::from_utf8_lossy(&payload[1..]);
         if let Some(full) = processlist::recognise(&text) {
             return self.processlist(full, reply_seq).await;
+        }
+        if let Some(q) = processlist::recognise_table(&text, self.id) {
+            let tenant = self.asker_tenant();
+            let rs = processlist::table(self.shared, Asker { id: self.id, user: &self.user, tenant: &tenant }, &q);
+            self.client.write_raw(&rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await.map_err(SessionError::Client)?;
+            return Ok(Outcome::Continue);
         }
         let first = connection_id::first_word(&text);
         if ["prepare", "execute", "deallocate", "drop"].iter().any(|w| first.eq_ignore_ascii_case(w)) {

@@ -75,6 +75,9 @@ impl RoutedSession<'_> {
         // Borrowed unless the statement is not valid UTF-8.
         let text = String::from_utf8_lossy(&payload[1..]);
         self.reg.start_text("Query", &text);
+        if let Some(q) = crate::session::processlist::recognise_table(&text, self.id) {
+            return self.processlist_table(&q, reply_seq).await;
+        }
         // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
         let with_id = crate::session::connection_id::rewrite(&text, self.id).map(|sql| [&[command::QUERY], sql.as_bytes()].concat());
         let (payload, text) = match &with_id {

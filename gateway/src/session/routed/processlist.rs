@@ -3,8 +3,8 @@
 //!
 //! * `SHOW [FULL] PROCESSLIST` (and COM_PROCESS_INFO) list the gateway's client sessions with
 //!   their gateway ids: `Id, User, Host, db, Command, Time, State, Info` (`Info` cut at 100
-//!   characters without `FULL`). `SELECT … FROM information_schema.PROCESSLIST` is not
-//!   intercepted: it is forwarded and shows one server's own threads.
+//!   characters without `FULL`); so do simple `SELECT <* | columns> FROM
+//!   information_schema.PROCESSLIST [WHERE ID = …]` (others run on a server: its own threads).
 //! * `KILL QUERY <id>`: `KILL QUERY <thread>` is sent, on a separate pooled connection, to the
 //!   server whose connection session `<id>` is using right now; nothing running → OK.
 //! * `KILL [CONNECTION] <id>` and COM_PROCESS_KILL: the gateway ends session `<id>` and closes
@@ -40,6 +40,13 @@ impl RoutedSession<'_> {
     pub(super) async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Flow, SessionError> {
         let rs = processlist::list(self.shared, self.asker(), full);
         let out = rs.encode(reply_seq, self.client_caps, self.txn.status());
+        self.client.write_raw(&out).await.map_err(SessionError::Client)?;
+        Ok(Flow::Continue)
+    }
+
+    /// Answers a simple `SELECT … FROM information_schema.PROCESSLIST`.
+    pub(super) async fn processlist_table(&mut self, q: &processlist::TableQuery, reply_seq: u8) -> Result<Flow, SessionError> {
+        let out = processlist::table(self.shared, self.asker(), q).encode(reply_seq, self.client_caps, self.txn.status());
         self.client.write_raw(&out).await.map_err(SessionError::Client)?;
         Ok(Flow::Continue)
     }
