@@ -100,6 +100,11 @@ impl MariadbCli {
         Ok(ClientOutput::from_output(out))
     }
 
+    /// Starts `sql` with `-e` in the background (stdout and stderr piped); the caller waits.
+    pub fn spawn(&self, sql: &str) -> anyhow::Result<std::process::Child> {
+        self.command().arg("-e").arg(sql).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().context("starting the mariadb CLI")
+    }
+
     /// Runs `sql` and returns stdout, or an error carrying the CLI's stderr.
     pub fn sql(&self, sql: &str) -> anyhow::Result<String> {
         self.run(sql)?.ok().with_context(|| format!("mariadb -P{} -u{}: {}", self.port, self.user, short(sql)))

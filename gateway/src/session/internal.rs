@@ -1,4 +1,5 @@
-//! Statements the gateway answers itself: `EXPLAIN ROUTE <sql>`, `SHOW PROXYROUTE` and the admin
+//! Statements the gateway answers itself: `EXPLAIN ROUTE <sql>`, `SHOW PROXYROUTE` (an admin sees
+//! every cached table, other users the tables their own sessions were routed by) and the admin
 //! commands ([`super::admin`]).
 
 use crate::planner::{render_explain, show_route, Planner, StatementContext};
@@ -88,13 +89,22 @@ pub async fn answer(internal: &Internal, caller: &Caller<'_>) -> Vec<u8> {
         }
         (Internal::ExplainRoute(inner), Some(planner)) => {
             let planned = planner.plan(inner, &caller.ctx).await;
+            if let Some(key) = &planned.table {
+                caller.shared.sessions.touched(caller.id, key);
+            }
             let mut rs = TextResultSet::with_text_columns(&["Route Plan"]);
             rs.rows.push(vec![Some(render_explain(&format!("EXPLAIN ROUTE {inner}"), &planned))]);
             rs
         }
         (Internal::ShowProxyRoute(pattern), Some(planner)) => {
             let cluster = planner.locator().cluster();
-            show_route::show_proxyroute(&cluster.name, &planner.locator().cache().tables.snapshot(), pattern.as_deref())
+            let mut entries = planner.locator().cache().tables.snapshot();
+            // Admins see every entry; others the tables their own sessions were routed by.
+            if !super::admin::is_admin(caller.shared, caller.user) {
+                let own = caller.shared.sessions.tables_of(caller.user, &caller.ctx.tenant);
+                entries.retain(|(key, _)| own.contains(key));
+            }
+            show_route::show_proxyroute(&cluster.name, &entries, pattern.as_deref())
         }
     };
     rs.encode(1, caller.client_caps, GATEWAY_STATUS)

@@ -3,12 +3,14 @@
 pub mod admin;
 pub mod backend;
 pub mod client_auth;
+pub mod connection_id;
 pub mod greeting;
 pub mod internal;
 pub mod kill;
 pub mod next_command;
 pub mod pool;
 pub mod prepared;
+pub mod processlist;
 pub mod proxy;
 pub mod relay;
 pub mod routed;

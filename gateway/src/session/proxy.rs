@@ -1,5 +1,7 @@
 //! One client session end to end: authenticate, log in to the backend, then relay each command.
 
+mod ids;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +16,7 @@ use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::client_auth::{self, ClientLogin, Exchange};
 use super::relay::{self, RelayError};
 use super::routed::registry::{Registration, SessionInfo};
-use super::{internal, kill, SessionError, Shared};
+use super::{internal, SessionError, Shared};
 use crate::protocol::command::{self, Handling};
 use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
@@ -158,6 +160,12 @@ struct Session<'a> {
     dialled: Option<SocketAddr>,
     /// The cluster the login name resolved to (SHOW PROXYSESSION).
     cluster: Option<String>,
+    /// Gateway connection id.
+    id: u32,
+    /// The backend server's address.
+    backend_addr: SocketAddr,
+    /// Prepared KILL statements (answered by the gateway, [`ids`]).
+    kills: ids::PreparedKills,
 }
 
 impl<'a> Session<'a> {
@@ -223,7 +231,8 @@ impl<'a> Session<'a> {
         let cluster = login.name.cluster.clone();
         let client_caps = login.capabilities;
         let salt = login.salt;
-        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster })
+        let kills = ids::PreparedKills::default();
+        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills })
     }
 
     /// A pinned session spliced in the kernel: supervised until both sides close. The splice
@@ -272,8 +281,11 @@ impl<'a> Session<'a> {
             }
             started(reg, cmd, &packet.payload);
             match command::handling(cmd) {
-                Handling::Forward(_) if kill::parse(&packet.payload).is_some() => self.kill(&packet.payload, reply_seq).await?,
-                Handling::Forward(shape) => self.forward(&packet.payload, shape).await?,
+                Handling::Forward(shape) => {
+                    if let ids::Outcome::Close = self.command(&packet.payload, shape, reply_seq).await? {
+                        return Ok(());
+                    }
+                }
                 Handling::Quit => {
                     let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
                     return Ok(());
@@ -299,24 +311,34 @@ impl<'a> Session<'a> {
         }
     }
 
-    async fn forward(&mut self, payload: &[u8], shape: command::Shape) -> Result<(), SessionError> {
-        let cmd = payload[0];
-        debug!(command = command::name(cmd), len = payload.len(), "forward");
+    /// Sends a command to the backend and relays its answer; `true` when the answer was an error.
+    async fn forward(&mut self, payload: &[u8], shape: command::Shape) -> Result<bool, SessionError> {
+        let reply_seq = self.send(payload).await?;
+        self.relay_answer(payload, shape, reply_seq).await
+    }
+
+    /// Sends a command to the backend; returns the sequence id of its answer.
+    async fn send(&mut self, payload: &[u8]) -> Result<u8, SessionError> {
+        debug!(command = command::name(payload[0]), len = payload.len(), "forward");
         let mut out = Vec::with_capacity(payload.len() + 8);
         let reply_seq = encode_packet(&mut out, 0, payload);
-        if let Err(e) = self.backend.wire.write_raw(&out).await {
-            return Err(lost_backend(e, reply_seq));
-        }
+        self.backend.wire.write_raw(&out).await.map_err(|e| lost_backend(e, reply_seq))?;
+        Ok(reply_seq)
+    }
+
+    /// Relays the backend's answer to `payload` (sent); `true` when it was an error.
+    async fn relay_answer(&mut self, payload: &[u8], shape: command::Shape, reply_seq: u8) -> Result<bool, SessionError> {
+        let cmd = payload[0];
         let mut tracker = ResponseTracker::new(shape, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
         if tracker.is_done() {
-            return Ok(());
+            return Ok(false);
         }
         match relay::answer(&mut self.backend.wire, self.client, &mut tracker).await {
             Ok(()) => {
                 if cmd == command::INIT_DB && !tracker.failed {
                     self.database = Some(String::from_utf8_lossy(&payload[1..]).into_owned());
                 }
-                Ok(())
+                Ok(tracker.failed)
             }
             Err(RelayError::BackendBeforeAnswer(e)) => Err(lost_backend(e, reply_seq)),
             Err(RelayError::Backend(e)) => Err(SessionError::Backend(e)),
@@ -332,19 +354,6 @@ impl<'a> Session<'a> {
             database: self.database.clone(),
             autocommit: true,
             ..Default::default()
-        }
-    }
-
-    /// KILL on a gateway connection id: sent to the backend thread serving that session.
-    async fn kill(&mut self, payload: &[u8], reply_seq: u8) -> Result<(), SessionError> {
-        let Some(k) = kill::parse(payload) else { return Ok(()) };
-        match self.shared.backend_thread(k.id) {
-            Some(thread) => self.forward(&kill::rewrite(k, thread), command::Shape::Results).await,
-            None => {
-                let err = ErrPacket::new(codes::NO_SUCH_THREAD, format!("Unknown thread id: {}", k.id));
-                self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
-                Ok(())
-            }
         }
     }
 

@@ -31,6 +31,9 @@ impl Default for BackendProfile {
     }
 }
 
+/// The first gateway connection id (ids run up to `2 * FIRST_CONNECTION_ID - 1`, then wrap).
+pub const FIRST_CONNECTION_ID: u32 = 1 << 30;
+
 /// Process-wide session state.
 pub struct Shared {
     /// The running configuration, swapped by reloads and ALTER PROXYCONFIG; read it with
@@ -92,7 +95,7 @@ impl Shared {
             live,
             drain: Default::default(),
             planner,
-            next_id: AtomicU32::new(1),
+            next_id: AtomicU32::new(0),
             sha2_cache: Mutex::new(HashSet::new()),
             rsa: tokio::sync::OnceCell::new(),
             profile: RwLock::new(profile),
@@ -112,14 +115,13 @@ impl Shared {
         self.config().tls_loaded.server_for(cluster)
     }
 
-    /// A fresh gateway connection id (never 0).
+    /// A fresh gateway connection id, from [`FIRST_CONNECTION_ID`] on: a range no server's
+    /// thread ids reach (MariaDB/MySQL count from 1, OceanBase's session ids lie above 3 << 30),
+    /// so a server thread id a client learns elsewhere (`@@pseudo_thread_id`,
+    /// `information_schema.PROCESSLIST`) names no gateway session in a KILL.
     pub fn next_connection_id(&self) -> u32 {
-        loop {
-            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-            if id != 0 {
-                return id;
-            }
-        }
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        FIRST_CONNECTION_ID + n % FIRST_CONNECTION_ID
     }
 
     /// Whether `user` completed caching_sha2 full authentication with this password since start.

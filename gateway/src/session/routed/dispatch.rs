@@ -75,6 +75,15 @@ impl RoutedSession<'_> {
         // Borrowed unless the statement is not valid UTF-8.
         let text = String::from_utf8_lossy(&payload[1..]);
         self.reg.start_text("Query", &text);
+        if let Some(q) = crate::session::processlist::recognise_table(&text, self.id) {
+            return self.processlist_table(&q, reply_seq).await;
+        }
+        // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
+        let with_id = crate::session::connection_id::rewrite(&text, self.id).map(|sql| [&[command::QUERY], sql.as_bytes()].concat());
+        let (payload, text) = match &with_id {
+            Some(p) => (p.as_slice(), String::from_utf8_lossy(&p[1..])),
+            None => (payload, text),
+        };
         let analysis = sql::analyze(&text);
         let txn = classify(&text, &analysis);
         if let Some(flow) = self.local_query(&text, &analysis, &txn, reply_seq).await? {
@@ -105,7 +114,7 @@ impl RoutedSession<'_> {
     /// Statements answered without a server. `None`: not one of them.
     async fn local_query(&mut self, text: &str, analysis: &Analysis<'_>, txn: &TxnStatement, reply_seq: u8) -> Result<Option<Flow>, SessionError> {
         if analysis.kind == StmtKind::Show {
-            if let Some(full) = local::show_processlist(text) {
+            if let Some(full) = crate::session::processlist::recognise(text) {
                 return self.processlist(full, reply_seq).await.map(Some);
             }
         }
@@ -218,6 +227,9 @@ impl RoutedSession<'_> {
             self.planner.route(a, &self.context()).await
         };
         self.route_time = Some(t0.elapsed());
+        if let Some(key) = &planned.table {
+            self.reg.touched(key);
+        }
         Route::Planned(Box::new(planned))
     }
 

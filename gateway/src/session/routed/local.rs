@@ -8,7 +8,7 @@
 //!   kept by the gateway, never sent (MySQL-compatible servers do not know them);
 //! * `SET TRANSACTION …` and one-shot variables (`insert_id`, `rand_seed1/2`): held and replayed
 //!   right before the next statement, on whichever connection serves it;
-//! * `SHOW [FULL] PROCESSLIST` (routing.md §13, see [`super::processlist`]).
+//! * `SHOW [FULL] PROCESSLIST` (routing.md §13, see [`crate::session::processlist`]).
 
 use crate::route::ReadConsistency;
 use crate::session::state::{parse_set, Mode, SetValue, Target};
@@ -125,19 +125,6 @@ pub fn tx_read_only_select(sql: &str) -> Option<String> {
     }
 }
 
-/// `SHOW [FULL] PROCESSLIST`: `Some(full)`.
-pub fn show_processlist(sql: &str) -> Option<bool> {
-    let t = sql.trim().trim_end_matches(';').trim_end();
-    let words: Vec<&str> = t.split_ascii_whitespace().collect();
-    match words.as_slice() {
-        [s, p] if s.eq_ignore_ascii_case("show") && p.eq_ignore_ascii_case("processlist") => Some(false),
-        [s, f, p] if s.eq_ignore_ascii_case("show") && f.eq_ignore_ascii_case("full") && p.eq_ignore_ascii_case("processlist") => {
-            Some(true)
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,13 +141,10 @@ mod tests {
     }
 
     #[test]
-    fn recognises_tx_read_only_and_processlist() {
+    fn recognises_tx_read_only() {
         assert_eq!(tx_read_only_select("SELECT @@tx_read_only").as_deref(), Some("@@tx_read_only"));
         assert_eq!(tx_read_only_select("select @@session.transaction_read_only").as_deref(), Some("@@session.transaction_read_only"));
         assert_eq!(tx_read_only_select("SELECT @@tx_read_only, @@port"), None);
-        assert_eq!(show_processlist("show full processlist;"), Some(true));
-        assert_eq!(show_processlist("SHOW PROCESSLIST"), Some(false));
-        assert_eq!(show_processlist("SHOW PROCESSLIST x"), None);
     }
 
     #[test]

@@ -28,6 +28,7 @@ mod processlist;
 pub mod registry;
 pub mod route_log;
 mod splice;
+pub use splice::SPLICED;
 mod statement_conn;
 mod statements;
 mod text_statements;
@@ -312,8 +313,11 @@ impl<'a> RoutedSession<'a> {
             self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
             return Ok(Flow::Continue);
         }
-        if let Some(k) = super::kill::parse(payload) {
+        if let Some(k) = super::kill::parse(payload, self.id) {
             return self.kill(k, reply_seq).await;
+        }
+        if super::kill::refused(payload) {
+            return self.reply_err(reply_seq, &super::kill::unsupported()).await;
         }
         match command::handling(cmd) {
             Handling::Forward(shape) => self.request(cmd, payload, shape, reply_seq).await,

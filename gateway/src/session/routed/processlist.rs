@@ -1,18 +1,18 @@
-//! SHOW PROCESSLIST and KILL on gateway connection ids (routing.md §13).
+//! SHOW PROCESSLIST and KILL on gateway connection ids in a routed session (routing.md §13; the
+//! list and the KILL checks are [`crate::session::processlist`]'s).
 //!
-//! * `SHOW [FULL] PROCESSLIST` (and COM_PROCESS_INFO) list the gateway's routed client sessions
-//!   with their gateway ids: `Id, User, Host, db, Command, Time, State, Info` (`Info` cut at 100
-//!   characters without `FULL`). A session sees the sessions of its own user only, like a server
-//!   user without the PROCESS privilege. `SELECT … FROM information_schema.PROCESSLIST` is not
-//!   intercepted: it is forwarded and shows one server's own threads.
+//! * `SHOW [FULL] PROCESSLIST` (and COM_PROCESS_INFO) list the gateway's client sessions with
+//!   their gateway ids: `Id, User, Host, db, Command, Time, State, Info` (`Info` cut at 100
+//!   characters without `FULL`); so do simple `SELECT <* | columns> FROM
+//!   information_schema.PROCESSLIST [WHERE ID = …]` (others run on a server: its own threads).
 //! * `KILL QUERY <id>`: `KILL QUERY <thread>` is sent, on a separate pooled connection, to the
 //!   server whose connection session `<id>` is using right now; nothing running → OK.
 //! * `KILL [CONNECTION] <id>` and COM_PROCESS_KILL: the gateway ends session `<id>` and closes
 //!   its server connections (the running statement is killed on its server first). One's own
 //!   id: ERR 1317 "Query execution was interrupted", then the connection closes.
-//! * Only the same user may kill a session (else ERR 1095); unknown ids (and sessions of
-//!   other tenants) are ERR 1094. Admin users (`[[users]] admin = true`)
-//!   end any session with `KILL PROXYSESSION <id>` (`session::admin`).
+//! * The same as prepared statements (`KILL ?` bound at EXECUTE, binary or text protocol).
+//! * Admin users (`[[users]] admin = true`) end any session with `KILL PROXYSESSION <id>`
+//!   (`session::admin`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -20,75 +20,50 @@ use std::time::Duration;
 use tracing::info;
 
 use super::{Flow, RoutedSession};
-use crate::protocol::message::ErrPacket;
-use crate::protocol::resultset::{ColumnKind, TextResultSet};
 use crate::protocol::codes;
+use crate::protocol::message::ErrPacket;
 use crate::session::kill::Kill;
+use crate::session::processlist::{self, Asker, Victim};
 use crate::session::SessionError;
 
-/// ER_KILL_DENIED_ERROR.
-const KILL_DENIED: u16 = 1095;
 /// ER_QUERY_INTERRUPTED.
 const QUERY_INTERRUPTED: u16 = 1317;
 /// Bound of the KILL statement sent to a server.
 const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl RoutedSession<'_> {
+    fn asker(&self) -> Asker<'_> {
+        Asker { id: self.id, user: &self.ident.user, tenant: &self.ident.tenant }
+    }
+
     /// Answers SHOW [FULL] PROCESSLIST.
     pub(super) async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Flow, SessionError> {
-        let mut rs = TextResultSet::with_text_columns(&["Id", "User", "Host", "db", "Command", "Time", "State", "Info"]);
-        rs.columns[0].1 = ColumnKind::Int;
-        rs.columns[5].1 = ColumnKind::Int;
-        for (id, s) in self.shared.sessions.list() {
-            if s.user != self.ident.user || s.tenant != self.ident.tenant {
-                continue;
-            }
-            let (command, state, info) = if id == self.id {
-                let sql = if full { "SHOW FULL PROCESSLIST" } else { "SHOW PROCESSLIST" };
-                ("Query", "executing", Some(sql.to_string()))
-            } else {
-                let state = match s.command {
-                    "Sleep" => "",
-                    super::splice::SPLICED => "spliced",
-                    _ => "executing",
-                };
-                (s.command, state, s.info.clone())
-            };
-            let info = info.map(|i| if full { i } else { i.chars().take(100).collect() });
-            rs.rows.push(vec![
-                Some(id.to_string()),
-                Some(s.user.clone()),
-                Some(s.host.clone()),
-                s.db.clone(),
-                Some(command.to_string()),
-                Some(s.since.elapsed().as_secs().to_string()),
-                Some(state.to_string()),
-                info,
-            ]);
-        }
+        let rs = processlist::list(self.shared, self.asker(), full);
         let out = rs.encode(reply_seq, self.client_caps, self.txn.status());
+        self.client.write_raw(&out).await.map_err(SessionError::Client)?;
+        Ok(Flow::Continue)
+    }
+
+    /// Answers a simple `SELECT … FROM information_schema.PROCESSLIST`.
+    pub(super) async fn processlist_table(&mut self, q: &processlist::TableQuery, reply_seq: u8) -> Result<Flow, SessionError> {
+        let out = processlist::table(self.shared, self.asker(), q).encode(reply_seq, self.client_caps, self.txn.status());
         self.client.write_raw(&out).await.map_err(SessionError::Client)?;
         Ok(Flow::Continue)
     }
 
     /// KILL on a gateway connection id.
     pub(super) async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
-        if k.id == self.id {
-            if k.query_only {
-                return self.reply_ok(reply_seq).await;
+        let target = match processlist::victim(self.shared, self.asker(), k) {
+            Ok(Victim::Itself) if k.query_only => return self.reply_ok(reply_seq).await,
+            Ok(Victim::Itself) => {
+                let err = ErrPacket::with_state(QUERY_INTERRUPTED, b"70100", "Query execution was interrupted");
+                self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+                info!("session killed itself");
+                return Ok(Flow::Close);
             }
-            let err = ErrPacket::with_state(QUERY_INTERRUPTED, b"70100", "Query execution was interrupted");
-            self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
-            info!("session killed itself");
-            return Ok(Flow::Close);
-        }
-        let target = match self.shared.sessions.get(k.id) {
-            Some(t) if t.tenant == self.ident.tenant => t,
-            _ => return self.reply_err(reply_seq, &ErrPacket::new(codes::NO_SUCH_THREAD, format!("Unknown thread id: {}", k.id))).await,
+            Ok(Victim::Other(target)) => target,
+            Err(err) => return self.reply_err(reply_seq, &err).await,
         };
-        if target.user != self.ident.user {
-            return self.reply_err(reply_seq, &ErrPacket::new(KILL_DENIED, format!("You are not owner of thread {}", k.id))).await;
-        }
         if let Some((server, thread)) = target.current {
             if let Err(err) = self.kill_on_server(server, thread, k.query_only).await {
                 if k.query_only {

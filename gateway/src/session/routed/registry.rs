@@ -2,12 +2,17 @@
 //! gateway connection id, with what SHOW PROCESSLIST shows and what KILL needs (the server
 //! connection the session is using right now, and a handle that ends the session).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::watch;
+
+use crate::topology::TableKey;
+
+/// Tables remembered per session for SHOW PROXYROUTE (beyond this, new ones are not listed).
+const MAX_TABLES: usize = 4096;
 
 /// What one session is doing, as SHOW PROCESSLIST reports it.
 #[derive(Debug, Clone)]
@@ -59,6 +64,8 @@ struct Slot {
     info: SessionInfo,
     spare: Option<String>,
     sticky: Sticky,
+    /// The location-cache entries the session's statements were routed by.
+    tables: HashSet<TableKey>,
 }
 
 /// One registered session: its info and the handle that ends it.
@@ -87,7 +94,7 @@ pub struct Registration<'a> {
 impl Registry {
     /// Registers session `id`.
     pub fn register(&self, id: u32, info: SessionInfo) -> Registration<'_> {
-        let info = Arc::new(Mutex::new(Slot { info, spare: None, sticky: Sticky::default() }));
+        let info = Arc::new(Mutex::new(Slot { info, spare: None, sticky: Sticky::default(), tables: HashSet::new() }));
         let (kill, killed) = watch::channel(false);
         if let Ok(mut s) = self.sessions.lock() {
             s.insert(id, Entry { info: info.clone(), kill });
@@ -125,10 +132,34 @@ impl Registry {
         out
     }
 
-    /// Tells session `id` to end. Returns whether it existed.
+    /// The tables the sessions of `user` in `tenant` were routed by (SHOW PROXYROUTE of a
+    /// user who is not an admin).
+    pub fn tables_of(&self, user: &str, tenant: &str) -> HashSet<TableKey> {
+        let Ok(s) = self.sessions.lock() else { return HashSet::new() };
+        let mut out = HashSet::new();
+        for e in s.values() {
+            if let Ok(slot) = e.info.lock() {
+                if slot.info.user == user && slot.info.tenant == tenant {
+                    out.extend(slot.tables.iter().cloned());
+                }
+            }
+        }
+        out
+    }
+
+    /// A statement of session `id` looked table `key` up (EXPLAIN ROUTE).
+    pub fn touched(&self, id: u32, key: &TableKey) {
+        let slot = self.sessions.lock().ok().and_then(|s| s.get(&id).map(|e| e.info.clone()));
+        if let Some(slot) = slot {
+            remember_table(&slot, key);
+        }
+    }
+
+    /// Tells session `id` to end and takes it off the list at once (a KILL's author sees it
+    /// gone from SHOW PROCESSLIST right after the OK). Returns whether it existed.
     pub fn kill(&self, id: u32) -> bool {
-        let Ok(s) = self.sessions.lock() else { return false };
-        match s.get(&id) {
+        let Ok(mut s) = self.sessions.lock() else { return false };
+        match s.remove(&id) {
             Some(e) => {
                 let _ = e.kill.send(true);
                 true
@@ -197,9 +228,22 @@ impl Registration<'_> {
         }
     }
 
+    /// A statement of the session was routed by table `key`'s location-cache entry.
+    pub fn touched(&self, key: &TableKey) {
+        remember_table(&self.info, key);
+    }
+
     /// The session's id.
     pub fn id(&self) -> u32 {
         self.id
+    }
+}
+
+fn remember_table(slot: &Mutex<Slot>, key: &TableKey) {
+    if let Ok(mut slot) = slot.lock() {
+        if slot.tables.len() < MAX_TABLES && !slot.tables.contains(key) {
+            slot.tables.insert(key.clone());
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use crate::protocol::status;
 use crate::session::prepared::binary;
 use crate::session::prepared::execute::{self, Execute};
 use crate::session::prepared::{Command, PreparedError, Registry};
-use crate::session::SessionError;
+use crate::session::{connection_id, kill, SessionError};
 use crate::sql::{self, Value};
 
 /// Whether `cmd` is one of the binary prepared-statement commands.
@@ -55,10 +55,20 @@ impl RoutedSession<'_> {
     }
 
     async fn stmt_prepare(&mut self, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
-        let sql = String::from_utf8_lossy(&payload[1..]).into_owned();
+        let mut sql = String::from_utf8_lossy(&payload[1..]).into_owned();
         if let Some(e) = Registry::refuse_prepare(&sql) {
             return self.reply_err(reply_seq, &e.to_err()).await;
         }
+        if kill::is_kill(&sql) && kill::template(&sql).is_none() {
+            return self.reply_err(reply_seq, &kill::unsupported()).await;
+        }
+        // CONNECTION_ID() answers the gateway's id (`session::connection_id`).
+        let with_id = connection_id::rewrite(&sql, self.id).map(|text| {
+            let p = [&[command::STMT_PREPARE], text.as_bytes()].concat();
+            sql = text;
+            p
+        });
+        let payload = with_id.as_deref().unwrap_or(payload);
         let analysis = sql::analyze(&sql);
         let route = self.route_for(&analysis, "COM_STMT_PREPARE").await;
         let req = Request { payload, shape: Shape::Prepare, reply_seq, cmd: "prepare", prep: Prep::Prepare { sql: &sql }, log_sql: None };
@@ -86,6 +96,13 @@ impl RoutedSession<'_> {
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
         let values = execute_values(payload, params, types.as_ref(), &long);
+        if let Some(t) = kill::template(&sql) {
+            // A prepared KILL names a gateway id too: answered here, never sent.
+            return match t.bind(&values, self.id) {
+                Ok(k) => self.kill(k, reply_seq).await,
+                Err(e) => self.reply_err(reply_seq, &e).await,
+            };
+        }
         let analysis = sql::analyze_prepared(&sql, &values);
         let route = self.route_for(&analysis, "COM_STMT_EXECUTE").await;
         let ex = Execution { client_id, sql: &sql, params, types: types.as_ref(), types_version, long: &long };

@@ -10,7 +10,7 @@ use super::transaction::{classify, TxnStatement};
 use super::{Flow, RoutedSession};
 use crate::protocol::command::Shape;
 use crate::session::prepared::text::{self, TextPs};
-use crate::session::SessionError;
+use crate::session::{kill, SessionError};
 use crate::sql::{self, Analysis, StmtKind};
 
 impl RoutedSession<'_> {
@@ -24,6 +24,9 @@ impl RoutedSession<'_> {
         let Some(ps) = text::parse(&text) else { return Ok(None) };
         match ps {
             TextPs::Prepare { name, source } => match source.resolve(&self.state) {
+                Some(sql) if kill::is_kill(&sql) && kill::template(&sql).is_none() => {
+                    self.reply_err(reply_seq, &kill::unsupported()).await.map(Some)
+                }
                 Some(sql) => self.text_prepare(payload, &name, &sql, reply_seq).await.map(Some),
                 None => {
                     // Unknown text: the session is pinned (by the caller) and this name is
@@ -39,6 +42,13 @@ impl RoutedSession<'_> {
                     Err(e) => return self.reply_err(reply_seq, &e.to_err()).await.map(Some),
                 };
                 let values = text::bound_values(&using, &self.state);
+                if let Some(t) = kill::template(&stmt.sql) {
+                    // A prepared KILL names a gateway id too: answered here, never sent.
+                    return match t.bind(&values, self.id) {
+                        Ok(k) => self.kill(k, reply_seq).await.map(Some),
+                        Err(e) => self.reply_err(reply_seq, &e).await.map(Some),
+                    };
+                }
                 let analysis = sql::analyze_prepared(&stmt.sql, &values);
                 let route = self.route_for(&analysis, "COM_QUERY").await;
                 let prep = Prep::Text { name: &name, generation: stmt.generation, sql: &stmt.sql };

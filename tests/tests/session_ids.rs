@@ -1,0 +1,295 @@
+//! One id per session (issue #13 item 5) in 1:1 and routed mode: the greeting's connection id,
+//! `CONNECTION_ID()`, SHOW PROCESSLIST and every form of KILL speak of the gateway's ids, and a
+//! KILL never reaches a session other than the one whose id the client saw. Also SHOW PROXYROUTE
+//! for users who are not admins (item 8). Real MariaDB servers, real clients (mysql_async,
+//! PyMySQL, the `mariadb` CLI); where a statement ran is read from the servers' general logs.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use gateway_tests::clients::{parse_kv, python};
+use gateway_tests::mysql::{connect, err_code, query_one, query_values, value_string};
+use gateway_tests::stack::{demo_routing, demo_servers};
+use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
+use mysql_async::prelude::*;
+use mysql_async::Conn;
+
+const USERS: [(&str, &str); 3] = [("alice", "alice-pw"), ("bob", "bob-pw"), ("boss", "boss-pw")];
+
+/// A gateway in one mode and the servers behind it.
+struct Setup {
+    mode: &'static str,
+    servers: Vec<MariaDb>,
+    gw: Gateway,
+}
+
+impl Setup {
+    fn start(mode: &'static str) -> anyhow::Result<Setup> {
+        let servers = match mode {
+            "routed" => demo_servers("ids-routed", &USERS)?,
+            _ => {
+                let db = MariaDb::start("ids-proxy")?;
+                db.sql("CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64))")?;
+                for (u, p) in USERS {
+                    db.create_user(u, p)?;
+                }
+                vec![db]
+            }
+        };
+        let mut config = GatewayConfig::new(servers[0].addr())?;
+        for (u, p) in USERS {
+            let entry = UserEntry::native(u, p);
+            config = config.user(if u == "boss" { entry.admin() } else { entry });
+        }
+        let mut toml = config.to_toml();
+        if mode == "routed" {
+            toml.push('\n');
+            toml.push_str(&demo_routing(&servers));
+        }
+        let gw = Gateway::start(&toml)?;
+        Ok(Setup { mode, servers, gw })
+    }
+
+    async fn conn(&self, user: &str) -> Conn {
+        let pw = USERS.iter().find(|(u, _)| *u == user).map_or("", |(_, p)| *p);
+        connect(&self.gw.url(user, pw, Some("test"))).await.unwrap_or_else(|e| panic!("{}: {e:?}\n{}", self.mode, self.gw.log_tail(4000)))
+    }
+
+    /// Whether a server's general log has a statement containing `marker`.
+    fn ran(&self, marker: &str) -> bool {
+        self.servers.iter().any(|s| s.general_log().contains(marker))
+    }
+
+    /// Waits until a server runs the statement with `marker`.
+    async fn wait_ran(&self, marker: &str) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !self.ran(marker) {
+            assert!(Instant::now() < deadline, "{}: {marker} never reached a server", self.mode);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn setup(mode: &'static str) -> &'static Setup {
+    static PROXY: OnceLock<Result<Setup, String>> = OnceLock::new();
+    static ROUTED: OnceLock<Result<Setup, String>> = OnceLock::new();
+    let cell = if mode == "routed" { &ROUTED } else { &PROXY };
+    match cell.get_or_init(|| Setup::start(mode).map_err(|e| format!("{e:#}"))) {
+        Ok(s) => s,
+        Err(e) => panic!("{mode} set-up failed: {e}"),
+    }
+}
+
+const MODES: [&str; 2] = ["proxy", "routed"];
+
+/// The ids of SHOW PROCESSLIST's rows.
+async fn listed(conn: &mut Conn, sql: &str) -> Vec<String> {
+    query_values(conn, sql).await.unwrap().into_iter().filter_map(|row| value_string(row[0].clone())).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connection_id_is_the_greeting_id_everywhere_in_a_statement() {
+    for mode in MODES {
+        let s = setup(mode);
+        let mut c = s.conn("alice").await;
+        let id = c.id().to_string();
+        assert_eq!(query_one(&mut c, "SELECT CONNECTION_ID()").await.unwrap(), Some(id.clone()), "{mode}");
+        let row: Vec<Option<String>> =
+            query_values(&mut c, "SELECT CONNECTION_ID(), 1").await.unwrap()[0].clone().into_iter().map(value_string).collect();
+        assert_eq!(row, vec![Some(id.clone()), Some("1".into())], "{mode}");
+        // The column keeps the built-in's name.
+        let mut result = c.query_iter("SELECT connection_id()").await.unwrap();
+        let name = result.columns().map(|cols| cols[0].name_str().into_owned());
+        drop(result.collect::<mysql_async::Row>().await);
+        assert_eq!(name.as_deref(), Some("connection_id()"), "{mode}");
+        let q = "SELECT CONNECTION_ID() + 0 AS me FROM t0 WHERE 1 = 1 /* ids-expr */ LIMIT 1";
+        c.query_drop("INSERT INTO t0 VALUES (0, 'ids')").await.unwrap();
+        assert_eq!(query_one(&mut c, q).await.unwrap(), Some(id.clone()), "{mode}");
+        // Prepared, binary and text protocol.
+        let v: Option<u64> = c.exec_first("SELECT CONNECTION_ID()", ()).await.unwrap();
+        assert_eq!(v.map(|v| v.to_string()), Some(id.clone()), "{mode}: COM_STMT_PREPARE");
+        c.query_drop("PREPARE ids_p FROM 'SELECT CONNECTION_ID()'").await.unwrap();
+        assert_eq!(query_one(&mut c, "EXECUTE ids_p").await.unwrap(), Some(id.clone()), "{mode}: text PREPARE");
+        // Strings are data.
+        assert_eq!(query_one(&mut c, "SELECT 'CONNECTION_ID()'").await.unwrap().as_deref(), Some("CONNECTION_ID()"), "{mode}");
+        // And SHOW PROCESSLIST lists it under that id, its own row true to what it sent.
+        let rows = query_values(&mut c, "/* ids-own */ SHOW FULL PROCESSLIST").await.unwrap();
+        let own = rows.iter().find(|r| value_string(r[0].clone()) == Some(id.clone())).expect("own row");
+        assert_eq!(value_string(own[7].clone()).as_deref(), Some("/* ids-own */ SHOW FULL PROCESSLIST"), "{mode}");
+        // So does information_schema.PROCESSLIST, in its simple forms.
+        let rows = query_values(&mut c, "SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID() /* ids-is */")
+            .await
+            .unwrap();
+        let rows: Vec<Vec<Option<String>>> = rows.into_iter().map(|r| r.into_iter().map(value_string).collect()).collect();
+        assert_eq!(rows.len(), 1, "{mode}: {rows:?}");
+        assert_eq!(rows[0][0], Some(id.clone()), "{mode}");
+        // The comment-prefixed SHOW PROCESSLIST was the gateway's: no server saw it.
+        assert!(!s.ran("ids-own") && !s.ran("ids-is"), "{mode}: a process list query reached a server");
+    }
+}
+
+#[test]
+fn pymysql_kills_a_connection_by_its_connection_id() {
+    for mode in MODES {
+        let s = setup(mode);
+        let out = python("kill_by_connection_id.py", &["127.0.0.1", &s.gw.port().to_string(), "alice", "alice-pw"]).unwrap();
+        let kv = parse_kv(&out.stdout);
+        assert_eq!(kv.get("error"), None, "{mode}: {}\n{}", out.stdout, out.stderr);
+        assert_eq!(kv.get("greeting_id"), kv.get("connection_id"), "{mode}: {}", out.stdout);
+        assert_eq!(kv.get("listed_before").map(String::as_str), Some("1"), "{mode}: {}", out.stdout);
+        assert_eq!(kv.get("killed").map(String::as_str), Some("1"), "{mode}: {}", out.stdout);
+        assert_eq!(kv.get("listed_after").map(String::as_str), Some("0"), "{mode}: {}", out.stdout);
+        assert_eq!(kv.get("process_killed").map(String::as_str), Some("1"), "{mode}: COM_PROCESS_KILL: {}", out.stdout);
+    }
+}
+
+#[test]
+fn cli_kill_query_with_the_processlist_id_stops_a_sleep() {
+    for mode in MODES {
+        let s = setup(mode);
+        let cli = s.gw.cli().user("bob").password("bob-pw");
+        let marker = format!("ids-cli-{mode}");
+        let started = Instant::now();
+        // The CLI strips comments: the marker is a string.
+        let mut sleeper = cli.spawn(&format!("SELECT SLEEP(30), '{marker}'")).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let id = loop {
+            let list = cli.sql("SHOW PROCESSLIST").unwrap();
+            let row = list.lines().find(|l| l.contains(&marker) && l.contains("SLEEP"));
+            if let (Some(row), true) = (row, s.ran(&marker)) {
+                break row.split('\t').next().unwrap().to_string();
+            }
+            assert!(Instant::now() < deadline, "{mode}: the SLEEP is not listed:\n{list}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        cli.sql(&format!("KILL QUERY {id}")).unwrap_or_else(|e| panic!("{mode}: {e:#}"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while sleeper.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = sleeper.kill();
+                panic!("{mode}: KILL QUERY {id} did not stop the SLEEP");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(started.elapsed() < Duration::from_secs(25), "{mode}: the SLEEP ran its course");
+        assert!(cli.sql("SELECT 1").is_ok(), "{mode}: the gateway serves on");
+    }
+}
+
+/// Starts `SELECT SLEEP(30)` with `marker` on `conn`, waits until a server runs it.
+async fn sleeping(
+    s: &'static Setup,
+    mut conn: Conn,
+    marker: &str,
+) -> tokio::task::JoinHandle<(Instant, Result<(), mysql_async::Error>, Conn)> {
+    let sql = format!("SELECT SLEEP(30) /* {marker} */");
+    let task = tokio::spawn(async move {
+        let t0 = Instant::now();
+        let r = conn.query_drop(sql).await;
+        (t0, r, conn)
+    });
+    s.wait_ran(marker).await;
+    task
+}
+
+async fn stopped_early(mode: &str, how: &str, task: tokio::task::JoinHandle<(Instant, Result<(), mysql_async::Error>, Conn)>) -> Conn {
+    let (t0, r, c) = tokio::time::timeout(Duration::from_secs(20), task)
+        .await
+        .unwrap_or_else(|_| panic!("{mode}: {how} did not stop the SLEEP"))
+        .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(20), "{mode}: {how}");
+    if let Err(e) = &r {
+        assert_eq!(err_code(e), Some(1317), "{mode}: {how}: {e:?}");
+    }
+    c
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prepared_kill_takes_gateway_ids() {
+    for mode in MODES {
+        let s = setup(mode);
+        let mut b = s.conn("bob").await;
+        let a = s.conn("bob").await;
+        let a_id = a.id();
+        // Binary protocol: KILL QUERY ? bound to the gateway id.
+        let task = sleeping(s, a, &format!("ids-bin-{mode}")).await;
+        b.exec_drop("KILL QUERY ?", (a_id,)).await.unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+        let a = stopped_early(mode, "prepared KILL QUERY ?", task).await;
+        // Text protocol: PREPARE … FROM 'KILL QUERY ?' / EXECUTE … USING @v.
+        let task = sleeping(s, a, &format!("ids-text-{mode}")).await;
+        b.query_drop("PREPARE ids_k FROM 'KILL QUERY ?'").await.unwrap();
+        b.query_drop(format!("SET @ids_v = {a_id}")).await.unwrap();
+        b.query_drop("EXECUTE ids_k USING @ids_v").await.unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+        let mut a = stopped_early(mode, "EXECUTE ids_k USING @v", task).await;
+        assert_eq!(query_one(&mut a, "SELECT 2").await.unwrap().as_deref(), Some("2"), "{mode}: KILL QUERY left the session");
+        // A literal prepared KILL CONNECTION ends the session.
+        b.exec_drop(format!("KILL CONNECTION {a_id}"), ()).await.unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+        assert!(a.query_drop("SELECT 1").await.is_err(), "{mode}: the killed session still answers");
+        assert!(!listed(&mut b, "SHOW PROCESSLIST").await.contains(&a_id.to_string()), "{mode}: still listed");
+        // Another user's session, and forms naming something else, are refused.
+        let alice = s.conn("alice").await;
+        let e = b.exec_drop("KILL ?", (alice.id(),)).await.unwrap_err();
+        assert_eq!(err_code(&e), Some(1095), "{mode}: {e:?}");
+        for sql in ["KILL USER alice", "SELECT 1; KILL 1", "KILL (1)"] {
+            let e = b.query_drop(sql).await.unwrap_err();
+            assert_eq!(err_code(&e), Some(1235), "{mode}: {sql}: {e:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_never_reaches_a_session_other_than_the_one_whose_id_was_seen() {
+    for mode in MODES {
+        let s = setup(mode);
+        // Sessions of one user, and the server threads serving them (learnt outside the
+        // gateway's ids, as an application could).
+        let mut sessions = Vec::new();
+        let mut threads = Vec::new();
+        for _ in 0..20 {
+            let mut c = s.conn("alice").await;
+            threads.push(query_one(&mut c, "SELECT @@pseudo_thread_id").await.unwrap().unwrap());
+            sessions.push(c);
+        }
+        let mut z = s.conn("alice").await;
+        // A server thread id names no gateway session: ERR 1094, nobody is killed.
+        for t in &threads {
+            let e = z.query_drop(format!("KILL CONNECTION {t}")).await.expect_err("a server thread id killed something");
+            assert_eq!(err_code(&e), Some(1094), "{mode}: KILL {t}: {e:?}");
+        }
+        for c in &mut sessions {
+            let id = c.id();
+            assert_eq!(
+                query_one(c, "SELECT 3").await.unwrap_or_else(|e| panic!("{mode}: session {id} was killed by a server thread id: {e:?}")),
+                Some("3".into())
+            );
+        }
+        // The id CONNECTION_ID() gave kills that session and no other.
+        let mut x = sessions.remove(7);
+        let seen = query_one(&mut x, "SELECT CONNECTION_ID()").await.unwrap().unwrap();
+        z.query_drop(format!("KILL CONNECTION {seen}")).await.unwrap_or_else(|e| panic!("{mode}: KILL {seen}: {e:?}"));
+        assert!(x.query_drop("SELECT 1").await.is_err(), "{mode}: X survived KILL {seen}");
+        for c in &mut sessions {
+            let id = c.id();
+            assert_eq!(
+                query_one(c, "SELECT 3").await.unwrap_or_else(|e| panic!("{mode}: {id} was killed by KILL {seen}: {e:?}")),
+                Some("3".into())
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn show_proxyroute_shows_non_admins_their_own_tables() {
+    let s = setup("routed");
+    let mut bob = s.conn("bob").await;
+    let mut boss = s.conn("boss").await;
+    let mut alice = s.conn("alice").await;
+    alice.query_drop("SELECT * FROM t0 WHERE c1 = 0").await.unwrap();
+    let tables = |rows: Vec<Vec<mysql_async::Value>>| rows.into_iter().filter_map(|r| value_string(r[3].clone())).collect::<Vec<_>>();
+    let seen = tables(query_values(&mut alice, "SHOW PROXYROUTE").await.unwrap());
+    assert!(seen.contains(&"t0".to_string()), "alice sees her table: {seen:?}");
+    let seen = tables(query_values(&mut bob, "SHOW PROXYROUTE").await.unwrap());
+    assert!(seen.is_empty(), "bob sees other users' tables: {seen:?}");
+    let seen = tables(query_values(&mut boss, "SHOW PROXYROUTE").await.unwrap());
+    assert!(seen.contains(&"t0".to_string()), "the admin sees every table: {seen:?}");
+}
