@@ -4,7 +4,11 @@
 //! * Bounded: at most `max_per_key` connections per key; a request that finds all in use waits in
 //!   a FIFO queue for `acquire_timeout_ms`, then fails with a clear error.
 //! * No connect storm: at most `max_connects_per_server` connection attempts to one server are in
-//!   flight; further attempts queue (within the same acquire timeout).
+//!   flight; further attempts queue (within the same acquire timeout), and give up at once when
+//!   an attempt to that server fails meanwhile, so that they go to another candidate instead.
+//! * Bounded waits: one deadline per request, `acquire_timeout_ms` from when it asks, ends the
+//!   slot wait, the permit wait, the connect, the greeting and the login, and bounds the ping or
+//!   reset of a reused connection.
 //! * Checked on reuse: an idle connection past `idle_timeout_secs` is closed; every reused one
 //!   must pass a non-blocking socket check, and a COM_PING when idle longer than
 //!   `health_check_after_ms`.
