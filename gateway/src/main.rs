@@ -5,6 +5,18 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+/// jemalloc, so that memory freed after a connection storm goes back to the system (why this
+/// allocator: gateway/Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's options, read once at its start-up (the `MALLOC_CONF` of the prefixed build): a
+/// background thread purges dirty pages after 1 s, with `MADV_DONTNEED` at once (no lazily
+/// freed "muzzy" stage, whose pages would still count in RSS).
+#[allow(non_upper_case_globals)]
+#[export_name = "_rjem_malloc_conf"]
+pub static malloc_conf: &[u8; 60] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+
 /// Transparent routing gateway for OceanBase and MySQL-protocol traffic.
 #[derive(Parser, Debug)]
 #[command(version, about)]

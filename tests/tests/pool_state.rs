@@ -338,3 +338,57 @@ async fn a_stopped_server_fails_fast_and_counts_for_congestion() {
     let state = congestion.lock().expect("lock").state(addr, std::time::Instant::now());
     assert_eq!(state, CongestionState::Congested(CongestionKind::Alive));
 }
+
+/// A server that accepts TCP connections and never sends its greeting: the accepted sockets are
+/// kept open until the listener task is aborted.
+async fn black_hole() -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = listener.accept().await {
+            held.push(s);
+        }
+    });
+    (addr, task)
+}
+
+/// Issue #13 item 6: 50 requests for a server that never greets, 8 connect permits. Each ends
+/// within the acquire timeout (plus a scheduling margin), whether it waited for a permit or
+/// connected; with `connect_timeout_ms` above the acquire timeout the connect itself is cut short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_to_a_server_that_never_greets_end_within_the_acquire_timeout() {
+    const ACQUIRE_MS: u64 = 1_000;
+    const MARGIN_MS: u64 = 250;
+    let (addr, hole) = black_hole().await;
+    for connect_ms in [600, 3_000] {
+        let cfg = PoolConfig { max_connects_per_server: 8, acquire_timeout_ms: ACQUIRE_MS, connect_timeout_ms: connect_ms, ..PoolConfig::default() };
+        let pool = Pool::new(cfg, Arc::new(NoHealth));
+        let tasks: Vec<_> = (0..50u64)
+            .map(|client| {
+                let pool = pool.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let r = pool.get(&key(addr), &login(None), client).await.map(|c| c.thread_id());
+                    (started.elapsed(), r)
+                })
+            })
+            .collect();
+        let mut elapsed = Vec::new();
+        for t in tasks {
+            let (took, r) = t.await.expect("task");
+            let err = r.expect_err("a server that never greets serves nothing");
+            assert!(err.is_retryable(), "another candidate may be tried: {err:?}");
+            elapsed.push(took);
+        }
+        elapsed.sort();
+        let slowest = elapsed[elapsed.len() - 1];
+        println!("connect_timeout_ms {connect_ms}: fastest {:?}, median {:?}, slowest {slowest:?}", elapsed[0], elapsed[25]);
+        assert!(
+            slowest <= Duration::from_millis(ACQUIRE_MS + MARGIN_MS),
+            "connect_timeout_ms {connect_ms}: a request took {slowest:?} (acquire timeout {ACQUIRE_MS} ms): {elapsed:?}"
+        );
+        assert_eq!(pool.stats().max_connecting, 8, "the connect limit held");
+    }
+    hole.abort();
+}

@@ -4,7 +4,11 @@
 //! * Bounded: at most `max_per_key` connections per key; a request that finds all in use waits in
 //!   a FIFO queue for `acquire_timeout_ms`, then fails with a clear error.
 //! * No connect storm: at most `max_connects_per_server` connection attempts to one server are in
-//!   flight; further attempts queue (within the same acquire timeout).
+//!   flight; further attempts queue (within the same acquire timeout), and give up at once when
+//!   an attempt to that server fails meanwhile, so that they go to another candidate instead.
+//! * Bounded waits: one deadline per request, `acquire_timeout_ms` from when it asks, ends the
+//!   slot wait, the permit wait, the connect, the greeting and the login, and bounds the ping or
+//!   reset of a reused connection.
 //! * Checked on reuse: an idle connection past `idle_timeout_secs` is closed; every reused one
 //!   must pass a non-blocking socket check, and a COM_PING when idle longer than
 //!   `health_check_after_ms`.
@@ -24,14 +28,16 @@
 
 mod config;
 mod conn;
+mod gate;
 mod health;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use gate::{NoPermit, ServerGate};
 use tokio::sync::Semaphore;
 use tracing::{debug, info, warn, Instrument};
 
@@ -233,14 +239,6 @@ struct Idle {
     since: Instant,
 }
 
-/// Connect limit of one server.
-struct ServerGate {
-    permits: Arc<Semaphore>,
-    connecting: AtomicUsize,
-    waiting: AtomicUsize,
-    max_connecting: AtomicUsize,
-}
-
 /// Adds one to a gauge for the guard's lifetime (also when the request is cancelled).
 struct Gauge<'a>(&'a AtomicUsize);
 
@@ -293,7 +291,7 @@ impl Pool {
             return Err(PoolError::Busy { server: key.server, waited_ms, size: cfg.max_per_key });
         };
         while let Some(idle) = home.take_idle(client) {
-            if let Some((backend, sync)) = self.revive(idle, login, client).await {
+            if let Some((backend, sync)) = self.revive(idle, login, client, deadline).await {
                 self.inner.counters.reuses.fetch_add(1, Ordering::Relaxed);
                 return Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()));
             }
@@ -303,22 +301,23 @@ impl Pool {
         Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()))
     }
 
-    /// Makes an idle connection usable for `client`, or closes it (`None`).
-    async fn revive(&self, idle: Idle, login: &LoginRequest<'_>, client: u64) -> Option<(Backend, ConnSync)> {
+    /// Makes an idle connection usable for `client` before `deadline`, or closes it (`None`).
+    async fn revive(&self, idle: Idle, login: &LoginRequest<'_>, client: u64, deadline: tokio::time::Instant) -> Option<(Backend, ConnSync)> {
         let cfg = &self.inner.cfg;
+        let bound = step_bound(cfg.connect_timeout(), deadline);
         let age = idle.since.elapsed();
         let Idle { mut backend, mut sync, last_client, .. } = idle;
         let thread = backend.greeting.connection_id;
         let usable = age <= cfg.idle_timeout()
             && looks_alive(&backend)
-            && (age < cfg.health_check_after() || ping(&mut backend, cfg.connect_timeout()).await);
+            && (age < cfg.health_check_after() || ping(&mut backend, bound).await);
         if !usable {
             debug!(thread, age_ms = age.as_millis() as u64, "idle connection closed: expired or dead");
             self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
             return None;
         }
         if last_client != client {
-            match health::reset(&mut backend, login, cfg.connect_timeout()).await {
+            match health::reset(&mut backend, login, bound).await {
                 Ok(false) => sync.reset(),
                 Ok(true) => sync.relogin(login.database, login.charset),
                 Err(e) => {
@@ -332,7 +331,9 @@ impl Pool {
         Some((backend, sync))
     }
 
-    /// Opens a connection, within the server's connect limit.
+    /// Opens a connection, within the server's connect limit: the permit wait, the TCP connect,
+    /// the greeting and the login all end by the request's `deadline` (and the attempt itself
+    /// within `connect_timeout_ms`).
     async fn connect(
         &self,
         key: &PoolKey,
@@ -342,19 +343,23 @@ impl Pool {
     ) -> Result<Backend, PoolError> {
         let cfg = &self.inner.cfg;
         let gate = self.inner.gate(key.server);
-        let permit = {
-            let _waiting = Gauge::up(&gate.waiting);
-            tokio::time::timeout_at(deadline, gate.permits.clone().acquire_owned()).await
+        let _permit = match gate.permit(deadline).await {
+            Ok(p) => p,
+            Err(NoPermit::Timeout) => {
+                self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
+                let waited_ms = started.elapsed().as_millis() as u64;
+                info!(waited_ms, limit = cfg.max_connects_per_server, "connect limit reached");
+                return Err(PoolError::ConnectQueue { server: key.server, waited_ms, limit: cfg.max_connects_per_server });
+            }
+            Err(NoPermit::ServerFailed(why)) => {
+                let waited_ms = started.elapsed().as_millis() as u64;
+                info!(waited_ms, "gave up waiting to connect: an attempt to the server failed meanwhile");
+                let reason = format!("an attempt to connect failed while this request waited {waited_ms} ms ({why})");
+                return Err(PoolError::Connect { server: key.server, reason });
+            }
         };
-        let Ok(Ok(_permit)) = permit else {
-            self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
-            let waited_ms = started.elapsed().as_millis() as u64;
-            info!(waited_ms, limit = cfg.max_connects_per_server, "connect limit reached");
-            return Err(PoolError::ConnectQueue { server: key.server, waited_ms, limit: cfg.max_connects_per_server });
-        };
-        let (_connecting, n) = Gauge::up(&gate.connecting);
-        gate.max_connecting.fetch_max(n, Ordering::Relaxed);
-        let result = open(key.server, login, cfg.connect_timeout()).await;
+        let _connecting = gate.connecting();
+        let result = open(key.server, login, step_bound(cfg.connect_timeout(), deadline)).await;
         let health = &self.inner.health;
         match &result {
             Ok(b) => {
@@ -367,6 +372,7 @@ impl Pool {
                 self.inner.counters.connect_failures.fetch_add(1, Ordering::Relaxed);
                 health.connect_failed(key.server);
                 warn!(error = %e, "connect failed");
+                gate.attempt_failed(&e.to_string());
             }
         }
         result
@@ -465,14 +471,7 @@ impl Inner {
         let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
         servers
             .entry(server)
-            .or_insert_with(|| {
-                Arc::new(ServerGate {
-                    permits: Arc::new(Semaphore::new(self.cfg.max_connects_per_server.max(1))),
-                    connecting: AtomicUsize::new(0),
-                    waiting: AtomicUsize::new(0),
-                    max_connecting: AtomicUsize::new(0),
-                })
-            })
+            .or_insert_with(|| Arc::new(ServerGate::new(self.cfg.max_connects_per_server)))
             .clone()
     }
 }
@@ -491,6 +490,12 @@ impl KeyPool {
             v.push(idle);
         }
     }
+}
+
+/// How long one step (connect, ping, reset) may take: `limit`, cut short by the request's
+/// `deadline` (never zero, so that an expired deadline still fails through the step's timeout).
+fn step_bound(limit: Duration, deadline: tokio::time::Instant) -> Duration {
+    limit.min(deadline.saturating_duration_since(tokio::time::Instant::now())).max(Duration::from_millis(1))
 }
 
 /// TCP connect, greeting and login to `server`, all within `timeout`.

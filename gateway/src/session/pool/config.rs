@@ -14,10 +14,13 @@ pub struct PoolConfig {
     /// Most connection attempts (TCP connect + login) in flight to one server at a time, over all
     /// its keys, so that a crowd of clients arriving together does not storm it. Default 8.
     pub max_connects_per_server: usize,
-    /// How long a request may wait for a connection (a free slot, a connect permit, the connect
-    /// itself) before it fails with "no connection available". Milliseconds; default 5000.
+    /// How long a request may wait for a connection, in total from when it asks: a free slot, a
+    /// connect permit, the TCP connect, the greeting and the login all end by this one deadline
+    /// (the request then fails over to another candidate, or fails with a clear error).
+    /// Milliseconds; default 5000.
     pub acquire_timeout_ms: u64,
-    /// Bound of one connection attempt (TCP connect, greeting, login). Milliseconds; default 3000.
+    /// Bound of one connection attempt (TCP connect, greeting, login), cut short by the
+    /// request's `acquire_timeout_ms` deadline. Milliseconds; default 3000.
     pub connect_timeout_ms: u64,
     /// An idle connection older than this is closed instead of reused. Seconds; default 300
     /// (below the servers' `wait_timeout`).

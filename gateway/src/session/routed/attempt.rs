@@ -105,11 +105,14 @@ impl RoutedSession<'_> {
             Ok(Ok(_)) => None,
             Ok(Err(err)) if retry && retryable_error(err.code) => {
                 conn.mark_broken();
-                Some(Sent::Retry(err))
+                Some(Sent::Retry(not_started(&held.sql, &err)))
             }
             Ok(Err(err)) => {
+                // The client was told its transaction began: the statement that needed it must
+                // not run outside it (autocommit) nor be answered with the start's error as if
+                // it were its own.
                 self.txn.held = None;
-                Some(Sent::Failed(err))
+                Some(Sent::Failed(not_started(&held.sql, &err)))
             }
             Err(_) => {
                 conn.mark_broken();
@@ -176,4 +179,25 @@ impl RoutedSession<'_> {
         )
     }
 
+}
+
+/// The answer to the statement whose replay of the held transaction start `start` the server
+/// refused with `err`: the server's code and SQLSTATE, a message saying the transaction did not
+/// start and the statement did not run.
+pub(super) fn not_started(start: &[u8], err: &ErrPacket) -> ErrPacket {
+    const SHOWN: usize = 200;
+    let text = String::from_utf8_lossy(start);
+    let text = text.trim();
+    let cut = (0..=SHOWN.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let more = if cut < text.len() { "…" } else { "" };
+    ErrPacket::with_state(
+        err.code,
+        &err.sql_state,
+        format!(
+            "gateway: the transaction did not start: the server refused `{}{more}` ({}: {}); this statement was not executed",
+            &text[..cut],
+            err.code,
+            err.message
+        ),
+    )
 }

@@ -33,6 +33,7 @@ mod statement_conn;
 mod statements;
 mod text_statements;
 pub(crate) mod transaction;
+mod xa_start;
 
 use std::net::SocketAddr;
 use std::time::Instant;

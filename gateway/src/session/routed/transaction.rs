@@ -2,6 +2,7 @@
 //! / `XA START`, stickiness while the server reports a transaction (or `autocommit = 0` after a
 //! first statement, or an open XA transaction), session pins, and open cursors.
 
+use super::xa_start::XaStartSyntax;
 use crate::protocol::status;
 use crate::sql::{Analysis, Pins, StmtKind, TxnFlags};
 
@@ -56,9 +57,14 @@ pub fn classify(sql: &str, a: &Analysis<'_>) -> TxnStatement {
         StmtKind::Commit | StmtKind::Rollback if words.len() == 1 || (words.len() == 2 && w(1) == "work") => {
             TxnStatement::End
         }
-        _ if w(0) == "xa" && (w(1) == "start" || w(1) == "begin") => {
-            TxnStatement::Start(Held { sql: sql.as_bytes().to_vec(), read_only: None, xa: true })
-        }
+        // A start the server would refuse for its syntax is not held: it runs at once and its
+        // error answers it.
+        _ if w(0) == "xa" && (w(1) == "start" || w(1) == "begin") => match super::xa_start::check(sql) {
+            XaStartSyntax::Invalid => TxnStatement::Other,
+            XaStartSyntax::Valid | XaStartSyntax::Unsure => {
+                TxnStatement::Start(Held { sql: sql.as_bytes().to_vec(), read_only: None, xa: true })
+            }
+        },
         _ if w(0) == "xa" && (w(1) == "commit" || w(1) == "rollback") => TxnStatement::XaEnd,
         _ => TxnStatement::Other,
     }
@@ -188,6 +194,8 @@ mod tests {
         assert!(matches!(c("START TRANSACTION READ ONLY"), TxnStatement::Start(Held { read_only: Some(true), .. })));
         assert!(matches!(c("start transaction with consistent snapshot"), TxnStatement::Start(_)));
         assert!(matches!(c("XA START 'x1'"), TxnStatement::Start(Held { xa: true, .. })));
+        assert_eq!(c("XA START 'z' ONE PHASE"), TxnStatement::Other, "sent at once, its error answers it");
+        assert_eq!(c("XA BEGIN 'y' garbage"), TxnStatement::Other);
         assert_eq!(c("commit"), TxnStatement::End);
         assert_eq!(c("ROLLBACK WORK;"), TxnStatement::End);
         assert_eq!(c("ROLLBACK TO SAVEPOINT a"), TxnStatement::Other);
