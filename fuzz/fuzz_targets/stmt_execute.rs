@@ -71,7 +71,7 @@ fuzz_target!(|input: Input| {
     let _ = (
         ex.wants_cursor(),
         ex.values(),
-        (0..params).map(|i| ex.is_null(i)).count(),
+        (0..params).filter(|i| ex.is_null(*i)).count(),
     );
     if let Some(t) = ex.types {
         stmt.bind_types(t);
