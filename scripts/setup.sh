@@ -3,7 +3,8 @@
 # so a second run on a prepared machine takes a few seconds.
 #
 #   Debian packages: mariadb-server, mariadb-client, sysbench, haproxy, iproute2, python3-venv, unzip
-#   Rust: a dated nightly with rust-src (the eBPF crate), bpf-linker (links the eBPF object)
+#   Rust: a dated nightly with rust-src (the eBPF crate), bpf-linker (links the eBPF object),
+#         cargo-fuzz (`cargo xtask fuzz` builds the fuzz targets with the same nightly)
 #   Python venv with PyMySQL (a real client driver for the tests)
 #   The OceanBase kernel (seekdb server binary from the pylibseekdb wheel)
 #
@@ -12,6 +13,7 @@ set -euo pipefail
 
 EBPF_NIGHTLY="${GATEWAY_EBPF_TOOLCHAIN:-nightly-2026-05-19}"
 BPF_LINKER_VERSION="0.10.0"
+CARGO_FUZZ_VERSION="0.13.2"
 TOOLS="${GATEWAY_TOOLS:-$HOME/.cache/gateway}"
 VENV="$TOOLS/venv"
 SEEKDB_HOME="$TOOLS/seekdb"
@@ -48,6 +50,12 @@ rust_toolchains() {
         cargo install bpf-linker --version "$BPF_LINKER_VERSION" --locked
     else
         log "bpf-linker $BPF_LINKER_VERSION present"
+    fi
+    if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
+        log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
+        cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+    else
+        log "cargo-fuzz $CARGO_FUZZ_VERSION present"
     fi
 }
 

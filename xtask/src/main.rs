@@ -8,6 +8,8 @@ mod bench_dataplane;
 mod dataplane_client;
 mod demo;
 mod dist;
+mod fuzz;
+mod fuzz_seeds;
 mod gen_collation;
 mod haproxy;
 mod mariadb_cli;
@@ -48,6 +50,9 @@ enum Command {
     /// Build the release tarball target/dist/gateway-<version>-<arch>.tar.gz: the binary, the
     /// documented example configuration and the systemd unit.
     Dist(dist::DistArgs),
+    /// Build the libFuzzer targets of fuzz/ with the pinned nightly, seed their corpora from the
+    /// repository, run each for `--time` seconds; fails naming the input of any crash.
+    Fuzz(fuzz::FuzzArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -59,6 +64,7 @@ fn main() -> std::process::ExitCode {
         Command::DataplaneClient(args) => dataplane_client::run(&args),
         Command::GenCollation(args) => gen_collation::run(&args),
         Command::Dist(args) => dist::run(&args),
+        Command::Fuzz(args) => fuzz::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
