@@ -13,6 +13,11 @@ pub(super) struct Partitioning {
     pub partitions: Vec<Partition>,
 }
 
+/// The most (sub-)partitions one table may declare in all. Servers allow far fewer (MySQL and
+/// OceanBase: 8,192 partitions); the bound keeps a hostile or corrupt definition (`PARTITIONS
+/// 89551737`, a large template times a large list) from exhausting memory.
+pub const MAX_PARTITIONS: u64 = 65_536;
+
 /// A declared (sub-)partition before naming rules are applied.
 struct Def {
     name: String,
@@ -41,6 +46,12 @@ pub(super) fn parse_partitioning(p: &mut Parser) -> Result<Partitioning, Partiti
         } else {
             return Err(p.err("expected PARTITIONS, SUBPARTITION or a partition list"));
         }
+    }
+    let parts = defs.as_ref().map_or(u64::from(count.unwrap_or(1)), |d| d.len() as u64);
+    let subs_each = template.as_ref().map_or(u64::from(sub_count.unwrap_or(1)), |t| t.len() as u64);
+    let own_subs: u64 = defs.iter().flatten().filter_map(|d| d.subs.as_ref()).map(|s| s.len() as u64).sum();
+    if parts.max(1).saturating_mul(subs_each.max(1)).max(own_subs) > MAX_PARTITIONS {
+        return Err(p.err(format!("more than {MAX_PARTITIONS} partitions")));
     }
     let defs = match (defs, count) {
         (Some(d), _) => d,

@@ -112,6 +112,15 @@ fn mariadb_output() {
 }
 
 #[test]
+fn partition_counts_are_bounded() {
+    assert!(parse_create_table("CREATE TABLE t (c1 int) PARTITION BY HASH(c1) PARTITIONS 8192").is_ok());
+    assert!(parse_create_table("CREATE TABLE t (c1 int) PARTITION BY HASH(c1) PARTITIONS 89551737").is_err());
+    let two_levels = "CREATE TABLE t (c1 int, c2 int) PARTITION BY HASH(c1) PARTITIONS 1000 SUBPARTITION BY HASH(c2) SUBPARTITIONS";
+    assert!(parse_create_table(&format!("{two_levels} 65")).is_ok());
+    assert!(parse_create_table(&format!("{two_levels} 66")).is_err());
+}
+
+#[test]
 fn parse_errors() {
     assert!(parse_create_table("CREATE TABLE t (c1 int)").is_err());
     assert!(parse_create_table("CREATE TABLE t (c1 int) PARTITION BY FOO(c1)").is_err());

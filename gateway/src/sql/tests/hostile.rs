@@ -5,7 +5,7 @@
 
 use crate::session::routed::transaction;
 use crate::session::state::{parse_set, Mode};
-use crate::session::{admin, internal, kill, prepared};
+use crate::session::{admin, connection_id, internal, kill, prepared};
 use crate::sql::analysis::Path;
 use crate::sql::{analyze, analyze_prepared, split, StmtKind, Value};
 
@@ -73,6 +73,8 @@ fn hostile() -> Vec<(&'static str, String)> {
         ("comment hints", format!("SELECT /*+ {} */ 1", repeat("READ_CONSISTENCY(WEAK) ", N))),
         ("kill", format!("KILL {}1{}", repeat("(", N), repeat(")", N))),
         ("xa start", format!("XA START {}'x'{}", repeat("(", N), repeat(")", N))),
+        ("connection id", format!("SELECT {}CONNECTION_ID(){}", repeat("(", N), repeat(")", N))),
+        ("processlist", format!("SHOW {}PROCESSLIST", repeat("/* */", N))),
     ]
 }
 
@@ -84,7 +86,10 @@ fn every_parser(sql: &str) {
     let mut payload = vec![crate::protocol::command::QUERY];
     payload.extend_from_slice(sql.as_bytes());
     let _ = internal::recognise(&payload);
-    let _ = kill::parse(&payload);
+    let _ = kill::parse(&payload, 1);
+    let _ = connection_id::rewrite(sql, 1);
+    let _ = crate::session::processlist::recognise(sql);
+    let _ = crate::session::processlist::recognise_table(sql, 1);
     let _ = admin::recognise(sql);
     let _ = prepared::text::parse(sql);
     let _ = parse_set(sql.as_bytes(), Mode::default());
@@ -137,3 +142,4 @@ fn within_the_bounds_nothing_changes() {
     assert_eq!((shallow[2].0, shallow[2].1), (Path::Reference, 1));
     assert_eq!(shallow[3], (Path::Reference, 1, vec!["Int(1000)".to_string()]));
 }
+
