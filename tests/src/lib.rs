@@ -92,6 +92,23 @@ pub fn scratch_dir(name: &str) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
+/// Raises this process's soft open-files limit to the hard one (gateways and servers it starts
+/// inherit it); returns the new soft limit, 0 if it could not be read or set.
+pub fn raise_nofile() -> u64 {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid pointer to a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 0;
+        }
+        lim.rlim_cur = lim.rlim_max;
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+            return 0;
+        }
+    }
+    lim.rlim_cur
+}
+
 /// A currently free TCP port on 127.0.0.1 (the OS picks it; there is a small window before the
 /// caller binds it, callers that can retry on `EADDRINUSE` do).
 pub fn free_port() -> anyhow::Result<u16> {

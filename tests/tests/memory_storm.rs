@@ -23,25 +23,6 @@ const CONCURRENCY: usize = 200;
 /// How long the resident set may take to come back.
 const SETTLE: Duration = Duration::from_secs(30);
 
-/// Raises the soft open-files limit to the hard one; the new soft limit.
-fn raise_nofile() -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid pointer to a local struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
-            return 0;
-        }
-        lim.rlim_cur = lim.rlim_max;
-        if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-            return 0;
-        }
-    }
-    lim.rlim_cur
-}
-
 /// `VmRSS` of process `pid` in KiB.
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -90,7 +71,7 @@ async fn close_all(conns: Vec<Conn>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rss_comes_back_after_ten_thousand_idle_sessions_close() {
-    let nofile = raise_nofile();
+    let nofile = gateway_tests::raise_nofile();
     if nofile < (SESSIONS + 2_000) as u64 {
         println!("SKIP: RLIMIT_NOFILE hard limit {nofile} is below {} (10,000 sessions need that many sockets)", SESSIONS + 2_000);
         return;

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use gateway_tests::mysql::{connect, err_code, query_one};
-use gateway_tests::stack::{shared, Stack};
+use gateway_tests::stack::{shared, Stack, PEER_TIMEOUT};
 use gateway_tests::UserEntry;
 use mysql_async::prelude::*;
 use mysql_async::{ChangeUserOpts, Conn};
@@ -109,6 +109,35 @@ async fn change_user_failures_match_direct() {
         let b = d.change_user(opts).await.err().map(|e| err_code(&e));
         assert_eq!(a, Some(Some(1045)), "change_user to {user} with a bad password through the gateway");
         assert_eq!(a, b, "gateway vs direct for {user}");
+    }
+    s.assert_healthy();
+}
+
+/// A failed COM_CHANGE_USER ends the gateway session: the ERR, then the connection is closed
+/// (nothing of the old account's session is left to use). Raw protocol, so that no driver
+/// reconnects behind the test's back.
+#[test]
+fn failed_change_user_closes_the_session() {
+    use gateway_tests::raw::{cmd, Outcome, RawConn};
+    let s = stack();
+    for (user, pw) in [("bob", "wrong"), ("nobody", "")] {
+        let mut c = RawConn::login(s.gw.addr(), "alice", "alice-pw", Some("test")).unwrap();
+        let salt: Vec<u8> = c.greeting.salt.clone();
+        let scramble = if pw.is_empty() { Vec::new() } else { gateway_tests::raw::scramble_native(pw, &salt) };
+        let mut body = user.as_bytes().to_vec();
+        body.push(0);
+        body.push(scramble.len() as u8);
+        body.extend_from_slice(&scramble);
+        body.extend_from_slice(b"test\0");
+        body.extend_from_slice(&[0x21, 0x00]);
+        body.extend_from_slice(b"mysql_native_password\0");
+        c.command(cmd::CHANGE_USER, &body).unwrap();
+        match c.outcome(PEER_TIMEOUT) {
+            Outcome::Err(e) => assert_eq!(e.code, 1045, "change_user to {user}: {e}"),
+            o => panic!("change_user to {user}: expected ERR 1045, got {o:?}\n{}", s.gw_log()),
+        }
+        let after = c.outcome(PEER_TIMEOUT);
+        assert!(matches!(after, Outcome::Closed | Outcome::Reset), "after a failed change_user to {user}: {after:?}");
     }
     s.assert_healthy();
 }

@@ -46,6 +46,7 @@ pub mod cmd {
     pub const QUIT: u8 = 0x01;
     pub const QUERY: u8 = 0x03;
     pub const PING: u8 = 0x0e;
+    pub const CHANGE_USER: u8 = 0x11;
     pub const STMT_PREPARE: u8 = 0x16;
     pub const STMT_EXECUTE: u8 = 0x17;
     pub const STMT_SEND_LONG_DATA: u8 = 0x18;
