@@ -24,6 +24,11 @@ pub fn rewrite(sql: &str, id: u32) -> Option<String> {
         // `KILL CONNECTION_ID()` is the KILL parser's (`session::kill`).
         return None;
     }
+    if STORED_DEFINITIONS.iter().any(|w| first.eq_ignore_ascii_case(w)) {
+        // A routine, view, trigger or event body runs later, in whatever session calls it: a
+        // literal id baked into its definition would be wrong for every other session.
+        return None;
+    }
     let strings_are_code = first.eq_ignore_ascii_case("prepare");
     let calls = find_calls(b, strings_are_code);
     if calls.is_empty() {
@@ -44,6 +49,9 @@ pub fn rewrite(sql: &str, id: u32) -> Option<String> {
     out.push_str(&sql[at..]);
     Some(out)
 }
+
+/// First words of statements that store SQL text for later (`CREATE PROCEDURE …`, `ALTER VIEW …`).
+const STORED_DEFINITIONS: [&str; 2] = ["create", "alter"];
 
 /// `sql` after any leading whitespace and comments (`/* … */`, `-- …`, `# …`); executable
 /// comments (`/*! … */`) are kept, they are statement text.
@@ -305,6 +313,18 @@ mod tests {
             "SELECT 1",
         ] {
             assert_eq!(rw(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn stored_definitions_keep_the_call() {
+        for sql in [
+            "CREATE PROCEDURE p() SELECT CONNECTION_ID()",
+            "create view v as select connection_id() as id",
+            "/* c */ CREATE TRIGGER t BEFORE INSERT ON t0 FOR EACH ROW SET NEW.c1 = CONNECTION_ID()",
+            "ALTER EVENT e DO INSERT INTO t VALUES (CONNECTION_ID())",
+        ] {
+            assert_eq!(rw(sql), None, "{sql}");
         }
     }
 
