@@ -63,14 +63,15 @@ fn entry_head(line: &str) -> Option<Entry> {
     Some(Entry { thread, command: command.to_string(), text: text.to_string() })
 }
 
-/// `YYMMDD HH:MM:SS` (MariaDB's general-log time stamp).
+/// `YYMMDD HH:MM:SS` (MariaDB's general-log time stamp). The hour is space-padded, not
+/// zero-padded: `261202  2:13:35` before 10 o'clock.
 fn is_timestamp(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 15
         && b[6] == b' '
         && b[9] == b':'
         && b[12] == b':'
-        && b.iter().enumerate().all(|(i, c)| matches!(i, 6 | 9 | 12) || c.is_ascii_digit())
+        && b.iter().enumerate().all(|(i, c)| matches!(i, 6 | 9 | 12) || c.is_ascii_digit() || (i == 7 && *c == b' '))
 }
 
 /// The workload marker numbers (`q:<digits>`) in `text`, in order.
@@ -166,6 +167,19 @@ b'\n\
         assert_eq!(e[2].text, "select /* q:2 */ 'a\nb'");
         assert_eq!((e[3].command.as_str(), e[4].command.as_str()), ("Prepare", "Execute"));
         assert_eq!((e[5].thread, e[6].command.as_str(), e[6].text.as_str()), (12, "Quit", ""));
+    }
+
+    /// Entries logged before 10 o'clock carry a space-padded hour; they are entries, not
+    /// continuations of the previous statement (a test once failed only in the small hours).
+    #[test]
+    fn single_digit_hours_start_entries() {
+        let log = "261202  9:59:59\t    11 Prepare\t/* q:1 */ SELECT ?\n\
+                   261202  2:13:35\t    12 Query\t/* q:2 */ SELECT 2\n\
+                   261202 10:00:00\t    12 Query\t/* q:3 */ SELECT 3\n";
+        let e = parse(log);
+        let got: Vec<(u64, &str)> = e.iter().map(|e| (e.thread, e.command.as_str())).collect();
+        assert_eq!(got, vec![(11, "Prepare"), (12, "Query"), (12, "Query")], "{e:#?}");
+        assert!(!is_timestamp("261202  :13:35") && !is_timestamp("261202 2 :13:35"));
     }
 
     #[test]
