@@ -92,20 +92,14 @@ fn field(line: &str, name: &str) -> String {
 }
 
 /// (thread id, statement) of every `Query` line of a server's general log.
+/// The `Query` entries of a server's general log: (thread id, statement text). The harness's
+/// parser: this file once had its own, which took a line's time stamp for its thread id and so
+/// lost every statement that was the first of its second.
 fn queries(db: &MariaDb) -> Vec<(u32, String)> {
-    db.general_log()
-        .lines()
-        .filter_map(|l| {
-            // `[time]\t<thread> <Command>\t<text>`; lines without a timestamp start with tabs.
-            let fields: Vec<&str> = l.split('\t').collect();
-            let at = fields.iter().position(|f| {
-                let mut w = f.split_whitespace();
-                w.next().is_some_and(|n| n.parse::<u32>().is_ok()) && w.next().is_some() && w.next().is_none()
-            })?;
-            let mut w = fields[at].split_whitespace();
-            let thread: u32 = w.next()?.parse().ok()?;
-            (w.next()? == "Query").then(|| (thread, fields[at + 1..].join("\t")))
-        })
+    gateway_tests::general_log::parse(&db.general_log())
+        .into_iter()
+        .filter(|e| e.command == "Query")
+        .filter_map(|e| Some((u32::try_from(e.thread).ok()?, e.text)))
         .collect()
 }
 
