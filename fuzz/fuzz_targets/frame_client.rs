@@ -3,21 +3,16 @@
 #![no_main]
 
 use gateway::protocol::frame::{encode_packet, Wire};
-use gateway_fuzz::{block_on, ChunkedStream};
+use gateway_fuzz::{block_on, framing_header, ChunkedStream};
 use libfuzzer_sys::fuzz_target;
 
 /// Packet size limits tried (chosen by the first byte).
 const MAX: [usize; 6] = [0, 1, 4, 64, 1024, usize::MAX];
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flags, rest)) = data.split_first() else {
+    let Some((flags, chunks, stream)) = framing_header(data) else {
         return;
     };
-    let Some((&n, rest)) = rest.split_first() else {
-        return;
-    };
-    let n = usize::from(n % 16).min(rest.len());
-    let (chunks, stream) = rest.split_at(n);
     let max = MAX[usize::from(flags >> 1) % MAX.len()];
     let mut wire = Wire::new(ChunkedStream::new(stream, chunks));
     block_on(async {

@@ -14,7 +14,7 @@ use gateway::protocol::response::{ok_status, ResponseTracker};
 use gateway::session::prepared::answer::PrepareOk;
 use gateway::session::relay;
 use gateway::session::state::changes;
-use gateway_fuzz::{block_on, ChunkedStream};
+use gateway_fuzz::{block_on, framing_header, ChunkedStream};
 use libfuzzer_sys::fuzz_target;
 
 const SHAPES: [Shape; 6] = [
@@ -27,14 +27,9 @@ const SHAPES: [Shape; 6] = [
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flags, rest)) = data.split_first() else {
+    let Some((flags, chunks, rest)) = framing_header(data) else {
         return;
     };
-    let Some((&n, rest)) = rest.split_first() else {
-        return;
-    };
-    let n = usize::from(n % 16).min(rest.len());
-    let (chunks, rest) = rest.split_at(n);
     // The last `clen` bytes are the client's (LOCAL INFILE data); 0xFF cannot separate them, it
     // starts every ERR packet.
     let Some((&clen, rest)) = rest.split_first() else {

@@ -107,3 +107,12 @@ pub fn lines(data: &[u8], max: usize) -> Vec<String> {
         .map(|l| String::from_utf8_lossy(l).into_owned())
         .collect()
 }
+
+/// The header of a framing target's input: a flags byte, then a count `n` (mod 16) and `n` bytes
+/// of chunk sizes for [`ChunkedStream`]; returns (flags, chunk seed, rest), `None` when too short.
+pub fn framing_header(data: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&flags, rest) = data.split_first()?;
+    let (&n, rest) = rest.split_first()?;
+    let (chunks, rest) = rest.split_at(usize::from(n % 16).min(rest.len()));
+    Some((flags, chunks, rest))
+}
