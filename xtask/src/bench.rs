@@ -1,9 +1,14 @@
 //! `cargo xtask bench`: sysbench against one MariaDB directly, through haproxy (TCP mode) and
 //! through the gateway, interleaved round by round, reported as a table with gateway ratios.
-//! `--cluster`: the gateway routes over three servers instead (see [`cluster`]). `--tls`: every
-//! target over TLS, plus the plain gateway as a fourth target (see [`tls`]).
+//! Beside the 1:1 `gateway`, two more gateways in front of the same server: `routed` (routing mode,
+//! a topology declaring the sbtest tables partitioned, every partition led by that server: the cost
+//! of routing, not of a different layout) and, as root, `spliced` (1:1 with the sockmap splice).
+//! `--cpu`: each proxy's CPU per statement (see [`cpu`]). `--cluster`: the gateway routes over three
+//! servers instead (see [`cluster`]). `--tls`: every target over TLS, plus the plain gateway as a
+//! fourth target (see [`tls`]).
 
 mod cluster;
+mod cpu;
 mod profile;
 mod tls;
 
@@ -44,8 +49,8 @@ pub struct BenchArgs {
     /// across servers, so one server is the honest baseline of a 1:1 proxy.
     #[arg(long)]
     cluster: bool,
-    /// Samples the gateway with `perf record` (when installed) during each gateway run, into
-    /// `target/bench/perf-<test>-<ps mode>-r<round>.data` (read with `perf report -i <file>`).
+    /// Samples each gateway with `perf record` (when installed) during its runs, into
+    /// `target/bench/perf-<target>-<test>-<ps mode>-r<round>.data` (read with `perf report -i <file>`).
     #[arg(long)]
     profile: bool,
     /// TLS everywhere: the servers get a certificate made at bench time (CA and certificate under
@@ -56,9 +61,15 @@ pub struct BenchArgs {
     /// `--tls`) in the same rounds; `gw/plain` is the TLS gateway's QPS over it.
     #[arg(long)]
     tls: bool,
+    /// Reports each proxy process's CPU time per statement (user + system time from
+    /// `/proc/<pid>/stat` over the run, divided by the statements sysbench sent), and its ratio to
+    /// haproxy's, next to QPS.
+    #[arg(long)]
+    cpu: bool,
 }
 
-const TARGETS: [&str; 3] = ["direct", "haproxy", "gateway"];
+/// Targets with `--cluster`.
+const CLUSTER_TARGETS: [&str; 3] = ["direct", "haproxy", "gateway"];
 /// With `--tls`: [`TARGETS`] over TLS, then the plain gateway.
 const TLS_TARGETS: [&str; 4] = ["direct", "haproxy", "gateway", "gateway-plain"];
 
@@ -91,7 +102,10 @@ struct Rig {
     gateway: RigGateway,
     /// With `--tls`: the gateway without TLS, target `gateway-plain`.
     plain_gateway: Option<RigGateway>,
-    #[allow(dead_code)] // held so that dropping the rig stops haproxy by PID
+    /// Without `--cluster` and `--tls`: the gateway routing over the one server, target `routed`.
+    routed: Option<RigGateway>,
+    /// Without `--cluster` and `--tls`, as root: the 1:1 gateway splicing sessions, target `spliced`.
+    spliced: Option<RigGateway>,
     haproxy: Proc,
     haproxy_port: u16,
     /// The servers: one, or s1–s3 with `--cluster`. direct and haproxy use the first.
@@ -101,8 +115,14 @@ struct Rig {
 }
 
 impl Rig {
-    fn targets(&self) -> &'static [&'static str] {
-        if self.tls.is_some() { &TLS_TARGETS } else { &TARGETS }
+    fn targets(&self) -> Vec<&'static str> {
+        if self.tls.is_some() {
+            return TLS_TARGETS.to_vec();
+        }
+        let mut t = CLUSTER_TARGETS.to_vec();
+        t.extend(self.routed.as_ref().map(|_| "routed"));
+        t.extend(self.spliced.as_ref().map(|_| "spliced"));
+        t
     }
 
     /// Where sysbench connects for `target`: root over plain TCP, or the TLS account with `--tls`.
@@ -111,6 +131,8 @@ impl Rig {
             "direct" => self.dbs[0].port(),
             "haproxy" => self.haproxy_port,
             "gateway-plain" => return Endpoint::root(self.plain_gateway.as_ref().map_or(0, |g| g.gateway.port())),
+            "routed" => return Endpoint::root(self.routed.as_ref().map_or(0, |g| g.gateway.port())),
+            "spliced" => return Endpoint::root(self.spliced.as_ref().map_or(0, |g| g.gateway.port())),
             _ => self.gateway.gateway.port(),
         };
         match &self.tls {
@@ -124,8 +146,18 @@ impl Rig {
         match target {
             "gateway" => Some(&mut self.gateway),
             "gateway-plain" => self.plain_gateway.as_mut(),
+            "routed" => self.routed.as_mut(),
+            "spliced" => self.spliced.as_mut(),
             _ => None,
         }
+    }
+
+    /// The process whose CPU time `target` measures: the proxy, or none for `direct`.
+    fn proxy_pid(&mut self, target: &str) -> Option<u32> {
+        if target == "haproxy" {
+            return Some(self.haproxy.pid());
+        }
+        self.gateway_of(target).map(|g| g.gateway.pid())
     }
 }
 
@@ -139,6 +171,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let dir = workspace::scratch_dir("bench")?;
     let mut rig = start_rig(&dir, args.cluster, args.tls)?;
     let targets = rig.targets();
+    let targets = targets.as_slice();
     let width = targets.iter().map(|t| t.len()).max().unwrap_or(0);
 
     let total = tests.len() * ps_modes.len() * rounds as usize * targets.len();
@@ -158,12 +191,17 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                         }
                     }
                     let before = (innodb_deadlocks(&rig.dbs), cluster::questions(&rig.dbs));
-                    let perf = (args.profile && target == "gateway")
-                        .then(|| profile::start(&dir, &spec, round, rig.gateway.gateway.pid()));
+                    let pid = rig.proxy_pid(target);
+                    let perf = (args.profile && target != "direct" && target != "haproxy")
+                        .then(|| pid.map(|pid| profile::start(&dir, &spec, (target, round), pid)))
+                        .flatten();
+                    let cpu_before = pid.filter(|_| args.cpu).and_then(cpu::read);
                     let mut outcome = sysbench::run(&spec, &rig.endpoint(target));
+                    let cpu_after = pid.filter(|_| args.cpu).and_then(cpu::read);
                     if let Some(p) = perf {
                         println!("    {}", profile::finish(p));
                     }
+                    outcome.cpu_us = cpu_before.zip(cpu_after).and_then(|(b, a)| cpu::per_statement_us(b, a, outcome.queries));
                     outcome.deadlocks = before.0.zip(innodb_deadlocks(&rig.dbs)).map(|(b, a)| a.saturating_sub(b));
                     if rig.dbs.len() > 1 {
                         outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));
@@ -184,8 +222,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     println!("\nwritten to {}", md_path.display());
     // The harness deletes the gateway's directory when it stops it; keep its log for post-mortem.
     let _ = std::fs::copy(rig.gateway.gateway.log_path(), dir.join("gateway.log"));
-    if let Some(plain) = &rig.plain_gateway {
-        let _ = std::fs::copy(plain.gateway.log_path(), dir.join("gateway-plain.log"));
+    for (name, gw) in [("gateway-plain", &rig.plain_gateway), ("routed", &rig.routed), ("spliced", &rig.spliced)] {
+        if let Some(gw) = gw {
+            let _ = std::fs::copy(gw.gateway.log_path(), dir.join(format!("{name}.log")));
+        }
     }
     drop(rig);
 
@@ -229,9 +269,20 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
         }
     };
 
+    let (routed, spliced) = if cluster || files.is_some() {
+        (None, None)
+    } else {
+        (Some(start_routed_gateway(dir, &dbs[0])?), start_spliced_gateway(dir, &dbs[0])?)
+    };
+
     let mut checks = vec![("haproxy", haproxy_port), ("gateway", gateway.gateway.port())];
     if let Some(plain) = &plain_gateway {
         checks.push(("gateway-plain", plain.gateway.port()));
+    }
+    for (name, gw) in [("routed", &routed), ("spliced", &spliced)] {
+        if let Some(gw) = gw {
+            checks.push((name, gw.gateway.port()));
+        }
     }
     for (name, port) in checks {
         if files.is_some() && name != "gateway-plain" {
@@ -240,7 +291,38 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
             println!("    warning: SELECT 1 through {name} failed: {e:#}");
         }
     }
-    Ok(Rig { gateway, plain_gateway, haproxy, haproxy_port, dbs, tls: certs })
+    Ok(Rig { gateway, plain_gateway, routed, spliced, haproxy, haproxy_port, dbs, tls: certs })
+}
+
+/// The `routed` target: routing mode over the one server (see [`cluster::single_server_routing`]).
+fn start_routed_gateway(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<RigGateway> {
+    let port = process::free_port()?;
+    let mut toml = workspace::gateway_config(port, db.addr())?.to_toml();
+    toml.push_str(&cluster::single_server_routing(dir, db)?);
+    start_named(dir, "routed", toml)
+}
+
+/// The `spliced` target: 1:1 with `[dataplane] splice = true` for root (sysbench's account), so
+/// every sysbench session is spliced after login. Needs root and BPF; `None` (with a printed
+/// SKIP) otherwise.
+fn start_spliced_gateway(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<Option<RigGateway>> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("    SKIP: target spliced: the sockmap splice needs root");
+        return Ok(None);
+    }
+    let port = process::free_port()?;
+    let mut toml = workspace::gateway_config(port, db.addr())?.to_toml();
+    toml.push_str("\n[dataplane]\nsplice = true\npassthrough_users = [\"root\"]\n");
+    start_named(dir, "spliced", toml).map(Some)
+}
+
+/// Writes `<dir>/<name>.toml` and starts a gateway on it.
+fn start_named(dir: &std::path::Path, name: &str, toml: String) -> anyhow::Result<RigGateway> {
+    std::fs::write(dir.join(format!("{name}.toml")), &toml)?;
+    let gw = RigGateway::start(toml)?;
+    println!("==> {name} on {} (pid {}), log {}", gw.gateway.addr(), gw.gateway.pid(), gw.gateway.log_path().display());
+    Ok(gw)
 }
 
 /// Writes `<dir>/<name>.toml` and starts a gateway on it: 1:1 in front of the first server, or
@@ -261,10 +343,7 @@ fn start_gateway(
     if cluster {
         toml.push_str(&cluster::routing_section(dir, dbs)?);
     }
-    std::fs::write(dir.join(format!("{name}.toml")), &toml)?;
-    let gw = RigGateway::start(toml)?;
-    println!("==> {name} on 127.0.0.1:{port} (pid {}), log {}", gw.gateway.pid(), gw.gateway.log_path().display());
-    Ok(gw)
+    start_named(dir, name, toml)
 }
 
 /// One MariaDB without general log, with `sbtest` freshly prepared (the same rows on every server:
@@ -361,6 +440,22 @@ fn result_markdown(args: &BenchArgs, rig: &Rig, table: &report::Table, samples: 
     );
     if let Some(certs) = &rig.tls {
         let _ = writeln!(md, "{}", tls_paragraph(&certs.server, rig));
+    }
+    if rig.routed.is_some() {
+        md.push_str(
+            "`routed` is a gateway in routing mode in front of the same server, with the topology \
+             `topology-one.toml` next to this file (sbtest tables HASH(id) 4 partitions, every one led \
+             by that server): it analyses and routes every statement, so its ratio is the cost of \
+             routing. `spliced` (root only) is a 1:1 gateway with `[dataplane] splice = true` for root: \
+             after login the kernel forwards the session's bytes.\n\n",
+        );
+    }
+    if args.cpu {
+        md.push_str(
+            "CPU us/stmt: the proxy process's user + system CPU time (`/proc/<pid>/stat`, every \
+             thread) over the run divided by the statements sysbench sent (its `queries` total), \
+             median over rounds; cpu/haproxy is the median per-round ratio to haproxy's.\n\n",
+        );
     }
     md.push_str(&table.to_markdown());
     md.push_str("\n## Every run\n\n");

@@ -9,7 +9,7 @@ pub struct Sample {
     pub test: &'static str,
     /// `--db-ps-mode`.
     pub ps_mode: &'static str,
-    /// `direct`, `haproxy`, `gateway` or (with `--tls`) `gateway-plain`.
+    /// `direct`, `haproxy`, `gateway`, `routed`, `spliced` or (with `--tls`) `gateway-plain`.
     pub target: &'static str,
     /// 1-based round number.
     pub round: u32,
@@ -31,18 +31,33 @@ fn good(s: &Sample) -> bool {
     s.outcome.failure.is_none() && s.outcome.qps > 0.0
 }
 
-/// Median over rounds of `gateway QPS / other QPS`, pairing the runs of the same round.
-fn ratio(samples: &[Sample], test: &str, ps: &str, other: &str) -> Option<f64> {
-    ratio_of(samples, test, ps, "gateway", other)
-}
+/// Targets that are gateways: their rows get ratios to direct and haproxy.
+const GATEWAYS: [&str; 4] = ["gateway", "routed", "spliced", "gateway-plain"];
 
 /// Median over rounds of `target QPS / other QPS`, pairing the runs of the same round.
 fn ratio_of(samples: &[Sample], test: &str, ps: &str, target: &str, other: &str) -> Option<f64> {
+    paired_ratio(samples, (test, ps), target, other, |o| Some(o.qps))
+}
+
+/// Median over rounds of `target CPU per statement / other CPU per statement`.
+fn cpu_ratio(samples: &[Sample], test: &str, ps: &str, target: &str, other: &str) -> Option<f64> {
+    paired_ratio(samples, (test, ps), target, other, |o| o.cpu_us)
+}
+
+/// Median over rounds of `value(target) / value(other)`, pairing the runs of the same round.
+fn paired_ratio(
+    samples: &[Sample],
+    (test, ps): (&str, &str),
+    target: &str,
+    other: &str,
+    value: impl Fn(&Outcome) -> Option<f64>,
+) -> Option<f64> {
     let pick = |target: &str, round: u32| {
         samples
             .iter()
             .find(|s| s.test == test && s.ps_mode == ps && s.target == target && s.round == round && good(s))
-            .map(|s| s.outcome.qps)
+            .and_then(|s| value(&s.outcome))
+            .filter(|v| *v > 0.0)
     };
     let rounds = samples.iter().map(|s| s.round).max().unwrap_or(0);
     let ratios = (1..=rounds)
@@ -62,8 +77,10 @@ pub struct Table {
 /// Builds the summary table, one row per (test, ps mode, target), in first-seen order. The
 /// `gw/plain` column (TLS gateway over plain gateway) only appears when `gateway-plain` ran.
 pub fn summarize(samples: &[Sample]) -> Table {
-    let header =
-        ["test", "ps mode", "target", "QPS", "QPS min-max", "p95 ms", "errors", "gw/direct", "gw/haproxy", "gw/plain", "failures"];
+    let header = [
+        "test", "ps mode", "target", "QPS", "QPS min-max", "p95 ms", "errors", "gw/direct", "gw/haproxy", "gw/plain",
+        "CPU us/stmt", "cpu/haproxy", "failures",
+    ];
     let mut keys: Vec<(&str, &str, &str)> = Vec::new();
     for s in samples {
         let k = (s.test, s.ps_mode, s.target);
@@ -83,15 +100,22 @@ pub fn summarize(samples: &[Sample]) -> Table {
             let p95 = median(ok.iter().map(|s| s.outcome.p95_ms).collect());
             let errors = errors_cell(runs.iter().map(|s| &s.outcome));
             let failed: Vec<&Sample> = runs.iter().copied().filter(|s| s.outcome.failure.is_some()).collect();
-            let (r_direct, r_haproxy, r_plain) = if target == "gateway" {
+            let is_gateway = GATEWAYS.contains(&target);
+            let (r_direct, r_haproxy, r_plain) = if is_gateway {
                 (
-                    fmt_ratio(ratio(samples, test, ps, "direct")),
-                    fmt_ratio(ratio(samples, test, ps, "haproxy")),
-                    fmt_ratio(ratio(samples, test, ps, "gateway-plain")),
+                    fmt_ratio(ratio_of(samples, test, ps, target, "direct")),
+                    fmt_ratio(ratio_of(samples, test, ps, target, "haproxy")),
+                    if target == "gateway" {
+                        fmt_ratio(ratio_of(samples, test, ps, target, "gateway-plain"))
+                    } else {
+                        String::new()
+                    },
                 )
             } else {
                 (String::new(), String::new(), String::new())
             };
+            let cpu = median(ok.iter().filter_map(|s| s.outcome.cpu_us).collect()).map(|c| format!("{c:.1}"));
+            let r_cpu = if is_gateway { fmt_ratio(cpu_ratio(samples, test, ps, target, "haproxy")) } else { String::new() };
             let failures = match failed.first() {
                 None => String::new(),
                 Some(f) => format!(
@@ -112,6 +136,8 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 r_direct,
                 r_haproxy,
                 r_plain,
+                cpu.unwrap_or_else(|| "-".into()),
+                r_cpu,
                 failures,
             ]
         })
@@ -122,6 +148,10 @@ pub fn summarize(samples: &[Sample]) -> Table {
     }
     if !samples.iter().any(|s| s.target == "gateway-plain") {
         table.drop_column("gw/plain");
+    }
+    if !samples.iter().any(|s| s.outcome.cpu_us.is_some()) {
+        table.drop_column("CPU us/stmt");
+        table.drop_column("cpu/haproxy");
     }
     table
 }
@@ -213,11 +243,12 @@ impl Table {
 /// Every run, one markdown row each (for result.md).
 pub fn raw_markdown(samples: &[Sample]) -> String {
     let mut out = String::from(
-        "| round | test | ps mode | target | QPS | p95 ms | errors | servers | failure |\n|---:|---|---|---|---:|---:|---:|---|---|\n",
+        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | statements | servers | failure |\n\
+         |---:|---|---|---|---:|---:|---:|---:|---:|---|---|\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} |\n",
             s.round,
             short_test(s.test),
             s.ps_mode,
@@ -225,6 +256,8 @@ pub fn raw_markdown(samples: &[Sample]) -> String {
             s.outcome.qps,
             s.outcome.p95_ms,
             errors_cell([&s.outcome]),
+            s.outcome.cpu_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
+            s.outcome.queries,
             s.outcome.spread.as_deref().unwrap_or(""),
             s.outcome.failure.as_deref().unwrap_or("").replace('|', "\\|")
         ));
@@ -262,6 +295,29 @@ mod tests {
         assert!(t.to_markdown().contains("| ---: |"));
         assert!(t.to_markdown().contains("| point_select | disable | gateway |"));
         assert!(!t.header.contains(&"gw/plain".to_string()));
+    }
+
+    #[test]
+    fn cpu_per_statement_and_its_ratio_to_haproxy() {
+        let with_cpu = |target, round, qps, cpu| {
+            let mut s = sample(target, round, qps);
+            s.outcome.cpu_us = Some(cpu);
+            s
+        };
+        let s = vec![
+            sample("direct", 1, 100.0), with_cpu("haproxy", 1, 60.0, 30.0), with_cpu("routed", 1, 50.0, 45.0),
+            sample("direct", 2, 100.0), with_cpu("haproxy", 2, 60.0, 32.0), with_cpu("routed", 2, 70.0, 40.0),
+        ];
+        let t = summarize(&s);
+        let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
+        let routed = &t.rows[2];
+        assert_eq!(routed[col("target")], "routed");
+        assert_eq!(routed[col("CPU us/stmt")], "42.5");
+        assert_eq!(routed[col("cpu/haproxy")], "1.38"); // median(1.5, 1.25)
+        assert_eq!(routed[col("gw/haproxy")], "1.00"); // median(0.833, 1.167)
+        assert_eq!(t.rows[1][col("CPU us/stmt")], "31.0");
+        assert_eq!(t.rows[1][col("cpu/haproxy")], "");
+        assert_eq!(t.rows[0][col("CPU us/stmt")], "-");
     }
 
     #[test]

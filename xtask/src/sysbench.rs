@@ -30,6 +30,10 @@ pub struct RunSpec {
 pub struct Outcome {
     /// Queries per second.
     pub qps: f64,
+    /// Statements sysbench sent during the run (its `queries:` total).
+    pub queries: u64,
+    /// With `--cpu`: the proxy process's CPU time over the run per statement, in µs.
+    pub cpu_us: Option<f64>,
     /// 95th-percentile latency in ms.
     pub p95_ms: f64,
     /// "ignored errors" reported by sysbench (its default ignore list: 1213 deadlock, 1020 record
@@ -149,7 +153,7 @@ fn first_fatal(out: &str, err: &str) -> String {
 /// QPS, p95 and ignored errors from a `run` report (parsed by the harness).
 pub fn parse(report: &str) -> Option<Outcome> {
     let r = gateway_tests::sysbench::parse_report(report).ok()?;
-    Some(Outcome { qps: r.qps, p95_ms: r.latency_p95_ms, errors: r.ignored_errors, ..Outcome::default() })
+    Some(Outcome { qps: r.qps, queries: r.queries, p95_ms: r.latency_p95_ms, errors: r.ignored_errors, ..Outcome::default() })
 }
 
 #[cfg(test)]
@@ -176,7 +180,7 @@ Latency (ms):
     #[test]
     fn parses_run_report() {
         let o = parse(REPORT).unwrap();
-        assert_eq!((o.qps, o.p95_ms, o.errors), (22680.43, 0.37, 3));
+        assert_eq!((o.qps, o.queries, o.p95_ms, o.errors), (22680.43, 226907, 0.37, 3));
         assert!(o.is_bad());
     }
 

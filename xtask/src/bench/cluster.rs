@@ -25,6 +25,36 @@ pub fn routing_section(dir: &Path, dbs: &[MariaDb]) -> anyhow::Result<String> {
     Ok(format!("\n[routing]\ntopology = \"{}\"\nidc = \"idc1\"\n", path.display()))
 }
 
+/// Writes `<dir>/topology-one.toml` and returns a `[routing]` section using it: one zone, the one
+/// server, and the sysbench tables declared `HASH(id)` with every partition led by that server. The
+/// gateway then analyses and routes every statement, and the server layout is the same as for the
+/// 1:1 targets, so the difference is the cost of routing.
+pub fn single_server_routing(dir: &Path, db: &MariaDb) -> anyhow::Result<String> {
+    let mut t = String::from("# Written by `cargo xtask bench` (target routed).\ncluster = \"bench\"\n");
+    t.push_str("\n[[zones]]\nname = \"zone1\"\nregion = \"sh\"\nidc = \"idc1\"\ntype = \"ReadWrite\"\n");
+    t.push_str(&format!("\n[[servers]]\nname = \"s1\"\naddr = \"{}\"\nzone = \"zone1\"\n", db.addr()));
+    t.push_str("\n[[tenants]]\nname = \"sys\"\nid = 1\nprimary_zone = \"zone1\"\n");
+    for table in 1..=sysbench::TABLES {
+        t.push_str(&table_head(table));
+        for p in 0..PARTITIONS {
+            t.push_str(&format!("  {{ name = \"p{p}\", leader = \"s1\" }},\n"));
+        }
+        t.push_str("]\n");
+    }
+    let path = dir.join("topology-one.toml");
+    std::fs::write(&path, t).with_context(|| format!("writing {}", path.display()))?;
+    Ok(format!("\n[routing]\ntopology = \"{}\"\nidc = \"idc1\"\n", path.display()))
+}
+
+/// A `[[tables]]` entry for `sbtest<table>` up to its `partitions = [` line.
+fn table_head(table: u32) -> String {
+    format!(
+        "\n[[tables]]\ntenant = \"sys\"\ndatabase = \"sbtest\"\nname = \"sbtest{table}\"\n\
+         ddl = \"CREATE TABLE sbtest{table} (id INT NOT NULL, k INT NOT NULL, c CHAR(120) NOT NULL, \
+         pad CHAR(60) NOT NULL, PRIMARY KEY (id)) PARTITION BY HASH(id) PARTITIONS {PARTITIONS}\"\npartitions = [\n"
+    )
+}
+
 /// The topology: three zones and servers, tenant `sys`, and the sysbench tables with partition
 /// leaders alternating between s1 and s2, followers on the other and read-only replicas on s3.
 fn topology(dbs: &[MariaDb]) -> String {
@@ -38,11 +68,7 @@ fn topology(dbs: &[MariaDb]) -> String {
     }
     t.push_str("\n[[tenants]]\nname = \"sys\"\nid = 1\nprimary_zone = \"zone1;zone2,zone3\"\n");
     for table in 1..=sysbench::TABLES {
-        t.push_str(&format!(
-            "\n[[tables]]\ntenant = \"sys\"\ndatabase = \"sbtest\"\nname = \"sbtest{table}\"\n\
-             ddl = \"CREATE TABLE sbtest{table} (id INT NOT NULL, k INT NOT NULL, c CHAR(120) NOT NULL, \
-             pad CHAR(60) NOT NULL, PRIMARY KEY (id)) PARTITION BY HASH(id) PARTITIONS {PARTITIONS}\"\npartitions = [\n"
-        ));
+        t.push_str(&table_head(table));
         for p in 0..PARTITIONS {
             let (leader, follower) = if (p + table as usize).is_multiple_of(2) { ("s1", "s2") } else { ("s2", "s1") };
             t.push_str(&format!(

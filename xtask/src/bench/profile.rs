@@ -12,9 +12,9 @@ pub struct Profile {
     out: PathBuf,
 }
 
-/// Starts sampling process `pid` for `spec.time` seconds plus one.
-pub fn start(dir: &Path, spec: &RunSpec, round: u32, pid: u32) -> Profile {
-    let out = dir.join(format!("perf-{}-{}-r{round}.data", spec.test, spec.ps_mode));
+/// Starts sampling process `pid` (the gateway of `target`) for `spec.time` seconds plus one.
+pub fn start(dir: &Path, spec: &RunSpec, (target, round): (&str, u32), pid: u32) -> Profile {
+    let out = dir.join(format!("perf-{target}-{}-{}-r{round}.data", spec.test, spec.ps_mode));
     let child = Command::new("perf")
         .args(["record", "-F", "999", "-g", "-o"])
         .arg(&out)
