@@ -203,7 +203,10 @@ impl<'a> Session<'a> {
                 // client can speak again, i.e. before it has this OK (docs/ebpf.md P1).
                 let config = shared.config();
                 let dataplane = config.dataplane.as_ref();
-                let splice = crate::dataplane::splice::prepare_session(dataplane, &resp.user, tls, client.io.tcp(), backend.wire.io.tcp());
+                let splice = match (client.io.tcp(), backend.wire.io.tcp()) {
+                    (Some(c), Some(b)) => crate::dataplane::splice::prepare_session(dataplane, &resp.user, tls, c, b),
+                    _ => None,
+                };
                 let mut out = Vec::new();
                 encode_packet(&mut out, seq, &ok);
                 match splice {

@@ -16,16 +16,33 @@ pub enum Stream {
     Server(Box<tokio_rustls::server::TlsStream<TcpStream>>),
     /// TLS to a database server: the gateway is the TLS client.
     Client(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    /// The socket was handed to the kernel splice ([`Stream::detach`]); reads and writes fail.
+    Detached,
 }
 
 impl Stream {
     /// The TCP socket underneath (socket options, peeks, addresses). Never read or write it
     /// directly when the stream is TLS.
-    pub fn tcp(&self) -> &TcpStream {
+    /// `None` once detached.
+    pub fn tcp(&self) -> Option<&TcpStream> {
         match self {
-            Stream::Plain(s) => s,
-            Stream::Server(s) => s.get_ref().0,
-            Stream::Client(s) => s.get_ref().0,
+            Stream::Plain(s) => Some(s),
+            Stream::Server(s) => Some(s.get_ref().0),
+            Stream::Client(s) => Some(s.get_ref().0),
+            Stream::Detached => None,
+        }
+    }
+
+    /// Takes a plain socket out of tokio's reactor for the kernel splice, whose supervisor
+    /// watches it itself (`dataplane::splice`); the stream is [`Stream::Detached`] afterwards.
+    /// `None` (nothing changed) for a TLS or already detached stream.
+    pub fn detach(&mut self) -> Option<io::Result<std::net::TcpStream>> {
+        match std::mem::replace(self, Stream::Detached) {
+            Stream::Plain(s) => Some(s.into_std()),
+            other => {
+                *self = other;
+                None
+            }
         }
     }
 
@@ -39,14 +56,14 @@ impl Stream {
 
     /// Whether the stream is TLS.
     pub fn is_tls(&self) -> bool {
-        !matches!(self, Stream::Plain(_))
+        matches!(self, Stream::Server(_) | Stream::Client(_))
     }
 
     /// The negotiated protocol version and cipher suite, e.g. `TLSv1_3/TLS13_AES_256_GCM_SHA384`
     /// (logs); `None` for plain TCP.
     pub fn cipher(&self) -> Option<String> {
         let (version, suite) = match self {
-            Stream::Plain(_) => return None,
+            Stream::Plain(_) | Stream::Detached => return None,
             Stream::Server(s) => (s.get_ref().1.protocol_version(), s.get_ref().1.negotiated_cipher_suite()),
             Stream::Client(s) => (s.get_ref().1.protocol_version(), s.get_ref().1.negotiated_cipher_suite()),
         };
@@ -66,6 +83,7 @@ impl AsyncRead for Stream {
             Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Server(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Client(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Detached => Poll::Ready(Err(detached())),
         }
     }
 }
@@ -76,6 +94,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Server(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Client(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Detached => Poll::Ready(Err(detached())),
         }
     }
 
@@ -84,6 +103,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_flush(cx),
             Stream::Server(s) => Pin::new(s).poll_flush(cx),
             Stream::Client(s) => Pin::new(s).poll_flush(cx),
+            Stream::Detached => Poll::Ready(Ok(())),
         }
     }
 
@@ -92,6 +112,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Server(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Client(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Detached => Poll::Ready(Ok(())),
         }
     }
 
@@ -100,6 +121,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Server(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Client(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Detached => Poll::Ready(Err(detached())),
         }
     }
 
@@ -108,6 +130,12 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => s.is_write_vectored(),
             Stream::Server(s) => s.is_write_vectored(),
             Stream::Client(s) => s.is_write_vectored(),
+            Stream::Detached => false,
         }
     }
+}
+
+/// The error of reading or writing a detached stream.
+fn detached() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "the socket was handed to the kernel splice")
 }

@@ -10,23 +10,34 @@
 //! The verdict redirects only while `passed == forwarded`, so while this flow holds passed bytes
 //! `redirected` cannot move: wait until the kernel has written all of it (drain), write ours,
 //! publish the new `forwarded`, and the verdict takes over again with the next skb.
+//!
+//! The daemon should cost nothing while the kernel forwards. Both sockets are out of tokio's
+//! reactor; the source is watched one-shot ([`Watch`]). A wake that finds nothing to do (a
+//! redirected segment, P7) backs the next re-arm off, up to [`MAX_BACKOFF`]; a wake that finds
+//! work re-arms at once. The budget (P4) is refreshed at every wake and, while the flow moves,
+//! on a timer set from the rate at which it uses its headroom.
 
 use std::io;
+use std::net::TcpStream;
 use std::os::fd::AsFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gateway_common::splice::{SpliceFlow, SplicePeer};
-use tokio::io::Interest;
-use tokio::net::TcpStream;
 
 use super::sys::{self, TxProgress};
+use super::watch::Watch;
 use super::Splicer;
 use crate::dataplane::DataplaneError;
 
-/// Tick while the flow moves: how stale the budget may get under load.
+/// Shortest budget refresh interval of a moving flow.
 const MIN_TICK: Duration = Duration::from_millis(1);
-/// Tick of an idle flow (the budget refresh backs off to this).
-const MAX_TICK: Duration = Duration::from_millis(100);
+/// Longest budget refresh interval of a moving flow (an idle flow has no timer).
+const MAX_TICK: Duration = Duration::from_secs(1);
+/// First back-off after a wake that found nothing to do.
+const MIN_BACKOFF: Duration = Duration::from_millis(1);
+/// Longest a wake-up may wait behind redirected traffic: bytes the verdict passed and the
+/// source's FIN are noticed within this.
+const MAX_BACKOFF: Duration = Duration::from_millis(20);
 /// Longest pause between two drain checks.
 const MAX_DRAIN_PAUSE: Duration = Duration::from_millis(5);
 /// Userspace forwarding buffer.
@@ -72,6 +83,8 @@ pub(super) struct Flow<'a> {
     pub splicer: &'a Splicer,
     pub src: &'a TcpStream,
     pub dst: &'a TcpStream,
+    /// Wake-ups for `src`.
+    pub watch: Watch,
     pub src_cookie: u64,
     pub terms: SplicePeer,
     pub budget: u64,
@@ -91,34 +104,19 @@ impl Flow<'_> {
     /// (P7: a socket in a sockmap wakes for redirected data too, reads then give `EAGAIN`).
     pub async fn run(&mut self) -> Result<FlowReport, DataplaneError> {
         let mut buf = vec![0u8; CHUNK];
-        let mut tick = MIN_TICK;
-        let mut last_redirected = 0;
+        let mut pace = Pace::default();
         loop {
-            tokio::select! {
-                ready = self.src.ready(Interest::READABLE) => {
-                    ready.map_err(io_err("waiting for the source"))?;
+            match pace.tick {
+                Some(tick) => {
+                    tokio::select! {
+                        woke = self.watch.wait() => woke.map_err(io_err("waiting for the source"))?,
+                        () = tokio::time::sleep(tick) => {}
+                    }
                 }
-                () = tokio::time::sleep(tick) => {}
+                None => self.watch.wait().await.map_err(io_err("waiting for the source"))?,
             }
-            // Clear tokio's readiness first: bytes passed after this point wake us again.
-            let _ = self.src.try_io(Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
             let flow = self.refresh()?;
-            tick = if flow.redirected != last_redirected { MIN_TICK } else { (tick * 2).min(MAX_TICK) };
-            last_redirected = flow.redirected;
-            loop {
-                let passed = sys::readable_bytes(self.src.as_fd()).map_err(io_err("FIONREAD on the source"))?;
-                if passed == 0 {
-                    break;
-                }
-                // After FIONREAD: the verdict ran for every byte it counts (socket lock).
-                self.refuse_repeated_bytes()?;
-                match sys::recv_nonblocking(self.src.as_fd(), &mut buf[..passed.min(CHUNK)]) {
-                    Ok(0) => break,
-                    Ok(n) => self.forward(&buf[..n]).await?,
-                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => break,
-                    Err(e) => return Err(io_err("reading the source")(e)),
-                }
-            }
+            let forwarded = self.forward_passed(&mut buf).await?;
             if let Some(e) = self.src.take_error().map_err(io_err("SO_ERROR on the source"))? {
                 return Err(io_err("source")(e));
             }
@@ -132,6 +130,34 @@ impl Flow<'_> {
                 let flow = self.flow()?;
                 self.record(&flow);
                 return Ok(self.report);
+            }
+            pace.next(&flow, self.terms.limit, forwarded || closed);
+            if let Some(pause) = pace.backoff {
+                // Disarmed meanwhile: what arrives waits in the socket and wakes us on re-arm.
+                tokio::time::sleep(pace.tick.map_or(pause, |t| t.min(pause))).await;
+            }
+            self.watch.arm().map_err(io_err("re-arming the source watch"))?;
+        }
+    }
+
+    /// Reads and forwards what the verdict passed; `true` if there was any.
+    async fn forward_passed(&mut self, buf: &mut [u8]) -> Result<bool, DataplaneError> {
+        let mut any = false;
+        loop {
+            let passed = sys::readable_bytes(self.src.as_fd()).map_err(io_err("FIONREAD on the source"))?;
+            if passed == 0 {
+                return Ok(any);
+            }
+            // After FIONREAD: the verdict ran for every byte it counts (socket lock).
+            self.refuse_repeated_bytes()?;
+            match sys::recv_nonblocking(self.src.as_fd(), &mut buf[..passed.min(CHUNK)]) {
+                Ok(0) => return Ok(any),
+                Ok(n) => {
+                    any = true;
+                    self.forward(&buf[..n]).await?;
+                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => return Ok(any),
+                Err(e) => return Err(io_err("reading the source")(e)),
             }
         }
     }
@@ -156,7 +182,7 @@ impl Flow<'_> {
     /// Forwards bytes the verdict passed: after everything redirected before them is written.
     async fn forward(&mut self, data: &[u8]) -> Result<(), DataplaneError> {
         self.drain().await?;
-        write_all(self.dst, data).await.map_err(io_err("forwarding passed bytes"))?;
+        write_all_detached(self.dst, data).await.map_err(io_err("forwarding passed bytes"))?;
         let n = data.len() as u64;
         self.user_written += n;
         self.report.userspace += n;
@@ -239,8 +265,66 @@ impl Flow<'_> {
     }
 }
 
-/// `write_all` through a shared reference (both directions use both sockets).
-pub(super) async fn write_all(s: &TcpStream, mut data: &[u8]) -> io::Result<()> {
+/// `write_all` on a socket out of tokio's reactor: when its send buffer is full (rare: only for
+/// bytes the verdict passed), waits with growing pauses, as the drain check does.
+async fn write_all_detached(s: &TcpStream, mut data: &[u8]) -> io::Result<()> {
+    let mut pause = Duration::from_micros(50);
+    while !data.is_empty() {
+        match io::Write::write(&mut &*s, data) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                data = &data[n..];
+                pause = Duration::from_micros(50);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_DRAIN_PAUSE);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// When a flow next looks at its source without being woken, and how long it stays deaf after a
+/// wake that found nothing to do.
+#[derive(Debug, Default)]
+struct Pace {
+    /// Budget refresh timer: `None` while the flow is idle.
+    tick: Option<Duration>,
+    /// Pause before re-arming the watch: `None` after a useful wake.
+    backoff: Option<Duration>,
+    /// `redirected` and the time at the previous wake.
+    last: Option<(u64, Instant)>,
+}
+
+impl Pace {
+    /// After a wake: `useful` when it found bytes to forward or the source's FIN.
+    fn next(&mut self, flow: &SpliceFlow, limit: u64, useful: bool) {
+        let now = Instant::now();
+        let moved = self.last.map(|(redirected, at)| (flow.redirected.saturating_sub(redirected), now - at));
+        self.last = Some((flow.redirected, now));
+        self.tick = moved.and_then(|(bytes, over)| refresh_interval(bytes, over, limit.saturating_sub(flow.redirected)));
+        self.backoff = if useful { None } else { Some(self.backoff.map_or(MIN_BACKOFF, |b| (b * 2).min(MAX_BACKOFF))) };
+    }
+}
+
+/// The refresh interval for a flow that redirected `bytes` over `over` and has `headroom` left
+/// under its limit: half the time it would take to use the headroom up at that rate, within
+/// [`MIN_TICK`, `MAX_TICK`]. `None` when it did not move (no timer).
+fn refresh_interval(bytes: u64, over: Duration, headroom: u64) -> Option<Duration> {
+    if bytes == 0 {
+        return None;
+    }
+    let rate = bytes as f64 / over.as_secs_f64().max(1e-6);
+    let secs = headroom as f64 / 2.0 / rate;
+    Some(Duration::from_secs_f64(secs.clamp(MIN_TICK.as_secs_f64(), MAX_TICK.as_secs_f64())))
+}
+
+/// `write_all` through a shared reference (both directions use both sockets), before the
+/// sockets leave tokio's reactor (activation).
+pub(super) async fn write_all(s: &tokio::net::TcpStream, mut data: &[u8]) -> io::Result<()> {
     while !data.is_empty() {
         s.writable().await?;
         match s.try_write(data) {

@@ -33,6 +33,7 @@ mod flow;
 mod maps;
 mod session;
 pub(crate) mod sys;
+mod watch;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,7 +1,7 @@
 //! A spliced session: the two sockets' insertion (P1), the splice itself, supervision of both
 //! directions until both have closed, cleanup and the per-session report.
 
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,6 +11,7 @@ use gateway_common::splice::{SplicePeer, SPLICE_DIR_TO_BACKEND, SPLICE_DIR_TO_CL
 use tokio::net::TcpStream;
 
 use super::flow::{Flow, FlowReport};
+use super::watch::Watch;
 use super::{flow, sys, Eligibility, Splicer, TxProgress};
 use crate::config::DataplaneConfig;
 use crate::dataplane::DataplaneError;
@@ -196,10 +197,15 @@ impl Prepared {
             }
         };
         let splicer = Arc::clone(&self.splicer);
-        let flow = |src, dst, src_cookie, peer, direction, base, user_written, early| Flow {
+        // Out of tokio's reactor for good: the flows watch their sources themselves (watch.rs).
+        let (client_io, backend_io) = detach(client, backend)?;
+        let watch = |s: &std::net::TcpStream| Watch::new(s.as_raw_fd()).map_err(sock_err("watching a spliced socket"));
+        let (up_watch, down_watch) = (watch(&client_io)?, watch(&backend_io)?);
+        let flow = |src, dst, watch, src_cookie, peer, direction, base, user_written, early| Flow {
             splicer: &splicer,
             src,
             dst,
+            watch,
             src_cookie,
             terms: SplicePeer { peer, direction, limit: self.budget, ..Default::default() },
             budget: self.budget,
@@ -208,9 +214,8 @@ impl Prepared {
             report: FlowReport { presplice: early, ..Default::default() },
         };
         let (c, b) = (self.client, self.backend);
-        let (client_io, backend_io) = plain(client, backend)?;
-        let mut up = flow(client_io, backend_io, c, b, SPLICE_DIR_TO_BACKEND, live.backend_base, live.to_backend_user, live.to_backend_early);
-        let mut down = flow(backend_io, client_io, b, c, SPLICE_DIR_TO_CLIENT, live.client_base, live.to_client_user, live.to_client_early);
+        let mut up = flow(&client_io, &backend_io, up_watch, c, b, SPLICE_DIR_TO_BACKEND, live.backend_base, live.to_backend_user, live.to_backend_early);
+        let mut down = flow(&backend_io, &client_io, down_watch, b, c, SPLICE_DIR_TO_CLIENT, live.client_base, live.to_client_user, live.to_client_early);
         let result = tokio::try_join!(up.run(), down.run());
         splicer.active.fetch_sub(1, Ordering::Relaxed);
         let report = SpliceReport { to_backend: up.report, to_client: down.report, duration: live.started.elapsed() };
@@ -227,6 +232,17 @@ fn plain<'w>(client: &'w Wire<Stream>, backend: &'w Wire<Stream>) -> Result<(&'w
         (Some(c), Some(b)) => Ok((c, b)),
         _ => Err(DataplaneError::Socket { op: "splicing a TLS session", source: std::io::Error::other("TLS sessions are never spliced") }),
     }
+}
+
+/// Takes both sockets out of tokio's reactor (the wires are left detached).
+fn detach(client: &mut Wire<Stream>, backend: &mut Wire<Stream>) -> Result<(std::net::TcpStream, std::net::TcpStream), DataplaneError> {
+    plain(client, backend)?;
+    let take = |w: &mut Wire<Stream>| match w.io.detach() {
+        Some(Ok(s)) => Ok(s),
+        Some(Err(e)) => Err(sock_err("leaving the reactor")(e)),
+        None => Err(sock_err("leaving the reactor")(std::io::Error::other("not a plain socket"))),
+    };
+    Ok((take(client)?, take(backend)?))
 }
 
 fn sock_err(op: &'static str) -> impl Fn(std::io::Error) -> DataplaneError {

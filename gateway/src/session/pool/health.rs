@@ -68,7 +68,7 @@ pub fn looks_alive(backend: &Backend) -> bool {
     if !backend.wire.buf.is_empty() {
         return false;
     }
-    peek(backend.wire.io.tcp())
+    backend.wire.io.tcp().is_some_and(peek)
 }
 
 fn peek(stream: &TcpStream) -> bool {

@@ -109,7 +109,7 @@ impl RoutedSession<'_> {
         if !self.state.plan(&conn.sync).steps.is_empty() {
             return Some("session state not yet on the connection");
         }
-        let pending = sys::readable_bytes(self.client.io.tcp().as_fd()).map_or(true, |n| n > 0);
+        let pending = self.client.io.tcp().is_none_or(|t| sys::readable_bytes(t.as_fd()).map_or(true, |n| n > 0));
         if !self.client.buf.is_empty() || pending {
             return Some("the client pipelined its next request");
         }
@@ -126,11 +126,14 @@ impl RoutedSession<'_> {
         if tls {
             debug!("pinned session not spliced: TLS on the client or the server leg");
         }
-        let Some(mut prepared) = splice::prepare_pinned(config, tls, self.client.io.tcp(), conn.wire.io.tcp()) else {
+        let (Some(client_tcp), Some(server_tcp)) = (self.client.io.tcp(), conn.wire.io.tcp()) else {
+            return self.write_last(last).await;
+        };
+        let Some(mut prepared) = splice::prepare_pinned(config, tls, client_tcp, server_tcp) else {
             return self.write_last(last).await;
         };
         // A client that sent before its socket entered the map would have its bytes stuck (P1).
-        if sys::has_pending_bytes(self.client.io.tcp().as_fd()).unwrap_or(true) {
+        if self.client.io.tcp().is_none_or(|t| sys::has_pending_bytes(t.as_fd()).unwrap_or(true)) {
             debug!("client bytes arrived during the splice insertion: stays in userspace");
             drop(prepared);
             return self.write_last(last).await;
