@@ -8,7 +8,7 @@
 //! Run: `cargo test -p gateway-tests --test partition_conformance -- --nocapture` (per-table
 //! summary lines on stderr). Knobs: see `gateway_tests::conformance`.
 
-use gateway_tests::conformance::{run_group, tables, tables_rl, tables_sub};
+use gateway_tests::conformance::{ranges, run_group, tables, tables_conv, tables_expr, tables_rl, tables_sub};
 
 #[test]
 fn hash_int() {
@@ -48,4 +48,19 @@ fn list_and_list_columns() {
 #[test]
 fn subpartitioned() {
     run_group("subpartitioned", tables_sub::subpartitioned());
+}
+
+#[test]
+fn value_conversions() {
+    run_group("conversions", tables_conv::conversions());
+}
+
+#[test]
+fn partition_expressions() {
+    run_group("expressions", tables_expr::expressions());
+}
+
+#[test]
+fn range_predicates() {
+    ranges::run_ranges("range_predicates", ranges::tables());
 }

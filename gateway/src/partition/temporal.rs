@@ -166,11 +166,16 @@ fn carry(text: &str, dt: DateTime, usec: u32) -> Result<DateTime, PartitionError
 
 /// A number (`int` digits, `frac` digits) read as a DATETIME by the kernel's rules: 0 is the zero
 /// datetime; 1–6 digits `YYMMDD`, 7–8 `YYYYMMDD`, 9–12 `YYMMDDhhmmss`, 13–14 `YYYYMMDDhhmmss`
-/// (left-padded with zeros; `YY` < 70 is 20YY, else 19YY); the fraction rounded half up to `fsp`.
+/// (left-padded with zeros; `YY` < 70 is 20YY, else 19YY); the fraction rounded half up to `fsp`
+/// (a non-zero fraction only after a time of day).
 pub fn datetime_from_number(text: &str, int: &str, frac: &str, fsp: u8) -> Result<DateTime, PartitionError> {
     let digits = int.trim_start_matches('0');
     if digits.is_empty() {
         return if frac.bytes().all(|b| b == b'0') { Ok(DateTime::ZERO) } else { Err(bad(text, "datetime")) };
+    }
+    if digits.len() <= 8 && frac.bytes().any(|b| b != b'0') {
+        // A date-only number with a fraction (`20240115.5`) is refused by the kernel.
+        return Err(bad(text, "datetime"));
     }
     let width = match digits.len() {
         1..=6 => 6,
@@ -227,7 +232,12 @@ pub fn parse_time(text: &str, fsp: u8) -> Result<i64, PartitionError> {
     let (hms, frac) = clock.unwrap_or(body).split_once('.').unwrap_or((clock.unwrap_or(body), ""));
     let parts: Vec<&str> = hms.split(':').collect();
     let (h, mi, s) = match (clock.is_some(), parts.as_slice()) {
-        (true, [h]) if frac.is_empty() => (num(h, text, "time")?, 0, 0),
+        // `'D HH'` needs two hour digits; with one (`'24 9'`) the kernel reads only `D`, as a
+        // number of seconds (kernel-measured: `'24 9'` → 00:00:24, `'1 02'` → 26:00:00).
+        (true, [h]) if frac.is_empty() && h.len() == 2 => (num(h, text, "time")?, 0, 0),
+        (true, [h]) if frac.is_empty() && h.len() == 1 && h.bytes().all(|b| b.is_ascii_digit()) => {
+            return time_from_number(text, neg, &days.to_string(), "", fsp)
+        }
         (_, [h, mi]) if frac.is_empty() => (num(h, text, "time")?, num(mi, text, "time")?, 0),
         (_, [h, mi, s]) => (num(h, text, "time")?, num(mi, text, "time")?, num(s, text, "time")?),
         (false, [n]) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {

@@ -17,8 +17,11 @@ pub mod gen;
 pub mod kernel;
 pub mod locate;
 pub mod model;
+pub mod ranges;
 pub mod spec;
 pub mod tables;
+pub mod tables_conv;
+pub mod tables_expr;
 pub mod tables_rl;
 pub mod tables_sub;
 
@@ -63,7 +66,8 @@ pub fn kernel() -> Result<&'static Seekdb, String> {
         .map_err(|e| e.clone())
 }
 
-fn selected(name: &str) -> bool {
+/// Whether `GATEWAY_CONFORMANCE_ONLY` selects the table `name` (all when unset).
+pub fn selected(name: &str) -> bool {
     match std::env::var("GATEWAY_CONFORMANCE_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|p| name.starts_with(p.trim())),
         _ => true,
