@@ -3,12 +3,10 @@
 //!
 //! Only one-level `RANGE(expr)` / `RANGE COLUMNS(c)` tables keyed on one column, and only through
 //! a non-decreasing expression (`c`, `TO_DAYS(c)`, `YEAR(c)`, `UNIX_TIMESTAMP(c)`, `c + k`, …;
-//! not `MONTH(c)`). A closed bound is cast like a key value (rounding to the column's precision
-//! keeps the set of storable values or widens it); an open bound `c < v` becomes `c <= pred(v)`
-//! when `v` casts exactly to a type with a next-lower value (integers, DATE, DATETIME, TIMESTAMP,
-//! TIME), else it is treated as closed, which only widens the range. The partitions of the two
-//! ends must be the same; a missing lower end needs the first partition, a missing upper end the
-//! last. Anything else is an error and the statement stays multi-partition.
+//! not `MONTH(c)`). Each end becomes the closed end of the storable values it admits (see
+//! `end_value`); the partitions of the two ends must be the same; a missing lower end needs the
+//! first partition, a missing upper end the last. Anything else is an error and the statement
+//! stays multi-partition.
 
 use crate::sql::{Analysis, RangeOp, TableRef};
 
@@ -16,7 +14,7 @@ use super::cast::{cast, CastContext};
 use super::locate::{locate_datums, Location};
 use super::scheme::{Column, ColumnType, PartFunc, TableScheme};
 use super::statement::{key_value, names_column};
-use super::temporal::{date_from_days, days_since_epoch, DateTime};
+use super::temporal::DateTime;
 use super::value::{Datum, KeyValue};
 use super::PartitionError;
 
@@ -76,52 +74,82 @@ pub fn locate_range(
     Ok(Location { part_idx: p, part_name: part.name.clone(), sub: None, tablet_id: part.tablet_id })
 }
 
-/// The closed end of `c op v`, as a value of `col`.
+/// The closed end of `c op v`, as a value of `col`: the comparison is exact on the literal (the
+/// kernel compares `created <= '2024-01-31 23:59:59.5'` without rounding the constant), so an end
+/// between two storable values moves to the one inside the range, and an open end on a storable
+/// value to its neighbour. Types without such a grid (strings, DECIMAL, floats, YEAR) keep the
+/// cast value as a closed end, which can only widen the range.
 fn end_value(v: &KeyValue, op: RangeOp, col: &Column, ctx: &CastContext) -> Result<Datum, PartitionError> {
-    let step = match op {
-        RangeOp::Lt => -1,
-        RangeOp::Gt => 1,
-        RangeOp::Le | RangeOp::Ge => return cast(v, col, ctx),
+    let Some(fine) = fine_micros(v, col, ctx) else { return cast(v, col, ctx) };
+    let unit = grid(&col.ty);
+    let floor = fine - fine.rem_euclid(unit);
+    let on_grid = floor == fine;
+    let end = match op {
+        RangeOp::Le => floor,
+        RangeOp::Ge if on_grid => fine,
+        RangeOp::Ge => floor + unit,
+        RangeOp::Lt if on_grid => fine - unit,
+        RangeOp::Lt => floor,
+        RangeOp::Gt => floor + unit,
     };
-    match exact_cast(v, col, ctx).and_then(|d| neighbour(&d, &col.ty, step)) {
-        Some(d) => Ok(d),
-        None => cast(v, col, ctx),
+    from_micros(end, &col.ty).ok_or_else(|| unsupported("range end outside the column's range"))
+}
+
+/// Spacing of the column's values in [`fine_micros`] units.
+fn grid(ty: &ColumnType) -> i64 {
+    let fsp_unit = |fsp: u8| 10i64.pow(6 - u32::from(fsp.min(6)));
+    match ty {
+        ColumnType::Date => 86_400_000_000,
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } | ColumnType::Time { fsp } => fsp_unit(*fsp),
+        _ => 1,
     }
 }
 
-/// `v` cast to `col` only if no rounding or truncation happened (`None` otherwise, or for types
-/// without a next value).
-fn exact_cast(v: &KeyValue, col: &Column, ctx: &CastContext) -> Option<Datum> {
-    let fine = |ty: ColumnType| Column { ty, ..col.clone() };
-    match &col.ty {
-        ColumnType::Int { .. } if matches!(v, KeyValue::Int(_) | KeyValue::UInt(_)) => cast(v, col, ctx).ok(),
-        ColumnType::Date => match cast(v, &fine(ColumnType::DateTime { fsp: 6 }), ctx).ok()? {
-            Datum::DateTime(dt) if dt.secs == 0 && dt.usec == 0 && !dt.date.is_zero() => Some(Datum::Date(dt.date)),
+/// The literal on a fine integer scale of the column's type, without rounding to the column:
+/// integers as themselves, DATE / DATETIME as microseconds since the epoch (wall clock),
+/// TIMESTAMP as UTC microseconds, TIME as microseconds. `None` for other types and for literals
+/// that need more than microsecond precision or are zero dates.
+fn fine_micros(v: &KeyValue, col: &Column, ctx: &CastContext) -> Option<i64> {
+    let at = |ty: ColumnType| cast(v, &Column { ty, ..col.clone() }, ctx).ok();
+    let fraction_digits = match v {
+        KeyValue::Str { bytes, .. } => bytes.rsplit(|&b| b == b'.').next().filter(|_| bytes.contains(&b'.')).map_or(0, <[u8]>::len),
+        KeyValue::Decimal(d) => d.rsplit('.').next().map_or(0, str::len),
+        _ => 0,
+    };
+    if fraction_digits > 6 {
+        return None;
+    }
+    match (&col.ty, v) {
+        (ColumnType::Int { .. }, KeyValue::Int(_) | KeyValue::UInt(_)) => match cast(v, col, ctx).ok()? {
+            Datum::Int(i) => Some(i),
+            Datum::UInt(u) => i64::try_from(u).ok(),
             _ => None,
         },
-        ColumnType::DateTime { .. } => same(cast(v, col, ctx).ok()?, cast(v, &fine(ColumnType::DateTime { fsp: 6 }), ctx).ok()?),
-        ColumnType::Timestamp { .. } => same(cast(v, col, ctx).ok()?, cast(v, &fine(ColumnType::Timestamp { fsp: 6 }), ctx).ok()?),
-        ColumnType::Time { .. } => same(cast(v, col, ctx).ok()?, cast(v, &fine(ColumnType::Time { fsp: 6 }), ctx).ok()?),
+        (ColumnType::Date | ColumnType::DateTime { .. }, _) => match at(ColumnType::DateTime { fsp: 6 })? {
+            Datum::DateTime(dt) if !dt.is_zero() => Some(dt.epoch_micros()),
+            _ => None,
+        },
+        (ColumnType::Timestamp { .. }, _) => match at(ColumnType::Timestamp { fsp: 6 })? {
+            Datum::Timestamp(us) if us != super::temporal::TIMESTAMP_ZERO => Some(us),
+            _ => None,
+        },
+        (ColumnType::Time { .. }, _) => match at(ColumnType::Time { fsp: 6 })? {
+            Datum::Time(us) => Some(us),
+            _ => None,
+        },
         _ => None,
     }
 }
 
-fn same(a: Datum, b: Datum) -> Option<Datum> {
-    (a == b).then_some(a)
-}
-
-/// The next value of the column's type above (`step` 1) or below (`step` -1) `d`.
-fn neighbour(d: &Datum, ty: &ColumnType, step: i64) -> Option<Datum> {
-    let unit = |fsp: u8| 10i64.pow(6 - u32::from(fsp.min(6)));
-    match (d, ty) {
-        (Datum::Int(i), _) => i.checked_add(step).map(Datum::Int),
-        (Datum::UInt(u), _) => u.checked_add_signed(step).map(Datum::UInt),
-        (Datum::Date(date), _) => date_from_days(days_since_epoch(*date) + step).map(Datum::Date),
-        (Datum::DateTime(dt), ColumnType::DateTime { fsp }) if !dt.is_zero() => {
-            DateTime::from_epoch_micros(dt.epoch_micros() + step * unit(*fsp)).map(Datum::DateTime)
-        }
-        (Datum::Timestamp(us), ColumnType::Timestamp { fsp }) => us.checked_add(step * unit(*fsp)).map(Datum::Timestamp),
-        (Datum::Time(us), ColumnType::Time { fsp }) => us.checked_add(step * unit(*fsp)).map(Datum::Time),
+/// A value of the column's type from its [`fine_micros`] scale (on the column's grid).
+fn from_micros(us: i64, ty: &ColumnType) -> Option<Datum> {
+    match ty {
+        ColumnType::Int { unsigned: false, .. } => Some(Datum::Int(us)),
+        ColumnType::Int { unsigned: true, .. } => u64::try_from(us).ok().map(Datum::UInt),
+        ColumnType::Date => DateTime::from_epoch_micros(us).map(|dt| Datum::Date(dt.date)),
+        ColumnType::DateTime { .. } => DateTime::from_epoch_micros(us).map(Datum::DateTime),
+        ColumnType::Timestamp { .. } => Some(Datum::Timestamp(us)),
+        ColumnType::Time { .. } => Some(Datum::Time(us)),
         _ => None,
     }
 }

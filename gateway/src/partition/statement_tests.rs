@@ -81,7 +81,10 @@ fn ranges_inside_one_partition() {
     assert_eq!(q("id = 5 AND created >= '2024-02-01' AND created <= '2024-02-29 23:59:59'").unwrap(), "p2");
     assert!(q("created >= '2024-01-01' AND created <= '2024-02-01'").is_err(), "closed end on the next bound");
     assert!(q("created > '2023-12-31 23:59:58' AND created < '2024-02-01'").is_err(), "open start before the bound");
-    assert!(q("created < '2024-01-01 00:00:00.5'").is_err(), "rounds to the bound: 00:00:00 is included");
+    assert!(q("created < '2024-01-01 00:00:00.5'").is_err(), "00:00:00 is included");
+    assert_eq!(q("created >= '2024-01-01' AND created <= '2024-01-31 23:59:59.5'").unwrap(), "p1", "compared unrounded");
+    assert_eq!(q("created > '2023-12-31 23:59:59.5' AND created < '2024-02-01'").unwrap(), "p1");
+    assert_eq!(q("created >= 20240101 AND created < 20240201").unwrap(), "p1", "numeric datetimes");
     assert!(q("created <= '2024-01-01'").is_err());
     assert!(q("created >= '2024-01-01'").is_err());
     assert!(q("created NOT BETWEEN '2024-01-01' AND '2024-01-02'").is_err());
@@ -97,6 +100,8 @@ fn ranges_through_expressions() {
     assert_eq!(q(to_days, "d >= '2024-01-01' AND d < '2024-02-01'").unwrap(), "p1");
     assert_eq!(q(to_days, "d BETWEEN '2024-01-01' AND '2024-01-31'").unwrap(), "p1");
     assert!(q(to_days, "d BETWEEN '2024-01-01' AND '2024-02-01'").is_err());
+    assert!(q(to_days, "d >= '2024-01-01' AND d < '2024-02-01 12:00:00'").is_err(), "admits 2024-02-01");
+    assert_eq!(q(to_days, "d >= '2023-12-31 00:00:01' AND d <= '2024-01-31 23:59:59'").unwrap(), "p1");
     let month = "CREATE TABLE t (d date) PARTITION BY RANGE(MONTH(d)) (PARTITION p0 VALUES LESS THAN (7), \
                  PARTITION p1 VALUES LESS THAN MAXVALUE)";
     assert!(q(month, "d >= '2024-01-01' AND d < '2025-02-01'").is_err(), "MONTH is not monotonic");

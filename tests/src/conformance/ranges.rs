@@ -42,13 +42,18 @@ impl Axis {
             Axis::Int => pos.to_string(),
             Axis::Date => {
                 let text = super::gen::local_datetime(pos * 86_400, 0)[..10].to_string();
-                if rng.chance(15) {
-                    text.replace('-', "")
-                } else {
-                    format!("'{text}'")
+                match rng.below(100) {
+                    0..=14 => text.replace('-', ""),
+                    // A time part the DATE comparison keeps (`d < '2024-02-01 12:00:00'` admits 02-01).
+                    15..=24 => format!("'{text} {}'", rng.pick(&["12:00:00", "00:00:00.5", "23:59:59"])),
+                    _ => format!("'{text}'"),
                 }
             }
-            Axis::DateTime(tz) => format!("'{}'", super::gen::local_datetime(pos, tz)),
+            // Sometimes a fraction the column rounds (the literal then is no exact open bound).
+            Axis::DateTime(tz) => match rng.below(100) {
+                0..=11 => format!("'{}.{}'", super::gen::local_datetime(pos, tz), rng.pick(&["5", "4", "999999"])),
+                _ => format!("'{}'", super::gen::local_datetime(pos, tz)),
+            },
         }
     }
 }
