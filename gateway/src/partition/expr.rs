@@ -193,7 +193,7 @@ impl Expr {
 
     /// Evaluates on the cast values of the expression's columns (`value(c)` for column `c`).
     pub fn eval(&self, columns: &[Column], value: &dyn Fn(usize) -> Option<Datum>) -> Result<IntValue, PartitionError> {
-        let r = self.eval_raw(columns, value)?;
+        let r = self.eval_raw(value)?;
         let unsigned = self.is_unsigned(columns);
         if let Some(v) = r {
             let fits = if unsigned { (0..=i128::from(u64::MAX)).contains(&v) } else { i64::try_from(v).is_ok() };
@@ -204,8 +204,8 @@ impl Expr {
         Ok(IntValue { v: r, unsigned })
     }
 
-    fn eval_raw(&self, columns: &[Column], value: &dyn Fn(usize) -> Option<Datum>) -> Result<Option<i128>, PartitionError> {
-        let sub = |e: &Expr| e.eval_raw(columns, value);
+    fn eval_raw(&self, value: &dyn Fn(usize) -> Option<Datum>) -> Result<Option<i128>, PartitionError> {
+        let sub = |e: &Expr| e.eval_raw(value);
         Ok(match self {
             Expr::Int(i) => Some(i128::from(*i)),
             Expr::Col(c) => {

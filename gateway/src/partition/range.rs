@@ -22,23 +22,26 @@ fn unsupported(msg: impl Into<String>) -> PartitionError {
     PartitionError::Unsupported(msg.into())
 }
 
-/// The one partition all rows matching the statement's range comparisons lie in.
+/// The one partition all rows matching the statement's range comparisons lie in: `Ok(None)` when
+/// range pruning does not apply (not a one-level RANGE table on one column, no comparison on
+/// that column), an error naming why the range cannot be placed.
 pub fn locate_range(
     scheme: &TableScheme,
     analysis: &Analysis<'_>,
     table: &TableRef<'_>,
     ctx: &CastContext,
-) -> Result<Location, PartitionError> {
+) -> Result<Option<Location>, PartitionError> {
     if scheme.level2.is_some() || !matches!(scheme.level1.func, PartFunc::Range | PartFunc::RangeColumns) {
-        return Err(unsupported("range pruning needs a one-level RANGE table"));
+        return Ok(None);
     }
-    let [c] = scheme.key_columns()?[..] else {
-        return Err(unsupported("range pruning needs one key column"));
-    };
-    if scheme.expression(0).is_some_and(|(e, _)| !e.is_monotonic()) {
-        return Err(unsupported("the partition expression is not monotonic"));
-    }
+    let [c] = scheme.key_columns()?[..] else { return Ok(None) };
     let col = &scheme.columns[c];
+    if !analysis.ranges.iter().any(|r| names_column(&r.column, table, &col.name, c)) {
+        return Ok(None);
+    }
+    if scheme.expression(0).is_some_and(|(e, _)| !e.is_monotonic()) {
+        return Err(unsupported("range on a column of a partition expression that is not monotonic"));
+    }
     let (mut low, mut high): (Option<usize>, Option<usize>) = (None, None);
     for r in analysis.ranges.iter().filter(|r| names_column(&r.column, table, &col.name, c)) {
         let v = key_value(&r.value, &col.name)?;
@@ -64,14 +67,13 @@ pub fn locate_range(
     }
     let last = scheme.partitions.len().checked_sub(1).ok_or(PartitionError::NoPartition)?;
     let p = match (low, high) {
-        (None, None) => return Err(unsupported("no range on the key column")),
         (Some(l), Some(h)) if l == h => l,
         (Some(l), None) if l == last => l,
         (None, Some(0)) => 0,
         _ => return Err(unsupported("the range spans several partitions")),
     };
     let part = &scheme.partitions[p];
-    Ok(Location { part_idx: p, part_name: part.name.clone(), sub: None, tablet_id: part.tablet_id })
+    Ok(Some(Location { part_idx: p, part_name: part.name.clone(), sub: None, tablet_id: part.tablet_id }))
 }
 
 /// The closed end of `c op v`, as a value of `col`: the comparison is exact on the literal (the

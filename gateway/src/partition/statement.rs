@@ -31,9 +31,12 @@ pub fn locate_statement(
         [one] => return locate_by_name(scheme, one),
         _ => return Err(PartitionError::Unsupported("several partitions selected".into())),
     }
-    let by_keys = locate_keys(scheme, analysis, table, ctx);
-    match by_keys {
-        Err(e) if !analysis.ranges.is_empty() => locate_range(scheme, analysis, table, ctx).map_err(|_| e),
+    match locate_keys(scheme, analysis, table, ctx) {
+        Err(e) if !analysis.ranges.is_empty() => match locate_range(scheme, analysis, table, ctx) {
+            Ok(Some(loc)) => Ok(loc),
+            Ok(None) => Err(e),
+            Err(why) => Err(why),
+        },
         other => other,
     }
 }

@@ -205,7 +205,7 @@ pub fn datetime_from_number(text: &str, int: &str, frac: &str, fsp: u8) -> Resul
 /// A valid calendar date (no zero parts).
 fn make_date(y: u32, m: u32, d: u32) -> Option<Date> {
     ((1..=9999).contains(&y) && (1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m))
-        .then(|| Date { year: y as u16, month: m as u8, day: d as u8 })
+        .then_some(Date { year: y as u16, month: m as u8, day: d as u8 })
 }
 
 /// Largest TIME magnitude: 838:59:59 in microseconds.
@@ -314,7 +314,7 @@ pub fn date_from_days(days: i64) -> Option<Date> {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    (1..=9999).contains(&y).then(|| Date { year: y as u16, month: m as u8, day: d as u8 })
+    (1..=9999).contains(&y).then_some(Date { year: y as u16, month: m as u8, day: d as u8 })
 }
 
 impl Date {
