@@ -3,7 +3,8 @@
 //!
 //! Accepted: integer literals, columns, unary `-`, `+ - * DIV MOD %`, `ABS`, `MOD`, `YEAR`,
 //! `MONTH`, `DAY`/`DAYOFMONTH`, `TO_DAYS`, `TO_SECONDS`, `UNIX_TIMESTAMP`, `HOUR`, `MINUTE`,
-//! `SECOND`, `MICROSECOND`, `DAYOFYEAR`, `DAYOFWEEK`, `WEEKDAY`, `QUARTER`, `TIME_TO_SEC`. The kernel
+//! `SECOND`, `MICROSECOND`, `DAYOFYEAR`, `DAYOFWEEK`, `WEEKDAY`, `QUARTER`, `TIME_TO_SEC`,
+//! `EXTRACT(YEAR | QUARTER | MONTH | DAY | HOUR | MINUTE | SECOND | MICROSECOND | YEAR_MONTH FROM …)`. The kernel
 //! refuses `/`, bit operators, string functions and time-zone dependent forms (`YEAR(ts)`,
 //! `TO_DAYS(ts)`, `UNIX_TIMESTAMP(datetime)`) in DDL (kernel-checked); anything else is
 //! `Unsupported` here, never guessed.
@@ -71,6 +72,8 @@ pub enum Func {
     Quarter,
     /// `TIME_TO_SEC`
     TimeToSec,
+    /// `EXTRACT(YEAR_MONTH FROM …)`: `year * 100 + month`
+    YearMonth,
 }
 
 impl Func {
@@ -96,9 +99,25 @@ impl Func {
         })
     }
 
+    /// The function `EXTRACT(unit FROM …)` computes.
+    fn by_unit(unit: &str) -> Option<Func> {
+        Some(match unit.to_ascii_lowercase().as_str() {
+            "year" => Func::Year,
+            "quarter" => Func::Quarter,
+            "month" => Func::Month,
+            "day" => Func::Day,
+            "hour" => Func::Hour,
+            "minute" => Func::Minute,
+            "second" => Func::Second,
+            "microsecond" => Func::Microsecond,
+            "year_month" => Func::YearMonth,
+            _ => return None,
+        })
+    }
+
     /// Non-decreasing in its argument (so a value range maps to a range of results).
     fn is_monotonic(self) -> bool {
-        matches!(self, Func::Year | Func::ToDays | Func::ToSeconds | Func::UnixTimestamp | Func::TimeToSec)
+        matches!(self, Func::Year | Func::YearMonth | Func::ToDays | Func::ToSeconds | Func::UnixTimestamp | Func::TimeToSec)
     }
 }
 
@@ -262,6 +281,7 @@ fn temporal(f: Func, d: &Datum) -> Result<Option<i128>, PartitionError> {
     let date = dt.date;
     Ok(match f {
         Func::Year => Some(i128::from(date.year)),
+        Func::YearMonth => Some(i128::from(date.year) * 100 + i128::from(date.month)),
         Func::Month => Some(i128::from(date.month)),
         Func::Day => Some(i128::from(date.day)),
         Func::Hour => Some(i128::from(dt.secs / 3600)),
@@ -398,6 +418,20 @@ impl ExprParser<'_> {
 
     fn call(&mut self, name: &str) -> Result<Expr, PartitionError> {
         self.i += 1;
+        if name.eq_ignore_ascii_case("extract") {
+            let unit = match self.peek() {
+                Some(Tok::Word(w)) => w.clone(),
+                _ => return Err(unsupported("EXTRACT without a unit")),
+            };
+            self.i += 1;
+            let f = Func::by_unit(&unit).ok_or_else(|| unsupported(format!("EXTRACT({unit} FROM …)")))?;
+            if !self.eat_word("from") {
+                return Err(unsupported("EXTRACT without FROM"));
+            }
+            let arg = self.sum()?;
+            self.expect(')')?;
+            return Ok(Expr::Call(f, Box::new(arg)));
+        }
         if name.eq_ignore_ascii_case("mod") {
             let a = self.sum()?;
             self.expect(',')?;

@@ -244,3 +244,12 @@ fn expressions() {
     assert_eq!(at(l, "'2024-02-10', 13"), "q1sp1 0 1");
     assert_eq!(at(l, "'2024-05-10', 4"), "restsp0 1 0");
 }
+
+#[test]
+fn extract_units() {
+    let h = |expr: &str, row: &str| at(&format!("CREATE TABLE t (d datetime(6)) PARTITION BY HASH({expr}) PARTITIONS 7"), row);
+    assert_eq!(h("extract(year_month from d)", "'2024-03-09 10:11:12.5'"), "p5 5", "202403 % 7");
+    assert_eq!(h("extract(quarter from d)", "'2024-08-09 10:11:12'"), "p3 3");
+    assert_eq!(h("extract(microsecond from d)", "'2024-08-09 10:11:12.000013'"), "p6 6");
+    assert!(h("extract(day_hour from d)", "'2024-08-09 10:11:12'").starts_with("unknown: cannot calculate"));
+}

@@ -39,7 +39,9 @@ fn hash_int() -> Vec<TableSpec> {
 
 /// HASH over date parts, and over unsigned arithmetic.
 fn hash_dates() -> Vec<TableSpec> {
-    let cases: [(&str, &str, Kind, u32); 14] = [
+    let cases: [(&str, &str, Kind, u32); 16] = [
+        ("expr_hash_extract_year_month", "extract(year_month from c1)", Kind::Date, 7),
+        ("expr_hash_extract_parts", "extract(year from c1) + extract(quarter from c1) + extract(hour from c1) + extract(microsecond from c1)", Kind::DateTime { fsp: 6 }, 11),
         ("expr_hash_year", "year(c1)", Kind::Date, 7),
         ("expr_hash_month", "month(c1)", Kind::Date, 5),
         ("expr_hash_day", "day(c1)", Kind::Date, 8),
@@ -101,6 +103,14 @@ fn range_list() -> Vec<TableSpec> {
             .part(
                 "PARTITION BY RANGE(year(c1)) (PARTITION p0 VALUES LESS THAN (1), PARTITION p1 VALUES LESS THAN (1970), \
                  PARTITION p2 VALUES LESS THAN (2024), PARTITION p3 VALUES LESS THAN (2025), PARTITION p4 VALUES LESS THAN (10000))",
+            )
+            .build(),
+        table("expr_range_extract_year_month")
+            .col_gen("c1", Kind::DateTime { fsp: 0 }, mix(30, pick(&["'2023-12-31 23:59:59'", "'2024-01-01 00:00:00'", "'0000-00-00 00:00:00'", "NULL"]), gen::any(Kind::DateTime { fsp: 0 }, true, 0)))
+            .key(&["c1"])
+            .part(
+                "PARTITION BY RANGE(extract(year_month from c1)) (PARTITION p0 VALUES LESS THAN (197001), \
+                 PARTITION p1 VALUES LESS THAN (202401), PARTITION p2 VALUES LESS THAN MAXVALUE)",
             )
             .build(),
         table("expr_range_div")
