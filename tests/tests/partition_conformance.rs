@@ -1,7 +1,10 @@
 //! Partition placement conformance against the real OceanBase kernel (seekdb): every table kind
 //! (HASH, KEY per key type, multi-column KEY, `KEY()`, RANGE / RANGE COLUMNS, LIST / LIST COLUMNS,
 //! two-level combinations, template and non-template), ≥ 1,000 generated rows each; the partition
-//! the kernel stored each row in must be the one `gateway locate --batch` computes.
+//! the kernel stored each row in must be the one `gateway locate --batch` computes. Also: the
+//! kernel's value conversions (literals located as inserted), partition expressions at both levels
+//! and range predicates on RANGE tables (`gateway locate --sql` against the kernel's `EXPLAIN`
+//! pruning and `PARTITION (pN)` counts). Per-class totals are printed as `class …` lines.
 //!
 //! One kernel instance serves all tests of this file (started by the first, ~3 s). Needs root and
 //! the seekdb binary from `scripts/setup.sh`; otherwise each test prints `SKIP: …` and returns.

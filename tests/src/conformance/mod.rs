@@ -90,6 +90,8 @@ pub fn run_group(group: &str, specs: Vec<TableSpec>) {
     let dump = std::env::var_os("GATEWAY_CONFORMANCE_DUMP").map(PathBuf::from);
     let mut failures: Vec<String> = Vec::new();
     let (mut total_rows, mut total_agreed, mut tables) = (0usize, 0usize, 0usize);
+    // Class → (tables, rows, agreed), in first-seen order.
+    let mut classes: Vec<(String, usize, usize, usize)> = Vec::new();
     let t_group = Instant::now();
     for spec in specs.iter().filter(|s| selected(&s.name)) {
         tables += 1;
@@ -145,12 +147,21 @@ pub fn run_group(group: &str, specs: Vec<TableSpec>) {
             Ok((answers, secs)) => {
                 let cmp = locate::compare(&kt, &answers);
                 total_agreed += cmp.agreed;
+                if let Some(class) = &spec.class {
+                    match classes.iter_mut().find(|c| &c.0 == class) {
+                        Some(c) => (c.1, c.2, c.3) = (c.1 + 1, c.2 + cmp.rows, c.3 + cmp.agreed),
+                        None => classes.push((class.clone(), 1, cmp.rows, cmp.agreed)),
+                    }
+                }
                 eprintln!("{head}  locate {secs:.2} s  agreed {}/{}", cmp.agreed, cmp.rows);
                 if !cmp.mismatches.is_empty() {
                     failures.push(report(spec, &kt, &cmp));
                 }
             }
         }
+    }
+    for (class, n, rows, agreed) in &classes {
+        eprintln!("class {class:<40} {n:>2} tables  agreed {agreed}/{rows}");
     }
     eprintln!(
         "group {group}: {tables} tables, {total_rows} rows, {total_agreed} agreed, {} failing, {:.1} s",

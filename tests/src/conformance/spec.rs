@@ -34,6 +34,8 @@ pub struct TableSpec {
     /// Hand `gateway locate` the literals as inserted (`1.555`, `20240115`, `'1 02:03:04'`)
     /// instead of the values read back, so the kernel's conversion of each literal is checked too.
     pub as_inserted: bool,
+    /// The class of behaviour the table covers (summed per class at the end of a group).
+    pub class: Option<String>,
 }
 
 impl TableSpec {
@@ -72,6 +74,7 @@ pub struct TableBuilder {
     time_zone: Option<String>,
     rows: usize,
     as_inserted: bool,
+    class: Option<String>,
 }
 
 /// Starts a table.
@@ -87,6 +90,7 @@ pub fn table(name: &str) -> TableBuilder {
         time_zone: None,
         rows,
         as_inserted: false,
+        class: None,
     }
 }
 
@@ -138,6 +142,11 @@ impl TableBuilder {
         self.as_inserted = true;
         self
     }
+    /// The class of behaviour the table covers (`"DECIMAL rounding"`).
+    pub fn class(mut self, class: &str) -> Self {
+        self.class = Some(class.to_string());
+        self
+    }
     /// Finishes the table; columns without a generator get the type's default one.
     pub fn build(self) -> TableSpec {
         let tz_secs = self.time_zone.as_deref().map(tz_offset_secs).unwrap_or(8 * 3600);
@@ -158,6 +167,7 @@ impl TableBuilder {
             time_zone: self.time_zone,
             rows: self.rows,
             as_inserted: self.as_inserted,
+            class: self.class,
         }
     }
 }

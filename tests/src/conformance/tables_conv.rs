@@ -187,18 +187,21 @@ pub fn conversions() -> Vec<TableSpec> {
     let dt3 = Kind::DateTime { fsp: 3 };
     vec![
         table("conv_decimal_round_key")
+            .class("DECIMAL rounding")
             .col_gen("c1", dec(10, 2), mix(5, pick(&["NULL", "99999999.994", "-99999999.994", "0.005", "-0.005", "0.0049"]), g(|r| decimal_literal(r, 8, 2))))
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
             .build(),
         table("conv_decimal_round_s0_key")
+            .class("DECIMAL rounding")
             .col_gen("c1", dec(12, 0), g(|r| decimal_literal(r, 11, 0)))
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
             .build(),
         table("conv_decimal_round_rangec")
+            .class("DECIMAL rounding")
             .col_gen("c1", dec(6, 2), mix(40, pick(&["1.545", "1.5449", "1.555", "-1.555", "-1.545", "9.995", "9.9949", "0.005", "-0.005"]), g(|r| decimal_literal(r, 2, 2))))
             .key(&["c1"])
             .part(
@@ -209,24 +212,28 @@ pub fn conversions() -> Vec<TableSpec> {
             .as_inserted()
             .build(),
         table("conv_decimal_scientific_key")
+            .class("scientific notation into DECIMAL")
             .col_gen("c1", dec(20, 6), mix(10, pick(&["1.5e2", "1.015e0", "2.675e0", "'1.5e2'", "-1.005e0", "1e-7", "5e-7", "0.30000000000000004e0"]), g(scientific)))
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
             .build(),
         table("conv_fsp_datetime0_key")
+            .class("fractional seconds rounded")
             .col_gen("c1", Kind::DateTime { fsp: 0 }, g(datetime_fraction))
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
             .build(),
         table("conv_fsp_datetime3_key")
+            .class("fractional seconds rounded")
             .col_gen("c1", dt3, g(datetime_fraction))
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
             .build(),
         table("conv_fsp_datetime_rangec")
+            .class("fractional seconds rounded")
             .col_gen("c1", Kind::DateTime { fsp: 0 }, mix(50, pick(&["'2023-12-31 23:59:59.5'", "'2023-12-31 23:59:59.4999'", "'2024-06-30 23:59:59.5'", "'2024-06-30 23:59:59.49'"]), g(datetime_fraction)))
             .key(&["c1"])
             .part(
@@ -236,6 +243,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .as_inserted()
             .build(),
         table("conv_fsp_timestamp2_key_p0800")
+            .class("fractional seconds rounded")
             .col_gen("c1", Kind::TimestampFsp { fsp: 2 }, g(|r| {
                 let (y, m, d) = ymd(r, 1000, 9998);
                 let (h, mi, s) = hms(r);
@@ -247,6 +255,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .as_inserted()
             .build(),
         table("conv_fsp_time1_key")
+            .class("fractional seconds rounded")
             .col_gen("c1", Kind::TimeFsp { fsp: 1 }, g(|r| {
                 let sign = if r.chance(40) { "-" } else { "" };
                 format!("'{sign}{:02}:{:02}:{:02}.{}'", r.range(0, 837), r.range(0, 59), r.range(0, 59), fraction(r))
@@ -256,6 +265,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .as_inserted()
             .build(),
         table("conv_num_date_key")
+            .class("numeric DATE / DATETIME / TIME literals")
             .col_gen("c1", Kind::Date, g(|r| {
                 let with_time = r.chance(30);
                 numeric_datetime(r, with_time, false)
@@ -265,24 +275,28 @@ pub fn conversions() -> Vec<TableSpec> {
             .as_inserted()
             .build(),
         table("conv_num_datetime_key")
+            .class("numeric DATE / DATETIME / TIME literals")
             .col_gen("c1", Kind::DateTime { fsp: 0 }, g(|r| numeric_datetime(r, true, true)))
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
             .build(),
         table("conv_num_time_key")
+            .class("numeric DATE / DATETIME / TIME literals")
             .col_gen("c1", Kind::Time, g(numeric_time))
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
             .build(),
         table("conv_time_days_key")
+            .class("TIME with a day part")
             .col_gen("c1", Kind::Time, g(time_text))
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
             .build(),
         table("conv_ts_wide_key_utc")
+            .class("TIMESTAMP outside MySQL range")
             .col_gen("c1", Kind::Timestamp, g(|r| wide_timestamp(r, 0)))
             .key(&["c1"])
             .part(KEY13)
@@ -290,6 +304,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .as_inserted()
             .build(),
         table("conv_ts_wide_key_m0800")
+            .class("TIMESTAMP outside MySQL range")
             .col_gen("c1", Kind::Timestamp, g(|r| wide_timestamp(r, -8 * 3600)))
             .key(&["c1"])
             .part(KEY13)
@@ -297,6 +312,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .as_inserted()
             .build(),
         table("conv_ts_wide_key_p0530")
+            .class("TIMESTAMP outside MySQL range")
             .col_gen("c1", Kind::Timestamp, g(|r| wide_timestamp(r, 5 * 3600 + 1800)))
             .key(&["c1"])
             .part(KEY13)

@@ -32,7 +32,7 @@ fn hash_int() -> Vec<TableSpec> {
         .map(|(name, expr, n, key)| {
             let mut t = table(name).col_gen("c1", i(32), small());
             t = t.col_gen("c2", i(32), mix(20, pick(&["0", "0", "1", "-1", "NULL"]), gen::ints(-300, 300, 3)));
-            t.key(key).part(&hash(expr, n)).build()
+            t.key(key).part(&hash(expr, n)).class("HASH(arithmetic)").build()
         })
         .collect()
 }
@@ -60,7 +60,7 @@ fn hash_dates() -> Vec<TableSpec> {
     let mut v: Vec<TableSpec> = cases
         .into_iter()
         .map(|(name, expr, kind, n)| {
-            let t = table(name).col("c1", kind).key(&["c1"]).part(&hash(expr, n));
+            let t = table(name).col("c1", kind).key(&["c1"]).part(&hash(expr, n)).class("HASH(date and time functions)");
             if kind == Kind::Timestamp { t.tz("+08:00").build() } else { t.build() }
         })
         .collect();
@@ -69,6 +69,7 @@ fn hash_dates() -> Vec<TableSpec> {
             .col_gen("c1", u(64), gen::filter(gen::any(u(64), true, 0), |s| s != "18446744073709551615"))
             .key(&["c1"])
             .part("PARTITION BY HASH(c1 + 1) PARTITIONS 7")
+            .class("HASH(arithmetic)")
             .build(),
     );
     v
@@ -81,13 +82,20 @@ fn range_list() -> Vec<TableSpec> {
                   PARTITION p202402 VALUES LESS THAN (739311), PARTITION pmax VALUES LESS THAN MAXVALUE)";
     let dates = || mix(40, pick(&["'2023-12-31'", "'2024-01-01'", "'2024-01-31'", "'2024-02-01'", "'2024-02-29'", "'2024-03-01'", "'1970-01-01'", "'1969-12-31'", "'0000-00-00'", "NULL"]), gen::any(Kind::Date, true, 0));
     vec![
-        table("expr_range_to_days").col_gen("c1", Kind::Date, dates()).key(&["c1"]).part(months).build(),
+        table("expr_range_to_days")
+            .class("RANGE(expression)")
+            .col_gen("c1", Kind::Date, dates())
+            .key(&["c1"])
+            .part(months)
+            .build(),
         table("expr_range_to_days_dt")
+            .class("RANGE(expression)")
             .col_gen("c1", Kind::DateTime { fsp: 0 }, mix(30, pick(&["'2024-01-31 23:59:59'", "'2024-02-01 00:00:00'", "'0000-00-00 00:00:00'", "NULL"]), gen::any(Kind::DateTime { fsp: 0 }, true, 0)))
             .key(&["c1"])
             .part(months)
             .build(),
         table("expr_range_unix_ts")
+            .class("RANGE(expression)")
             .col_gen("c1", Kind::Timestamp, mix(20, pick(&["'1970-01-01 08:00:00'", "'2024-01-01 08:00:00'", "'2024-01-01 07:59:59'", "'0000-00-00 00:00:00'", "NULL"]), gen::any(Kind::Timestamp, true, 8 * 3600)))
             .key(&["c1"])
             .part(
@@ -98,6 +106,7 @@ fn range_list() -> Vec<TableSpec> {
             .tz("+08:00")
             .build(),
         table("expr_range_year")
+            .class("RANGE(expression)")
             .col_gen("c1", Kind::Date, dates())
             .key(&["c1"])
             .part(
@@ -106,6 +115,7 @@ fn range_list() -> Vec<TableSpec> {
             )
             .build(),
         table("expr_range_extract_year_month")
+            .class("RANGE(expression)")
             .col_gen("c1", Kind::DateTime { fsp: 0 }, mix(30, pick(&["'2023-12-31 23:59:59'", "'2024-01-01 00:00:00'", "'0000-00-00 00:00:00'", "NULL"]), gen::any(Kind::DateTime { fsp: 0 }, true, 0)))
             .key(&["c1"])
             .part(
@@ -114,6 +124,7 @@ fn range_list() -> Vec<TableSpec> {
             )
             .build(),
         table("expr_range_div")
+            .class("RANGE(expression)")
             .col_gen("c1", i(32), mix(30, pick(&["-10", "-9", "-1", "0", "9", "10", "99", "100", "NULL"]), gen::ints(-2000, 2000, 3)))
             .key(&["c1"])
             .part(
@@ -122,6 +133,7 @@ fn range_list() -> Vec<TableSpec> {
             )
             .build(),
         table("expr_list_month")
+            .class("LIST(expression)")
             .col_gen("c1", Kind::Date, dates())
             .key(&["c1"])
             .part(
@@ -130,6 +142,7 @@ fn range_list() -> Vec<TableSpec> {
             )
             .build(),
         table("expr_list_mod")
+            .class("LIST(expression)")
             .col_gen("c1", i(64), mix(20, pick(&["0", "-1", "NULL", "-9223372036854775808"]), gen::ints(-100_000, 100_000, 0)))
             .key(&["c1"])
             .part(
@@ -145,6 +158,7 @@ fn two_levels() -> Vec<TableSpec> {
     let dates = || mix(30, pick(&["'2023-12-31'", "'2024-01-01'", "'0000-00-00'", "NULL"]), gen::any(Kind::Date, true, 0));
     vec![
         table("expr_sub_range_year_hash_to_days")
+            .class("expressions at the sub-partition level")
             .col_gen("d", Kind::Date, dates())
             .key(&["d"])
             .part(
@@ -153,6 +167,7 @@ fn two_levels() -> Vec<TableSpec> {
             )
             .build(),
         table("expr_sub_hash_plus_list_month")
+            .class("expressions at the sub-partition level")
             .col_gen("c1", i(32), gen::ints(-1000, 1000, 5))
             .col_gen("d", Kind::Date, dates())
             .key(&["c1", "d"])
@@ -162,6 +177,7 @@ fn two_levels() -> Vec<TableSpec> {
             )
             .build(),
         table("expr_sub_rangec_range_to_days_ntpl")
+            .class("expressions at the sub-partition level")
             .col_gen("c1", i(32), gen::ints(-50, 150, 3))
             .col_gen("d", Kind::Date, dates())
             .key(&["c1", "d"])
@@ -173,12 +189,14 @@ fn two_levels() -> Vec<TableSpec> {
             )
             .build(),
         table("expr_sub_key_hash_mod")
+            .class("expressions at the sub-partition level")
             .col_gen("c1", i(32), gen::ints(-1000, 1000, 5))
             .col_gen("c2", i(64), gen::ints(-100_000, 100_000, 5))
             .key(&["c1", "c2"])
             .part("PARTITION BY KEY(c1) PARTITIONS 3 SUBPARTITION BY HASH(mod(c2, 16) * 3) SUBPARTITIONS 4")
             .build(),
         table("expr_sub_list_mod_hash_unix")
+            .class("expressions at the sub-partition level")
             .col_gen("c1", i(32), gen::ints(-1000, 1000, 0))
             .col("ts", Kind::Timestamp)
             .key(&["c1", "ts"])
