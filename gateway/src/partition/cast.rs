@@ -1,4 +1,5 @@
-//! Casting a `KeyValue` to a column's type the way the server stores it; anything lossy fails.
+//! Casting a `KeyValue` to a column's type the way the kernel stores it, rounding where the kernel
+//! rounds (DECIMAL scale, fractional seconds); anything else lossy fails.
 
 use super::collation::Collation;
 use super::decimal::DecInt;

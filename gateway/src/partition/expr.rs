@@ -239,7 +239,7 @@ impl Expr {
             }
             Expr::Neg(e) => sub(e)?.map(|v| -v),
             Expr::Bin(op, a, b) => match (sub(a)?, sub(b)?) {
-                (Some(x), Some(y)) => binary(*op, x, y),
+                (Some(x), Some(y)) => binary(*op, x, y)?,
                 _ => None,
             },
             Expr::Call(Func::Abs, e) => sub(e)?.map(i128::abs),
@@ -254,14 +254,17 @@ impl Expr {
     }
 }
 
-fn binary(op: Op, x: i128, y: i128) -> Option<i128> {
-    match op {
-        Op::Add => Some(x + y),
-        Op::Sub => Some(x - y),
+/// `x op y`; division by zero is NULL, an overflow an error (the kernel refuses the row).
+fn binary(op: Op, x: i128, y: i128) -> Result<Option<i128>, PartitionError> {
+    let v = match op {
+        Op::Add => x.checked_add(y),
+        Op::Sub => x.checked_sub(y),
         Op::Mul => x.checked_mul(y),
-        Op::Div => (y != 0).then(|| x / y),
-        Op::Mod => (y != 0).then(|| x % y),
-    }
+        Op::Div | Op::Mod if y == 0 => return Ok(None),
+        Op::Div => x.checked_div(y),
+        Op::Mod => x.checked_rem(y),
+    };
+    v.map(Some).ok_or_else(|| PartitionError::Cast("partition expression value is out of the BIGINT range".into()))
 }
 
 /// A date/time function of one column value (NULL in → NULL out).
@@ -347,8 +350,10 @@ impl ExprParser<'_> {
         Ok(())
     }
 
+    /// `product (('+' | '-') product)*`; every operator deepens the tree (and counts as a level).
     fn sum(&mut self) -> Result<Expr, PartitionError> {
         self.enter()?;
+        let entered = self.depth;
         let mut left = self.product()?;
         loop {
             let op = if self.eat_punct('+') {
@@ -358,15 +363,24 @@ impl ExprParser<'_> {
             } else {
                 break;
             };
+            self.enter()?;
             left = Expr::Bin(op, Box::new(left), Box::new(self.product()?));
         }
-        self.depth -= 1;
+        self.depth = entered - 1;
         Ok(left)
     }
 
     fn product(&mut self) -> Result<Expr, PartitionError> {
+        let entered = self.depth;
+        let left = self.product_chain();
+        self.depth = entered;
+        left
+    }
+
+    fn product_chain(&mut self) -> Result<Expr, PartitionError> {
         let mut left = self.unary()?;
         loop {
+            self.enter()?;
             let op = if self.eat_punct('*') {
                 Op::Mul
             } else if self.eat_word("div") {

@@ -1,4 +1,5 @@
-//! Date and time literals: strict parsing and the encodings KEY hashing needs (§4.1).
+//! Date and time literals as the kernel reads them (strings, numbers, fractions rounded to the
+//! column's precision) and the encodings KEY hashing needs (§4.1).
 
 use super::PartitionError;
 

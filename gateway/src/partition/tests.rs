@@ -253,3 +253,24 @@ fn extract_units() {
     assert_eq!(h("extract(microsecond from d)", "'2024-08-09 10:11:12.000013'"), "p6 6");
     assert!(h("extract(day_hour from d)", "'2024-08-09 10:11:12'").starts_with("unknown: cannot calculate"));
 }
+
+/// Hostile partition expressions (metadata and `gateway locate` input): an answer, never a stack
+/// overflow, on a small stack.
+#[test]
+fn expression_depth_is_bounded() {
+    let cases = [
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1{}) PARTITIONS 2", "(".repeat(60), ")".repeat(60)),
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1) PARTITIONS 2", "- ".repeat(120)),
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1{}) PARTITIONS 2", "abs(".repeat(60), ")".repeat(60)),
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1{}) PARTITIONS 2", " * 2".repeat(100)),
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1{}) PARTITIONS 2", " * 9223372036854775807".repeat(3)),
+    ];
+    let answers = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || cases.iter().map(|ddl| at(ddl, "1")).collect::<Vec<_>>())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(answers[..4].iter().all(|a| a.starts_with("unknown: cannot calculate")), "{answers:?}");
+    assert!(answers[4].starts_with("unknown: cannot cast"), "overflows BIGINT (and i128): {}", answers[4]);
+}
