@@ -1,9 +1,13 @@
-//! Casting a `KeyValue` to a column's type the way the server stores it; anything lossy fails.
+//! Casting a `KeyValue` to a column's type the way the kernel stores it, rounding where the kernel
+//! rounds (DECIMAL scale, fractional seconds); anything else lossy fails.
 
 use super::collation::Collation;
 use super::decimal::DecInt;
 use super::scheme::{Column, ColumnType};
-use super::temporal::{parse_datetime, parse_time, TIMESTAMP_ZERO};
+use super::temporal::{datetime_from_number, parse_datetime, parse_time, time_from_number, DateTime, TIMESTAMP_ZERO};
+
+/// The last TIMESTAMP instant the kernel stores: 9999-12-31 23:59:59.999999 UTC.
+pub const TIMESTAMP_MAX: i64 = 253_402_300_799_999_999;
 use super::value::{Datum, KeyValue};
 use super::PartitionError;
 
@@ -58,26 +62,23 @@ pub fn cast(v: &KeyValue, col: &Column, ctx: &CastContext) -> Result<Datum, Part
         }
         ColumnType::Double => to_f64(v, col).map(Datum::Double),
         ColumnType::Decimal { precision, scale } => cast_decimal(v, col, *precision, *scale),
-        ColumnType::Date => {
-            let dt = parse_datetime(&text(v, col)?, 6)?;
-            if dt.secs != 0 || dt.usec != 0 {
-                return Err(fail(v, col, "time part would be truncated"));
-            }
-            Ok(Datum::Date(dt.date))
-        }
-        ColumnType::DateTime { fsp } => Ok(Datum::DateTime(parse_datetime(&text(v, col)?, *fsp)?)),
+        ColumnType::Date => cast_date(v, col),
+        ColumnType::DateTime { fsp } => Ok(Datum::DateTime(datetime(v, col, *fsp)?)),
         ColumnType::Timestamp { fsp } => {
-            let dt = parse_datetime(&text(v, col)?, *fsp)?;
+            let dt = datetime(v, col, *fsp)?;
             if dt.is_zero() {
                 return Ok(Datum::Timestamp(TIMESTAMP_ZERO));
             }
+            // The kernel accepts any wall-clock DATETIME (years 1..=9999) in the session time zone,
+            // also before 1970 and after 2038; an instant past 9999-12-31 23:59:59.999999 UTC is
+            // stored as NULL (kernel-measured), which we refuse to guess.
             let utc = dt.epoch_micros() - i64::from(ctx.tz_offset_secs) * 1_000_000;
-            if !(1_000_000..=2_147_483_647_999_999).contains(&utc) {
-                return Err(fail(v, col, "outside the TIMESTAMP range"));
+            if utc > TIMESTAMP_MAX {
+                return Err(fail(v, col, "past the TIMESTAMP range in UTC"));
             }
             Ok(Datum::Timestamp(utc))
         }
-        ColumnType::Time { fsp } => Ok(Datum::Time(parse_time(&text(v, col)?, *fsp)?)),
+        ColumnType::Time { fsp } => cast_time(v, col, *fsp),
         ColumnType::Year => cast_year(v, col),
         ColumnType::Char { len } | ColumnType::VarChar { len } => cast_string(v, col, *len),
         ColumnType::Binary { len } | ColumnType::VarBinary { len } => {
@@ -94,12 +95,68 @@ pub fn cast(v: &KeyValue, col: &Column, ctx: &CastContext) -> Result<Datum, Part
     }
 }
 
-/// The text of a string literal (for temporal columns).
-fn text(v: &KeyValue, col: &Column) -> Result<String, PartitionError> {
+/// A temporal literal: the text of a string, or a number's sign, integer and fraction digits.
+enum TemporalInput<'a> {
+    Text(String),
+    Number { neg: bool, int: std::borrow::Cow<'a, str>, frac: &'a str },
+}
+
+/// Reads a literal for a DATE / DATETIME / TIMESTAMP / TIME column: strings, integers and exact
+/// decimals; an approximate number only when it is integral (a double's fraction is not exact).
+fn temporal_input<'a>(v: &'a KeyValue, col: &Column) -> Result<TemporalInput<'a>, PartitionError> {
+    let number = |neg: bool, int: std::borrow::Cow<'a, str>, frac: &'a str| Ok(TemporalInput::Number { neg, int, frac });
     match v {
-        KeyValue::Str { bytes, .. } => String::from_utf8(bytes.clone()).map_err(|_| fail(v, col, "not UTF-8")),
-        _ => Err(fail(v, col, "only string literals are read as dates and times")),
+        KeyValue::Str { bytes, .. } => {
+            String::from_utf8(bytes.clone()).map(TemporalInput::Text).map_err(|_| fail(v, col, "not UTF-8"))
+        }
+        KeyValue::Int(i) => number(*i < 0, i.unsigned_abs().to_string().into(), ""),
+        KeyValue::UInt(u) => number(false, u.to_string().into(), ""),
+        KeyValue::Decimal(d) => {
+            let (neg, int, frac) = split_number(d).ok_or_else(|| fail(v, col, "not a number"))?;
+            number(neg, int.into(), frac)
+        }
+        KeyValue::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => number(*f < 0.0, (f.abs() as u64).to_string().into(), ""),
+        _ => Err(fail(v, col, "not an exact date or time value")),
     }
+}
+
+/// DATETIME / TIMESTAMP wall-clock value of a literal (fraction rounded to `fsp`).
+fn datetime(v: &KeyValue, col: &Column, fsp: u8) -> Result<DateTime, PartitionError> {
+    match temporal_input(v, col)? {
+        TemporalInput::Text(t) => parse_datetime(&t, fsp),
+        TemporalInput::Number { neg: true, .. } => Err(fail(v, col, "negative datetime")),
+        TemporalInput::Number { int, frac, .. } => datetime_from_number(&v.to_string(), &int, frac, fsp),
+    }
+}
+
+/// DATE: the date of a datetime literal; its time part is dropped (not rounded), as the kernel
+/// does. A number's fraction must be zero.
+fn cast_date(v: &KeyValue, col: &Column) -> Result<Datum, PartitionError> {
+    let dt = match temporal_input(v, col)? {
+        TemporalInput::Text(t) => {
+            let (head, frac) = t.trim().split_once('.').unwrap_or((t.trim(), ""));
+            if frac.len() > 6 {
+                return Err(fail(v, col, "more than 6 fraction digits"));
+            }
+            parse_datetime(head, 0)?
+        }
+        TemporalInput::Number { neg: true, .. } => return Err(fail(v, col, "negative date")),
+        TemporalInput::Number { int, frac, .. } => {
+            if frac.bytes().any(|b| b != b'0') {
+                return Err(fail(v, col, "a date number with a fraction"));
+            }
+            datetime_from_number(&v.to_string(), &int, "", 0)?
+        }
+    };
+    Ok(Datum::Date(dt.date))
+}
+
+fn cast_time(v: &KeyValue, col: &Column, fsp: u8) -> Result<Datum, PartitionError> {
+    let us = match temporal_input(v, col)? {
+        TemporalInput::Text(t) => parse_time(&t, fsp)?,
+        TemporalInput::Number { neg, int, frac } => time_from_number(&v.to_string(), neg, &int, frac, fsp)?,
+    };
+    Ok(Datum::Time(us))
 }
 
 fn bytes(v: &KeyValue, col: &Column) -> Result<Vec<u8>, PartitionError> {
@@ -200,20 +257,71 @@ fn to_f64(v: &KeyValue, col: &Column) -> Result<f64, PartitionError> {
     Ok(d)
 }
 
+/// DECIMAL(p,s): the exact value rounded half away from zero to `s` digits (kernel-measured:
+/// `1.555` → 1.56, `-1.555` → -1.56, `2.5` → 3 at scale 0); an approximate number (`1.5e2`, a
+/// bound double) by its shortest round-trip decimal text, as the kernel converts doubles
+/// (`1.015e0` → 1.02, `2.675e0` → 2.68 although both doubles lie below the half); strings may
+/// carry an exponent (`'1.5e2'`). More integer digits than `p - s` after rounding: out of range.
 fn cast_decimal(v: &KeyValue, col: &Column, precision: u8, scale: u8) -> Result<Datum, PartitionError> {
     if precision > 65 || scale > 30 || scale > precision {
         return Err(PartitionError::Unsupported(format!("decimal({precision},{scale}) is not a MySQL DECIMAL")));
     }
-    let t = numeric_text(v, col)?;
-    let (neg, int, frac) = split_number(&t).ok_or_else(|| fail(v, col, "not a number"))?;
-    if frac.bytes().skip(usize::from(scale)).any(|b| b != b'0') {
-        return Err(fail(v, col, "would be rounded to the column scale"));
+    let text = match v {
+        KeyValue::Float(f) if f.is_finite() => format!("{f:e}"),
+        KeyValue::Str { bytes, .. } => std::str::from_utf8(bytes).map_err(|_| fail(v, col, "not a number"))?.trim().to_string(),
+        _ => numeric_text(v, col)?,
+    };
+    let (neg, int, frac) = scientific_digits(&text).ok_or_else(|| fail(v, col, "not a number"))?;
+    let scale = usize::from(scale);
+    let mut digits: Vec<u8> = int.bytes().chain(frac.bytes().chain(std::iter::repeat(b'0')).take(scale)).collect();
+    if frac.as_bytes().get(scale).is_some_and(|&d| d >= b'5') && !increment(&mut digits) {
+        digits.insert(0, b'1');
     }
-    if int.len() > usize::from(precision - scale) {
+    let first = digits.iter().position(|&d| d != b'0').unwrap_or(digits.len());
+    if digits.len() - first > usize::from(precision) {
         return Err(fail(v, col, "out of range"));
     }
-    let digits: String = int.chars().chain(frac.chars().chain(std::iter::repeat('0')).take(usize::from(scale))).collect();
+    let digits = String::from_utf8_lossy(&digits[first..]).into_owned();
     DecInt::from_digits(neg, &digits).map(Datum::Decimal).ok_or_else(|| fail(v, col, "not a number"))
+}
+
+/// Adds one to a decimal digit string in place; `false` if it carried out of the first digit.
+fn increment(digits: &mut [u8]) -> bool {
+    for d in digits.iter_mut().rev() {
+        if *d == b'9' {
+            *d = b'0';
+        } else {
+            *d += 1;
+            return true;
+        }
+    }
+    false
+}
+
+/// Most exponent magnitude read (a literal beyond it is refused rather than expanded).
+const MAX_EXPONENT: i64 = 400;
+
+/// Sign, integer digits (no leading zeros) and fraction digits of `[-+]digits[.digits][e[-+]n]`,
+/// the exponent applied by moving the point.
+fn scientific_digits(s: &str) -> Option<(bool, String, String)> {
+    let (mantissa, exp) = match s.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.strip_prefix('+').unwrap_or(e).parse::<i64>().ok()?),
+        None => (s, 0),
+    };
+    if exp.abs() > MAX_EXPONENT {
+        return None;
+    }
+    let (neg, int, frac) = split_number(mantissa)?;
+    let all: String = [int, frac].concat();
+    let point = int.len() as i64 + exp;
+    let (int, frac) = if point <= 0 {
+        (String::new(), format!("{}{all}", "0".repeat(point.unsigned_abs() as usize)))
+    } else if point as usize >= all.len() {
+        (format!("{all}{}", "0".repeat(point as usize - all.len())), String::new())
+    } else {
+        (all[..point as usize].to_string(), all[point as usize..].to_string())
+    };
+    Some((neg, int.trim_start_matches('0').to_string(), frac))
 }
 
 fn cast_year(v: &KeyValue, col: &Column) -> Result<Datum, PartitionError> {
@@ -237,3 +345,7 @@ fn cast_year(v: &KeyValue, col: &Column) -> Result<Datum, PartitionError> {
     };
     Ok(Datum::Year(if year == 0 { 0 } else { (year - 1900) as u8 }))
 }
+
+#[cfg(test)]
+#[path = "cast_tests.rs"]
+mod tests;

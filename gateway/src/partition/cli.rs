@@ -29,6 +29,11 @@ pub struct LocateArgs {
     /// After each result, print the trace (cast values, bytes hashed, hashes, moduli), indented.
     #[arg(long)]
     pub explain: bool,
+    /// Each row is an SQL statement on the table (`SELECT … WHERE c >= '2024-01-01' AND c <
+    /// '2024-02-01'`) instead of key values: prints the one partition the statement touches as
+    /// the router computes it (equalities, IN lists, INSERT rows, ranges on RANGE tables).
+    #[arg(long)]
+    pub sql: bool,
     /// Rows of key values: SQL literals separated by commas, in the order the columns appear in
     /// the partition expression(s): the first level's, then the sub level's not already listed;
     /// for `KEY()` (no column list) the primary-key columns in `PRIMARY KEY (…)` order, although
@@ -54,20 +59,25 @@ pub fn run(args: &LocateArgs, input: impl BufRead, out: &mut impl Write) -> Resu
         for line in input.lines() {
             let line = line.map_err(|e| PartitionError::Input(format!("reading rows: {e}")))?;
             if !line.trim().is_empty() {
-                row(&scheme, &line, &ctx, args.explain, out).map_err(io)?;
+                row(&scheme, &line, &ctx, args, out).map_err(io)?;
             }
         }
     } else {
         for v in &args.values {
-            row(&scheme, v, &ctx, args.explain, out).map_err(io)?;
+            row(&scheme, v, &ctx, args, out).map_err(io)?;
         }
     }
     out.flush().map_err(io)
 }
 
-fn row(scheme: &TableScheme, text: &str, ctx: &CastContext, explain: bool, out: &mut impl Write) -> std::io::Result<()> {
+fn row(scheme: &TableScheme, text: &str, ctx: &CastContext, args: &LocateArgs, out: &mut impl Write) -> std::io::Result<()> {
+    let explain = args.explain;
     let mut trace = Vec::new();
-    let result = KeyValue::parse_row(text).and_then(|values| locate_traced(scheme, &values, ctx, &mut trace));
+    let result = if args.sql {
+        statement(scheme, text, ctx)
+    } else {
+        KeyValue::parse_row(text).and_then(|values| locate_traced(scheme, &values, ctx, &mut trace))
+    };
     match result {
         Ok(loc) => writeln!(out, "{loc}")?,
         Err(e) => writeln!(out, "unknown: {e}")?,
@@ -78,4 +88,11 @@ fn row(scheme: &TableScheme, text: &str, ctx: &CastContext, explain: bool, out: 
         }
     }
     Ok(())
+}
+
+/// The partition an SQL statement touches in its first table.
+fn statement(scheme: &TableScheme, sql: &str, ctx: &CastContext) -> Result<super::Location, PartitionError> {
+    let analysis = crate::sql::analyze(sql);
+    let table = analysis.table().ok_or_else(|| PartitionError::Input("the statement names no table".into()))?;
+    super::locate_statement(scheme, &analysis, table, ctx)
 }

@@ -79,21 +79,40 @@ fn locate_with(scheme: &TableScheme, values: &[KeyValue], ctx: &CastContext, mut
         trace.push(|| format!("{} = {v} -> {d}", col.name));
         datums.push((c, d));
     }
-    let row = |level: usize| -> Result<Vec<(&Column, &Datum)>, PartitionError> {
+    place(scheme, &datums, &mut trace)
+}
+
+/// The partition of cast key values: `(column index, value)` for every key column.
+pub(super) fn locate_datums(scheme: &TableScheme, datums: &[(usize, Datum)]) -> Result<Location, PartitionError> {
+    place(scheme, datums, &mut Notes(None))
+}
+
+fn place(scheme: &TableScheme, datums: &[(usize, Datum)], trace: &mut Notes<'_>) -> Result<Location, PartitionError> {
+    let row = |level: usize, trace: &mut Notes<'_>| -> Result<Vec<(&Column, Datum)>, PartitionError> {
         let cols = scheme.level_columns(level)?;
-        Ok(cols
-            .iter()
-            .filter_map(|c| datums.iter().find(|(k, _)| k == c).map(|(_, d)| (&scheme.columns[*c], d)))
-            .collect())
+        let value = |c: usize| datums.iter().find(|(k, _)| *k == c).map(|(_, d)| d.clone());
+        if let Some((expr, col)) = scheme.expression(level) {
+            let v = expr.eval(&scheme.columns, &value)?;
+            let d = match (v.v, v.unsigned) {
+                (None, _) => Datum::Null,
+                (Some(x), true) => Datum::UInt(x as u64),
+                (Some(x), false) => Datum::Int(x as i64),
+            };
+            trace.push(|| format!("{} = {d}", col.name));
+            return Ok(vec![(col, d)]);
+        }
+        Ok(cols.iter().filter_map(|&c| value(c).map(|d| (&scheme.columns[c], d))).collect())
     };
     let bounds: Vec<&Bound> = scheme.bounds.iter().map(|(b, _)| b).collect();
-    let p = level_index(scheme.level1.func, &row(0)?, &bounds, &mut trace)?;
+    let key = row(0, trace)?;
+    let p = level_index(scheme.level1.func, &key, &bounds, trace)?;
     let part = scheme.partitions.get(p).ok_or(PartitionError::NoPartition)?;
     let Some(level2) = &scheme.level2 else {
         return Ok(Location { part_idx: p, part_name: part.name.clone(), sub: None, tablet_id: part.tablet_id });
     };
     let sub_bounds: Vec<&Bound> = scheme.bounds.get(p).map(|(_, s)| s.iter().collect()).unwrap_or_default();
-    let s = level_index(level2.func, &row(1)?, &sub_bounds, &mut trace)?;
+    let key = row(1, trace)?;
+    let s = level_index(level2.func, &key, &sub_bounds, trace)?;
     let sub = part.subs.get(s).ok_or(PartitionError::NoPartition)?;
     Ok(Location { part_idx: p, part_name: part.name.clone(), sub: Some((s, sub.name.clone())), tablet_id: sub.tablet_id })
 }
@@ -101,7 +120,7 @@ fn locate_with(scheme: &TableScheme, values: &[KeyValue], ctx: &CastContext, mut
 /// Index within one level's list of `bounds.len()` partitions.
 fn level_index(
     func: PartFunc,
-    row: &[(&Column, &Datum)],
+    row: &[(&Column, Datum)],
     bounds: &[&Bound],
     trace: &mut Notes<'_>,
 ) -> Result<usize, PartitionError> {
@@ -168,7 +187,7 @@ fn level_index(
 }
 
 /// True if the key row sorts strictly below the bound row (`None` = MAXVALUE).
-fn row_less_than(row: &[(&Column, &Datum)], upper: &[Option<Datum>]) -> Result<bool, PartitionError> {
+fn row_less_than(row: &[(&Column, Datum)], upper: &[Option<Datum>]) -> Result<bool, PartitionError> {
     for ((col, d), b) in row.iter().zip(upper) {
         let Some(b) = b else { return Ok(true) };
         match compare(col, d, b)? {
@@ -180,7 +199,7 @@ fn row_less_than(row: &[(&Column, &Datum)], upper: &[Option<Datum>]) -> Result<b
     Ok(false)
 }
 
-fn rows_equal(row: &[(&Column, &Datum)], listed: &[Datum]) -> Result<bool, PartitionError> {
+fn rows_equal(row: &[(&Column, Datum)], listed: &[Datum]) -> Result<bool, PartitionError> {
     for ((col, d), b) in row.iter().zip(listed) {
         if compare(col, d, b)? != Ordering::Equal {
             return Ok(false);
@@ -197,6 +216,8 @@ pub fn compare(col: &Column, a: &Datum, b: &Datum) -> Result<Ordering, Partition
         (_, Datum::Null) => Some(Ordering::Greater),
         (Datum::Int(x), Datum::Int(y)) => Some(x.cmp(y)),
         (Datum::UInt(x), Datum::UInt(y)) => Some(x.cmp(y)),
+        (Datum::Int(x), Datum::UInt(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
+        (Datum::UInt(x), Datum::Int(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
         (Datum::Double(x), Datum::Double(y)) => x.partial_cmp(y),
         (Datum::Decimal(x), Datum::Decimal(y)) => Some(x.cmp(y)),
         (Datum::Date(x), Datum::Date(y)) => Some(x.cmp(y)),

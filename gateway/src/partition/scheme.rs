@@ -1,6 +1,7 @@
 //! The partitioned-table model the calculation needs (§1): columns, levels, partitions, bounds.
 
 use super::cast::{cast, CastContext};
+use super::expr::Expr;
 use super::value::{Datum, KeyValue};
 use super::PartitionError;
 
@@ -74,7 +75,7 @@ pub struct Column {
 pub enum PartExpr {
     /// A plain column list (empty for `KEY()`).
     Columns(Vec<String>),
-    /// Anything else (`c1 + 1`, `year(d)`): no calculation (§10).
+    /// Anything else (`c1 + 1`, `year(d)`): evaluated by `expr::Expr` for HASH, RANGE and LIST.
     Expression(String),
 }
 
@@ -154,6 +155,8 @@ pub struct TableScheme {
     pub(super) resolved: [Result<Vec<usize>, PartitionError>; 2],
     /// Bounds cast to the column types, per partition (and per sub-partition).
     pub(super) bounds: Vec<(Bound, Vec<Bound>)>,
+    /// Each level's partition expression, parsed, with the BIGINT column its value is typed as.
+    pub(super) exprs: [Option<(Expr, Column)>; 2],
 }
 
 impl TableScheme {
@@ -175,10 +178,12 @@ impl TableScheme {
             partitions,
             resolved: [Ok(Vec::new()), Ok(Vec::new())],
             bounds: Vec::new(),
+            exprs: [None, None],
         };
-        t.resolved[0] = t.resolve(&t.level1);
-        t.resolved[1] = match &t.level2 {
-            Some(l) => t.resolve(l),
+        let level1 = t.level1.clone();
+        t.resolved[0] = t.resolve(&level1, 0);
+        t.resolved[1] = match t.level2.clone() {
+            Some(l) => t.resolve(&l, 1),
             None => Ok(Vec::new()),
         };
         let ctx = CastContext::default();
@@ -203,19 +208,54 @@ impl TableScheme {
     /// The level's key columns in the order its function uses them: the partition expression's
     /// order, except for `KEY()`, which the kernel hashes in table column order, not primary-key
     /// order (kernel-checked: `(k2 INT, k1 VARCHAR)`, `PRIMARY KEY (k1, k2)` hashes k2 first).
-    fn resolve(&self, level: &Level) -> Result<Vec<usize>, PartitionError> {
-        let mut cols = self.resolve_names(level)?;
+    fn resolve(&mut self, level: &Level, index: usize) -> Result<Vec<usize>, PartitionError> {
+        if let PartExpr::Expression(text) = &level.expr {
+            let (expr, column) = self.parse_expression(level.func, text)?;
+            let cols = expr.columns();
+            self.exprs[index] = Some((expr, column));
+            return Ok(cols);
+        }
+        let mut cols = self.resolve_names(level, index)?;
         if Self::is_implicit_key(level) {
             cols.sort_unstable();
         }
         Ok(cols)
     }
 
-    /// Column indexes of the level's names as written (`KEY()`: primary-key order).
-    fn resolve_names(&self, level: &Level) -> Result<Vec<usize>, PartitionError> {
+    /// A HASH / RANGE / LIST expression and the BIGINT (UNSIGNED) column its value is typed as.
+    fn parse_expression(&self, func: PartFunc, text: &str) -> Result<(Expr, Column), PartitionError> {
+        if !matches!(func, PartFunc::Hash | PartFunc::Range | PartFunc::List) {
+            return Err(PartitionError::Unsupported(format!("partition expression `{text}` is not a plain column list")));
+        }
+        let expr = Expr::parse(text, &|n: &str| self.column_index(n))?;
+        if let Some(&c) = expr.columns().iter().find(|&&c| self.columns[c].generated) {
+            return Err(PartitionError::Unsupported(format!("key column {} is a generated column", self.columns[c].name)));
+        }
+        let unsigned = expr.is_unsigned(&self.columns);
+        let column = Column {
+            name: text.to_string(),
+            ty: ColumnType::Int { bytes: 8, unsigned },
+            collation: String::new(),
+            generated: false,
+        };
+        Ok((expr, column))
+    }
+
+    /// The parsed expression of level 0 or 1, if it is one.
+    pub fn expression(&self, level: usize) -> Option<&(Expr, Column)> {
+        self.exprs.get(level).and_then(Option::as_ref)
+    }
+
+    /// Column indexes of the level's names as written (`KEY()`: primary-key order; an
+    /// expression: its columns in order of appearance).
+    fn resolve_names(&self, level: &Level, index: usize) -> Result<Vec<usize>, PartitionError> {
         let names: Vec<String> = match &level.expr {
-            PartExpr::Expression(e) => {
-                return Err(PartitionError::Unsupported(format!("partition expression `{e}` is not a plain column list")))
+            PartExpr::Expression(_) => {
+                return match (self.expression(index), &self.resolved[index]) {
+                    (Some((e, _)), _) => Ok(e.columns()),
+                    (None, Err(e)) => Err(e.clone()),
+                    (None, Ok(_)) => Err(PartitionError::Unsupported("partition expression not resolved".into())),
+                };
             }
             PartExpr::Columns(_) if Self::is_implicit_key(level) => self.primary_key.clone(),
             PartExpr::Columns(c) => c.clone(),
@@ -246,6 +286,12 @@ impl TableScheme {
             Ok(c) => c,
             Err(e) => return Bound::Invalid(e.clone()),
         };
+        // An expression level's bounds are one BIGINT each, whatever columns the expression reads.
+        let expr_col = self.expression(level).map(|(_, c)| c);
+        let cols: Vec<&Column> = match expr_col {
+            Some(c) => vec![c],
+            None => cols.iter().map(|&c| &self.columns[c]).collect(),
+        };
         let arity = |n: usize| {
             (n == cols.len()).then_some(()).ok_or_else(|| {
                 PartitionError::Unsupported(format!("bound has {n} values for {} key columns", cols.len()))
@@ -253,7 +299,7 @@ impl TableScheme {
         };
         let row = |vals: &[KeyValue]| -> Result<Vec<Datum>, PartitionError> {
             arity(vals.len())?;
-            vals.iter().zip(cols).map(|(v, &c)| cast(v, &self.columns[c], ctx)).collect()
+            vals.iter().zip(&cols).map(|(v, c)| cast(v, c, ctx)).collect()
         };
         let typed = match spec {
             BoundSpec::None => Ok(Bound::None),
@@ -261,8 +307,8 @@ impl TableScheme {
             BoundSpec::In(rows) => rows.iter().map(|r| row(r)).collect::<Result<_, _>>().map(Bound::In),
             BoundSpec::LessThan(vals) => arity(vals.len()).and_then(|()| {
                 vals.iter()
-                    .zip(cols)
-                    .map(|(v, &c)| v.as_ref().map(|v| cast(v, &self.columns[c], ctx)).transpose())
+                    .zip(&cols)
+                    .map(|(v, c)| v.as_ref().map(|v| cast(v, c, ctx)).transpose())
                     .collect::<Result<_, _>>()
                     .map(Bound::LessThan)
             }),
@@ -287,7 +333,7 @@ impl TableScheme {
         let levels = std::iter::once(&self.level1).chain(self.level2.as_ref());
         for (i, level) in levels.enumerate() {
             self.level_columns(i)?;
-            for c in self.resolve_names(level)? {
+            for c in self.resolve_names(level, i)? {
                 if !out.contains(&c) {
                     out.push(c);
                 }

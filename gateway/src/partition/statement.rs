@@ -5,6 +5,7 @@ use crate::sql::{Analysis, Column as SqlColumn, TableRef, Value};
 
 use super::cast::CastContext;
 use super::locate::{locate, locate_by_name, Location};
+use super::range::locate_range;
 use super::scheme::TableScheme;
 use super::value::KeyValue;
 use super::PartitionError;
@@ -15,8 +16,10 @@ const MAX_COMBINATIONS: usize = 256;
 /// The partition a statement touches in `table` (described by `scheme`).
 ///
 /// An explicit `PARTITION (p)` selection wins; otherwise every key column needs a value in every
-/// row. Several partitions, a missing value, an unbound placeholder or an unevaluated expression
-/// give an error that names the reason: the caller falls back, it never guesses.
+/// row, or (one-level RANGE tables) the `WHERE` ranges on the key column must lie in one
+/// partition (`range::locate_range`). Several partitions, a missing value, an unbound placeholder
+/// or an unevaluated expression give an error that names the reason: the caller falls back, it
+/// never guesses.
 pub fn locate_statement(
     scheme: &TableScheme,
     analysis: &Analysis<'_>,
@@ -28,6 +31,23 @@ pub fn locate_statement(
         [one] => return locate_by_name(scheme, one),
         _ => return Err(PartitionError::Unsupported("several partitions selected".into())),
     }
+    match locate_keys(scheme, analysis, table, ctx) {
+        Err(e) if !analysis.ranges.is_empty() => match locate_range(scheme, analysis, table, ctx) {
+            Ok(Some(loc)) => Ok(loc),
+            Ok(None) => Err(e),
+            Err(why) => Err(why),
+        },
+        other => other,
+    }
+}
+
+/// Equalities, `IN` lists and `INSERT` rows: every combination of key values must agree.
+fn locate_keys(
+    scheme: &TableScheme,
+    analysis: &Analysis<'_>,
+    table: &TableRef<'_>,
+    ctx: &CastContext,
+) -> Result<Location, PartitionError> {
     let columns = scheme.key_columns()?;
     let rows = rows_of(analysis);
     let mut found: Option<Location> = None;
@@ -91,7 +111,8 @@ fn values_for(
     Ok(values)
 }
 
-fn names_column(c: &SqlColumn<'_>, table: &TableRef<'_>, name: &str, index: usize) -> bool {
+/// Whether the analysed column `c` is the scheme's column `name` (index `index`) of `table`.
+pub(super) fn names_column(c: &SqlColumn<'_>, table: &TableRef<'_>, name: &str, index: usize) -> bool {
     match c {
         SqlColumn::Position(p) => usize::from(*p) == index,
         SqlColumn::Named { qualifier, name: n } => {

@@ -58,3 +58,62 @@ fn placeholders_need_bound_values() {
     let table = bound.table().unwrap().clone();
     assert_eq!(locate_statement(&scheme, &bound, &table, &CastContext::default()).unwrap().name(), "p3");
 }
+
+fn place_in(ddl: &str, sql: &str) -> Result<String, PartitionError> {
+    let scheme = parse_create_table(ddl).unwrap();
+    let a = analyze(sql);
+    let table = a.table().expect("a table").clone();
+    locate_statement(&scheme, &a, &table, &CastContext::default()).map(|l| l.name().to_string())
+}
+
+const MONTHS: &str = "CREATE TABLE t (id int, created datetime) PARTITION BY RANGE COLUMNS(created) \
+    (PARTITION p0 VALUES LESS THAN ('2024-01-01'), PARTITION p1 VALUES LESS THAN ('2024-02-01'), \
+    PARTITION p2 VALUES LESS THAN ('2024-03-01'), PARTITION pmax VALUES LESS THAN (MAXVALUE))";
+
+#[test]
+fn ranges_inside_one_partition() {
+    let q = |w: &str| place_in(MONTHS, &format!("SELECT * FROM t WHERE {w}"));
+    assert_eq!(q("created >= '2024-01-01' AND created < '2024-02-01'").unwrap(), "p1");
+    assert_eq!(q("created BETWEEN '2024-01-01' AND '2024-01-31 23:59:59'").unwrap(), "p1");
+    assert_eq!(q("'2024-02-01' > created AND created > '2023-12-31 23:59:59'").unwrap(), "p1", "flipped, open");
+    assert_eq!(q("created < '2024-01-01'").unwrap(), "p0", "open below the first bound");
+    assert_eq!(q("created >= '2024-03-01'").unwrap(), "pmax");
+    assert_eq!(q("id = 5 AND created >= '2024-02-01' AND created <= '2024-02-29 23:59:59'").unwrap(), "p2");
+    assert!(q("created >= '2024-01-01' AND created <= '2024-02-01'").is_err(), "closed end on the next bound");
+    assert!(q("created > '2023-12-31 23:59:58' AND created < '2024-02-01'").is_err(), "open start before the bound");
+    assert!(q("created < '2024-01-01 00:00:00.5'").is_err(), "00:00:00 is included");
+    assert_eq!(q("created >= '2024-01-01' AND created <= '2024-01-31 23:59:59.5'").unwrap(), "p1", "compared unrounded");
+    assert_eq!(q("created > '2023-12-31 23:59:59.5' AND created < '2024-02-01'").unwrap(), "p1");
+    assert_eq!(q("created >= 20240101 AND created < 20240201").unwrap(), "p1", "numeric datetimes");
+    assert!(q("created <= '2024-01-01'").is_err());
+    assert!(q("created >= '2024-01-01'").is_err());
+    assert!(q("created NOT BETWEEN '2024-01-01' AND '2024-01-02'").is_err());
+    assert!(q("created >= '2024-01-01' OR created < '2024-02-01'").is_err());
+    assert!(q("created < NULL").is_err());
+}
+
+#[test]
+fn ranges_through_expressions() {
+    let to_days = "CREATE TABLE t (d date) PARTITION BY RANGE(TO_DAYS(d)) (PARTITION p0 VALUES LESS THAN (739251), \
+                   PARTITION p1 VALUES LESS THAN (739282), PARTITION p2 VALUES LESS THAN MAXVALUE)";
+    let q = |ddl: &str, w: &str| place_in(ddl, &format!("SELECT * FROM t WHERE {w}"));
+    assert_eq!(q(to_days, "d >= '2024-01-01' AND d < '2024-02-01'").unwrap(), "p1");
+    assert_eq!(q(to_days, "d BETWEEN '2024-01-01' AND '2024-01-31'").unwrap(), "p1");
+    assert!(q(to_days, "d BETWEEN '2024-01-01' AND '2024-02-01'").is_err());
+    assert!(q(to_days, "d >= '2024-01-01' AND d < '2024-02-01 12:00:00'").is_err(), "admits 2024-02-01");
+    assert_eq!(q(to_days, "d >= '2023-12-31 00:00:01' AND d <= '2024-01-31 23:59:59'").unwrap(), "p1");
+    let month = "CREATE TABLE t (d date) PARTITION BY RANGE(MONTH(d)) (PARTITION p0 VALUES LESS THAN (7), \
+                 PARTITION p1 VALUES LESS THAN MAXVALUE)";
+    assert!(q(month, "d >= '2024-01-01' AND d < '2025-02-01'").is_err(), "MONTH is not monotonic");
+    assert!(q(month, "d >= '2024-01-01' AND d < '2024-02-01'").is_err(), "not monotonic: no pruning at all");
+    let ints = "CREATE TABLE t (c int) PARTITION BY RANGE(c) (PARTITION p0 VALUES LESS THAN (10), \
+                PARTITION p1 VALUES LESS THAN (20))";
+    assert_eq!(q(ints, "c > 9 AND c < 20").unwrap(), "p1");
+    assert_eq!(q(ints, "c >= 15").unwrap(), "p1", "no stored row above the last bound");
+    assert_eq!(q(ints, "c >= 15 AND c <= 99").unwrap(), "p1", "nor above it");
+    assert!(q(ints, "c >= 25").is_err(), "no row at all");
+    assert!(q(ints, "c > 8 AND c < 20").is_err());
+    let sub = "CREATE TABLE t (c int, k int) PARTITION BY RANGE(c) SUBPARTITION BY HASH(k) SUBPARTITIONS 2 \
+               (PARTITION p0 VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN (20))";
+    assert!(q(sub, "c > 9 AND c < 20").is_err(), "two levels need the sub-partition key");
+}

@@ -1,4 +1,5 @@
-//! Date and time literals: strict parsing and the encodings KEY hashing needs (§4.1).
+//! Date and time literals as the kernel reads them (strings, numbers, fractions rounded to the
+//! column's precision) and the encodings KEY hashing needs (§4.1).
 
 use super::PartitionError;
 
@@ -83,40 +84,63 @@ pub fn parse_date(text: &str) -> Result<Date, PartitionError> {
     Ok(Date { year: y as u16, month: m as u8, day: d as u8 })
 }
 
-/// `HH:MM:SS[.ffffff]` within a day, with at most `fsp` significant fraction digits.
+/// `HH:MM[:SS[.f]]` within a day: seconds and the fraction rounded to `fsp` digits (microseconds,
+/// 1,000,000 when the rounding carries into the next second).
 fn parse_clock(text: &str, clock: &str, fsp: u8) -> Result<(u32, u32), PartitionError> {
-    let (hms, frac) = match clock.split_once('.') {
-        Some((a, b)) => (a, b),
-        None => (clock, ""),
-    };
+    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
     let parts: Vec<&str> = hms.split(':').collect();
-    let [h, mi, s] = parts.as_slice() else { return Err(bad(text, "time of day")) };
-    let (h, mi, s) = (num(h, text, "time")?, num(mi, text, "time")?, num(s, text, "time")?);
+    let (h, mi, s) = match parts.as_slice() {
+        [h, mi, s] => (num(h, text, "time")?, num(mi, text, "time")?, num(s, text, "time")?),
+        [h, mi] if frac.is_empty() => (num(h, text, "time")?, num(mi, text, "time")?, 0),
+        _ => return Err(bad(text, "time of day")),
+    };
     if h > 23 || mi > 59 || s > 59 {
         return Err(bad(text, "time of day"));
     }
-    Ok((h * 3600 + mi * 60 + s, fraction(text, frac, fsp)?))
+    Ok((h * 3600 + mi * 60 + s, round_fraction(text, frac, fsp, Rounding::HalfUp)?))
 }
 
-/// Microseconds of a fraction; digits past `fsp` must be zero (no rounding is guessed).
-fn fraction(text: &str, frac: &str, fsp: u8) -> Result<u32, PartitionError> {
-    if frac.is_empty() {
-        return Ok(0);
-    }
-    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+/// How a fraction beyond the column's precision is rounded (kernel-measured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    /// Half up, away from zero: DATETIME, TIMESTAMP, positive TIME (`.5` → up).
+    HalfUp,
+    /// The magnitude of a negative TIME: up only above one half (`-00:00:00.5` → `00:00:00`,
+    /// `-10:30:00.15` at fsp 1 → `-10:30:00.1`), i.e. the signed value rounds half toward +∞.
+    HalfDownMagnitude,
+}
+
+/// Microseconds of the fraction digits `frac` rounded to `fsp` digits; 1,000,000 means a carry.
+pub fn round_fraction(text: &str, frac: &str, fsp: u8, mode: Rounding) -> Result<u32, PartitionError> {
+    if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 64 {
         return Err(bad(text, "fraction"));
     }
-    if frac.bytes().skip(usize::from(fsp)).any(|b| b != b'0') {
-        return Err(PartitionError::Cast(format!("'{text}' would be rounded to {fsp} fraction digits")));
-    }
-    let digits: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
-    digits.parse().map_err(|_| bad(text, "fraction"))
+    let fsp = usize::from(fsp.min(6));
+    let kept: String = frac.chars().chain(std::iter::repeat('0')).take(fsp).collect();
+    let rest = frac.get(fsp..).unwrap_or("").as_bytes();
+    let up = match (mode, rest.first()) {
+        (_, None) => false,
+        (Rounding::HalfUp, Some(&d)) => d >= b'5',
+        (Rounding::HalfDownMagnitude, Some(&d)) => d > b'5' || (d == b'5' && rest[1..].iter().any(|&b| b != b'0')),
+    };
+    let scale = 10u32.pow(6 - fsp as u32);
+    let v: u32 = if kept.is_empty() { 0 } else { kept.parse().map_err(|_| bad(text, "fraction"))? };
+    Ok((v + u32::from(up)) * scale)
 }
 
-/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` (also `T` between date and time); the zero date only with a
-/// zero time (`0000-00-00 00:00:00[.000000]`).
+/// `YYYY-MM-DD[ HH:MM[:SS[.f]]]` (also `T` between date and time), the fraction rounded half up
+/// to `fsp` digits with the carry into seconds, days, months and years, as the kernel stores it;
+/// digit-only text of 6, 8, 12 or 14 digits as `YYMMDD`, `YYYYMMDD`, `YYMMDDhhmmss`,
+/// `YYYYMMDDhhmmss`. The zero date only with a zero time (`0000-00-00 00:00:00[.000000]`).
 pub fn parse_datetime(text: &str, fsp: u8) -> Result<DateTime, PartitionError> {
     let t = text.trim();
+    let (int_part, frac) = t.split_once('.').unwrap_or((t, ""));
+    if !int_part.is_empty() && int_part.bytes().all(|b| b.is_ascii_digit()) {
+        if ![6, 8, 12, 14].contains(&int_part.len()) {
+            return Err(bad(text, "datetime"));
+        }
+        return datetime_from_number(text, int_part, frac, fsp);
+    }
     let (d, clock) = match t.split_once([' ', 'T']) {
         Some((d, c)) => (d, Some(c.trim())),
         None => (t, None),
@@ -126,30 +150,128 @@ pub fn parse_datetime(text: &str, fsp: u8) -> Result<DateTime, PartitionError> {
         Some(c) => parse_clock(text, c, fsp)?,
         None => (0, 0),
     };
-    if date.is_zero() && (secs, usec) != (0, 0) {
-        return Err(bad(text, "datetime"));
+    if date.is_zero() {
+        return if (secs, usec) == (0, 0) { Ok(DateTime { date, secs, usec }) } else { Err(bad(text, "datetime")) };
     }
-    Ok(DateTime { date, secs, usec })
+    carry(text, DateTime { date, secs, usec: 0 }, usec)
 }
 
-/// `[-]HH:MM:SS[.ffffff]` (|hours| ≤ 838) → signed microseconds.
+/// `dt` plus `usec` (0..=1,000,000) microseconds; past 9999-12-31 23:59:59.999999 is an error
+/// (the kernel stores NULL there, which no WHERE clause would find the same way).
+fn carry(text: &str, dt: DateTime, usec: u32) -> Result<DateTime, PartitionError> {
+    if usec < 1_000_000 {
+        return Ok(DateTime { usec, ..dt });
+    }
+    DateTime::from_epoch_micros(dt.epoch_micros() + i64::from(usec)).ok_or_else(|| bad(text, "datetime (rounds past 9999)"))
+}
+
+/// A number (`int` digits, `frac` digits) read as a DATETIME by the kernel's rules: 0 is the zero
+/// datetime; 1–6 digits `YYMMDD`, 7–8 `YYYYMMDD`, 9–12 `YYMMDDhhmmss`, 13–14 `YYYYMMDDhhmmss`
+/// (left-padded with zeros; `YY` < 70 is 20YY, else 19YY); the fraction rounded half up to `fsp`
+/// (a non-zero fraction only after a time of day).
+pub fn datetime_from_number(text: &str, int: &str, frac: &str, fsp: u8) -> Result<DateTime, PartitionError> {
+    let digits = int.trim_start_matches('0');
+    if digits.is_empty() {
+        return if frac.bytes().all(|b| b == b'0') { Ok(DateTime::ZERO) } else { Err(bad(text, "datetime")) };
+    }
+    if digits.len() <= 8 && frac.bytes().any(|b| b != b'0') {
+        // A date-only number with a fraction (`20240115.5`) is refused by the kernel.
+        return Err(bad(text, "datetime"));
+    }
+    let width = match digits.len() {
+        1..=6 => 6,
+        7..=8 => 8,
+        9..=12 => 12,
+        13..=14 => 14,
+        _ => return Err(bad(text, "datetime")),
+    };
+    let s = format!("{digits:0>width$}");
+    let field = |a: usize, b: usize| -> u32 { s[a..b].parse().unwrap_or(u32::MAX) };
+    let (year, rest) = if width == 6 || width == 12 {
+        let yy = field(0, 2);
+        (if yy < 70 { 2000 + yy } else { 1900 + yy }, 2)
+    } else {
+        (field(0, 4), 4)
+    };
+    let (month, day) = (field(rest, rest + 2), field(rest + 2, rest + 4));
+    let (h, mi, sec) = if width >= 12 { (field(rest + 4, rest + 6), field(rest + 6, rest + 8), field(rest + 8, rest + 10)) } else { (0, 0, 0) };
+    let date = make_date(year, month, day).ok_or_else(|| bad(text, "datetime"))?;
+    if h > 23 || mi > 59 || sec > 59 {
+        return Err(bad(text, "datetime"));
+    }
+    let usec = round_fraction(text, frac, fsp, Rounding::HalfUp)?;
+    carry(text, DateTime { date, secs: h * 3600 + mi * 60 + sec, usec: 0 }, usec)
+}
+
+/// A valid calendar date (no zero parts).
+fn make_date(y: u32, m: u32, d: u32) -> Option<Date> {
+    ((1..=9999).contains(&y) && (1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m))
+        .then_some(Date { year: y as u16, month: m as u8, day: d as u8 })
+}
+
+/// Largest TIME magnitude: 838:59:59 in microseconds.
+pub const TIME_MAX: i64 = (838 * 3600 + 59 * 60 + 59) * 1_000_000;
+
+/// A TIME literal → signed microseconds: `[-][D ]HH[:MM[:SS[.f]]]`, `[-]HH:MM`, digits as
+/// `[H…]HHMMSS[.f]`, or a datetime (`2024-01-15 10:30:00`, its time of day). The value before
+/// rounding must be within ±838:59:59; the fraction is rounded to `fsp` digits, half up for
+/// positive values and half toward +∞ for negative ones (kernel-measured).
 pub fn parse_time(text: &str, fsp: u8) -> Result<i64, PartitionError> {
     let t = text.trim();
     let (neg, body) = match t.strip_prefix('-') {
-        Some(b) => (true, b),
+        Some(b) => (true, b.trim_start()),
         None => (false, t),
     };
-    let (hms, frac) = body.split_once('.').unwrap_or((body, ""));
+    if body.contains('-') {
+        let dt = parse_datetime(body, fsp)?;
+        return if neg { Err(bad(text, "time")) } else { Ok(i64::from(dt.secs) * 1_000_000 + i64::from(dt.usec)) };
+    }
+    let (days, clock) = match body.split_once(' ') {
+        Some((d, c)) => (num(d, text, "time")?, Some(c.trim())),
+        None => (0, None),
+    };
+    let (hms, frac) = clock.unwrap_or(body).split_once('.').unwrap_or((clock.unwrap_or(body), ""));
     let parts: Vec<&str> = hms.split(':').collect();
-    let [h, mi, s] = parts.as_slice() else { return Err(bad(text, "time")) };
-    let (h, mi, s) = (num(h, text, "time")?, num(mi, text, "time")?, num(s, text, "time")?);
-    if h > 838 || mi > 59 || s > 59 || (h == 838 && (mi, s) > (59, 59)) {
+    let (h, mi, s) = match (clock.is_some(), parts.as_slice()) {
+        // `'D HH'` needs two hour digits; with one (`'24 9'`) the kernel reads only `D`, as a
+        // number of seconds (kernel-measured: `'24 9'` → 00:00:24, `'1 02'` → 26:00:00).
+        (true, [h]) if frac.is_empty() && h.len() == 2 => (num(h, text, "time")?, 0, 0),
+        (true, [h]) if frac.is_empty() && h.len() == 1 && h.bytes().all(|b| b.is_ascii_digit()) => {
+            return time_from_number(text, neg, &days.to_string(), "", fsp)
+        }
+        (_, [h, mi]) if frac.is_empty() => (num(h, text, "time")?, num(mi, text, "time")?, 0),
+        (_, [h, mi, s]) => (num(h, text, "time")?, num(mi, text, "time")?, num(s, text, "time")?),
+        (false, [n]) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            return time_from_number(text, neg, n, frac, fsp)
+        }
+        _ => return Err(bad(text, "time")),
+    };
+    time_value(text, neg, i64::from(days) * 24 + i64::from(h), mi, s, frac, fsp)
+}
+
+/// A number read as TIME: `[H…]HHMMSS[.f]`; 11 or more integer digits are a DATETIME whose time
+/// of day is taken (`20240115103000` → 10:30:00).
+pub fn time_from_number(text: &str, neg: bool, int: &str, frac: &str, fsp: u8) -> Result<i64, PartitionError> {
+    let digits = int.trim_start_matches('0');
+    if digits.len() > 10 {
+        let dt = datetime_from_number(text, int, frac, fsp)?;
+        return if neg { Err(bad(text, "time")) } else { Ok(i64::from(dt.secs) * 1_000_000 + i64::from(dt.usec)) };
+    }
+    let n: i64 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| bad(text, "time"))? };
+    let (mi, s) = ((n / 100 % 100) as u32, (n % 100) as u32);
+    time_value(text, neg, n / 10_000, mi, s, frac, fsp)
+}
+
+fn time_value(text: &str, neg: bool, hours: i64, mi: u32, s: u32, frac: &str, fsp: u8) -> Result<i64, PartitionError> {
+    if mi > 59 || s > 59 || hours > 838 {
         return Err(bad(text, "time"));
     }
-    let us = i64::from(h * 3600 + mi * 60 + s) * 1_000_000 + i64::from(fraction(text, frac, fsp)?);
-    if us > 838 * 3_600_000_000 + 59 * 60_000_000 + 59_000_000 {
+    let whole = (hours * 3600 + i64::from(mi * 60 + s)) * 1_000_000;
+    if whole > TIME_MAX || (whole == TIME_MAX && frac.bytes().any(|b| b != b'0')) {
         return Err(bad(text, "time"));
     }
+    let mode = if neg { Rounding::HalfDownMagnitude } else { Rounding::HalfUp };
+    let us = whole + i64::from(round_fraction(text, frac, fsp, mode)?);
     Ok(if neg { -us } else { us })
 }
 
@@ -182,6 +304,20 @@ pub fn days_since_epoch(d: Date) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The date `days` after 1970-01-01 (proleptic Gregorian); `None` outside years 1..=9999.
+pub fn date_from_days(days: i64) -> Option<Date> {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (1..=9999).contains(&y).then_some(Date { year: y as u16, month: m as u8, day: d as u8 })
+}
+
 impl Date {
     /// `ObMySQLDateType` packing: `day | month << 5 | year << 9`.
     pub fn packed(self) -> i64 {
@@ -200,6 +336,18 @@ impl DateTime {
             | i64::from(h) << 36
             | i64::from(self.date.day) << 41
             | ym << 46
+    }
+
+    /// `0000-00-00 00:00:00`.
+    pub const ZERO: DateTime = DateTime { date: Date::ZERO, secs: 0, usec: 0 };
+
+    /// The wall-clock time `us` microseconds after the epoch (read as UTC); `None` outside
+    /// years 1..=9999.
+    pub fn from_epoch_micros(us: i64) -> Option<DateTime> {
+        let days = us.div_euclid(86_400_000_000);
+        let rem = us.rem_euclid(86_400_000_000);
+        let date = date_from_days(days)?;
+        Some(DateTime { date, secs: (rem / 1_000_000) as u32, usec: (rem % 1_000_000) as u32 })
     }
 
     /// `0000-00-00 00:00:00`.
@@ -226,8 +374,8 @@ mod tests {
         assert_eq!(d.packed(), 29 | 2 << 5 | 2024 << 9);
         let dt = parse_datetime("1970-01-02 00:00:01.5", 6).unwrap();
         assert_eq!(dt.epoch_micros(), 86_401_500_000);
-        assert!(parse_datetime("2024-01-02 03:04:05.123", 2).is_err());
-        assert!(parse_datetime("2024-01-02 03:04:05.120", 2).is_ok());
+        assert_eq!(parse_datetime("2024-01-02 03:04:05.125", 2).unwrap().usec, 130_000, "half up");
+        assert_eq!(parse_datetime("2024-01-02 03:04:05.124999", 2).unwrap().usec, 120_000);
         assert_eq!(parse_time("01:00:00", 0).unwrap(), 3_600_000_000);
         assert_eq!(parse_time("-838:59:59", 0).unwrap(), -3_020_399_000_000);
         assert_eq!(parse_offset("+08:00").unwrap(), 28_800);

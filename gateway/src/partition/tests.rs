@@ -201,9 +201,76 @@ fn refusals() {
         at("CREATE TABLE t (c1 varchar(5)) DEFAULT CHARSET=latin1 PARTITION BY KEY(c1) PARTITIONS 4", "'a'"),
         "unknown: cannot calculate: collation latin1_swedish_ci not supported"
     );
-    assert!(at("CREATE TABLE t (c1 int) PARTITION BY HASH(c1 + 1) PARTITIONS 4", "1").contains("not a plain column list"));
-    assert!(at(&key16("decimal(10,2)"), "1.234").starts_with("unknown: cannot cast"));
+    assert!(at("CREATE TABLE t (c1 int) PARTITION BY KEY(c1 + 1) PARTITIONS 4", "1").contains("not a plain column list"));
+    assert!(at("CREATE TABLE t (c1 int) PARTITION BY HASH(c1 / 2) PARTITIONS 4", "1").contains("operator"));
+    assert!(at("CREATE TABLE t (c1 varchar(9)) PARTITION BY HASH(length(c1)) PARTITIONS 4", "'a'").contains("function length"));
+    assert!(at(&key16("decimal(10,2)"), "99999999.995").starts_with("unknown: cannot cast"), "rounds out of range");
     assert!(at(&key16("tinyint"), "300").starts_with("unknown: cannot cast"));
     assert!(at(&key16("text"), "'a'").starts_with("unknown: cannot calculate"));
     assert_eq!(at(&key16("int"), "1, 2"), "unknown: expected 1 key values, got 2");
+}
+
+// Partition expressions: the value of the expression is placed like a BIGINT key (hand-computed).
+#[test]
+fn expressions() {
+    let h = |expr: &str, cols: &str, row: &str| at(&format!("CREATE TABLE t ({cols}) PARTITION BY HASH({expr}) PARTITIONS 4"), row);
+    assert_eq!(h("c1 + 1", "c1 int", "2"), "p3 3");
+    assert_eq!(h("c1 - 10", "c1 int", "3"), "p3 3", "|-7| % 4");
+    assert_eq!(h("c1 * 3", "c1 int", "3"), "p1 1");
+    assert_eq!(h("c1 div 3", "c1 int", "-7"), "p2 2", "DIV truncates toward zero");
+    assert_eq!(h("c1 % 3", "c1 int", "-7"), "p1 1", "MOD takes the dividend's sign");
+    assert_eq!(h("mod(c1, 16)", "c1 int", "23"), "p3 3");
+    assert_eq!(h("c1 div 0", "c1 int", "5"), "p0 0", "division by zero is NULL");
+    assert_eq!(h("abs(c1)", "c1 int", "NULL"), "p0 0");
+    assert_eq!(h("year(d)", "d date", "'2023-06-01'"), "p3 3");
+    assert_eq!(h("month(d)", "d date", "'2023-06-01'"), "p2 2");
+    assert_eq!(h("dayofmonth(d)", "d date", "'2023-06-07'"), "p3 3");
+    assert_eq!(h("to_days(d)", "d date", "'1970-01-01'"), "p0 0", "719528 % 4");
+    assert_eq!(h("to_days(d)", "d date", "'0000-00-00'"), "p0 0", "NULL");
+    assert_eq!(h("to_seconds(dt)", "dt datetime", "'1970-01-01 00:00:03'"), "p3 3", "62167219203 % 4");
+    assert_eq!(h("unix_timestamp(ts)", "ts timestamp", "'1970-01-01 00:00:07'"), "p3 3");
+    assert_eq!(h("c1 + c2", "c1 int, c2 int", "1, 2"), "p3 3");
+    assert_eq!(h("year(d) * 100 + month(d)", "d date", "'2024-03-09'"), "p3 3", "202403 % 4");
+    assert_eq!(h("u + 1", "u bigint unsigned", "18446744073709551614"), "p1 1", "unsigned, as for HASH(u)");
+    assert!(h("c1 * 9223372036854775807", "c1 bigint", "3").starts_with("unknown: cannot cast"), "BIGINT overflow");
+    let r = "CREATE TABLE t (d date) PARTITION BY RANGE(to_days(d)) (PARTITION p0 VALUES LESS THAN (739251), \
+             PARTITION p1 VALUES LESS THAN (739282), PARTITION p2 VALUES LESS THAN MAXVALUE)";
+    assert_eq!(at(r, "'2023-12-31'"), "p0 0");
+    assert_eq!(at(r, "'2024-01-01'"), "p1 1", "TO_DAYS('2024-01-01') = 739251 (MySQL: TO_DAYS('2007-10-07') = 733321)");
+    assert_eq!(at(r, "'2024-02-01'"), "p2 2");
+    assert_eq!(at(r, "NULL"), "p0 0");
+    let l = "CREATE TABLE t (d date, k int) PARTITION BY LIST(month(d)) SUBPARTITION BY HASH(k % 10) SUBPARTITIONS 2 \
+             (PARTITION q1 VALUES IN (1, 2, 3), PARTITION rest VALUES IN (DEFAULT))";
+    assert_eq!(at(l, "'2024-02-10', 13"), "q1sp1 0 1");
+    assert_eq!(at(l, "'2024-05-10', 4"), "restsp0 1 0");
+}
+
+#[test]
+fn extract_units() {
+    let h = |expr: &str, row: &str| at(&format!("CREATE TABLE t (d datetime(6)) PARTITION BY HASH({expr}) PARTITIONS 7"), row);
+    assert_eq!(h("extract(year_month from d)", "'2024-03-09 10:11:12.5'"), "p5 5", "202403 % 7");
+    assert_eq!(h("extract(quarter from d)", "'2024-08-09 10:11:12'"), "p3 3");
+    assert_eq!(h("extract(microsecond from d)", "'2024-08-09 10:11:12.000013'"), "p6 6");
+    assert!(h("extract(day_hour from d)", "'2024-08-09 10:11:12'").starts_with("unknown: cannot calculate"));
+}
+
+/// Hostile partition expressions (metadata and `gateway locate` input): an answer, never a stack
+/// overflow, on a small stack.
+#[test]
+fn expression_depth_is_bounded() {
+    let cases = [
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1{}) PARTITIONS 2", "(".repeat(60), ")".repeat(60)),
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1) PARTITIONS 2", "- ".repeat(120)),
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1{}) PARTITIONS 2", "abs(".repeat(60), ")".repeat(60)),
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1{}) PARTITIONS 2", " * 2".repeat(100)),
+        format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1{}) PARTITIONS 2", " * 9223372036854775807".repeat(3)),
+    ];
+    let answers = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || cases.iter().map(|ddl| at(ddl, "1")).collect::<Vec<_>>())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(answers[..4].iter().all(|a| a.starts_with("unknown: cannot calculate")), "{answers:?}");
+    assert!(answers[4].starts_with("unknown: cannot cast"), "overflows BIGINT (and i128): {}", answers[4]);
 }

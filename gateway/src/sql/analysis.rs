@@ -111,6 +111,43 @@ pub struct KeyValue<'a> {
     pub row: u32,
 }
 
+/// The comparison of a [`RangeKey`]: the column's value is `<`, `<=`, `>`, `>=` the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeOp {
+    /// `c < v`
+    Lt,
+    /// `c <= v` (and the upper end of `BETWEEN`)
+    Le,
+    /// `c > v`
+    Gt,
+    /// `c >= v` (and the lower end of `BETWEEN`)
+    Ge,
+}
+
+impl RangeOp {
+    /// The operator seen from the other side (`5 < c` is `c > 5`).
+    pub fn flipped(self) -> RangeOp {
+        match self {
+            RangeOp::Lt => RangeOp::Gt,
+            RangeOp::Le => RangeOp::Ge,
+            RangeOp::Gt => RangeOp::Lt,
+            RangeOp::Ge => RangeOp::Le,
+        }
+    }
+}
+
+/// One comparison of a column with a value under the top-level AND of a `WHERE` (range
+/// pruning on RANGE tables).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeKey<'a> {
+    /// The column.
+    pub column: Column<'a>,
+    /// How the column compares with the value.
+    pub op: RangeOp,
+    /// The value.
+    pub value: Value<'a>,
+}
+
 /// Strength of a locking read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockStrength {
@@ -229,6 +266,8 @@ pub struct Analysis<'a> {
     pub tables: SmallVec<[TableRef<'a>; 1]>,
     /// Candidate key values (equalities and `IN` lists under AND, `INSERT` rows).
     pub keys: SmallVec<[KeyValue<'a>; 2]>,
+    /// Range comparisons under AND (`<`, `<=`, `>`, `>=`, `BETWEEN`).
+    pub ranges: SmallVec<[RangeKey<'a>; 2]>,
     /// Routing hints from comments.
     pub hints: Hints<'a>,
     /// Locking read, if any.
@@ -272,14 +311,21 @@ impl<'a> Analysis<'a> {
         self.keys.push(KeyValue { column, value, row });
     }
 
+    /// Records `column op value` from a `WHERE` conjunction.
+    pub(crate) fn range(&mut self, column: Column<'a>, op: RangeOp, value: Value<'a>) {
+        self.ranges.push(RangeKey { column, op, value });
+    }
+
     /// Replaces every `Placeholder(i)` key value by `params[i]` (`Unknown` when missing).
     pub fn bind(&self, params: &[Value<'a>]) -> Analysis<'a> {
         let mut out = self.clone();
-        for k in &mut out.keys {
-            if let Value::Placeholder(i) = k.value {
-                k.value = params.get(i as usize).cloned().unwrap_or(Value::Unknown);
+        let bound = |v: &mut Value<'a>| {
+            if let Value::Placeholder(i) = *v {
+                *v = params.get(i as usize).cloned().unwrap_or(Value::Unknown);
             }
-        }
+        };
+        out.keys.iter_mut().for_each(|k| bound(&mut k.value));
+        out.ranges.iter_mut().for_each(|r| bound(&mut r.value));
         out
     }
 }

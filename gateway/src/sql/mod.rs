@@ -20,8 +20,8 @@ pub mod value;
 mod tests;
 
 pub use analysis::{
-    Analysis, Column, KeyValue, LockRead, LockStrength, LockWait, Name, Path, Pins, SetFlags, StmtKind, TableRef,
-    TxnFlags,
+    Analysis, Column, KeyValue, LockRead, LockStrength, LockWait, Name, Path, Pins, RangeKey, RangeOp, SetFlags,
+    StmtKind, TableRef, TxnFlags,
 };
 pub use hint::{Consistency, Hints};
 pub use value::Value;

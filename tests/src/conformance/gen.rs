@@ -108,8 +108,8 @@ fn value(kind: Kind, rng: &mut Rng, tz_secs: i64) -> String {
         Kind::Decimal { p, s } => decimal(rng, p, s),
         Kind::Date => format!("'{}'", date(rng)),
         Kind::DateTime { fsp } => format!("'{}'", datetime(rng, fsp)),
-        Kind::Timestamp => timestamp(rng, tz_secs),
-        Kind::Time => format!("'{}'", time(rng)),
+        Kind::Timestamp | Kind::TimestampFsp { .. } => timestamp(rng, tz_secs),
+        Kind::Time | Kind::TimeFsp { .. } => format!("'{}'", time(rng)),
         Kind::Year => year(rng),
         Kind::Char { n, .. } | Kind::VarChar { n, .. } => {
             format!("X'{}'", crate::hex(text(rng, n as usize).as_bytes()))

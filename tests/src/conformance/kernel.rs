@@ -64,21 +64,40 @@ pub fn load(db: &Seekdb, spec: &TableSpec, seed: u64) -> anyhow::Result<KernelTa
     let create = spec.create_sql();
     db.sql(&format!("DROP TABLE IF EXISTS `{}`;\n{create};", spec.name))
         .with_context(|| format!("creating {}:\n{create}", spec.name))?;
-    insert_rows(db, spec, seed)?;
+    let inserted = insert_rows(db, spec, seed)?;
     let insert_secs = t0.elapsed().as_secs_f64();
 
     let t1 = Instant::now();
     let ddl = show_create(db, &spec.name)?;
     let leaves = leaves(db, &spec.name)?;
-    let rows = read_back(db, spec, &leaves)?;
+    let mut rows = read_back(db, spec, &leaves)?;
+    if spec.as_inserted {
+        use_inserted_literals(spec, &inserted, &mut rows)?;
+    }
     Ok(KernelTable { ddl, leaves, rows, insert_secs, readback_secs: t1.elapsed().as_secs_f64() })
 }
 
-fn insert_rows(db: &Seekdb, spec: &TableSpec, seed: u64) -> anyhow::Result<()> {
+/// Replaces each row's key values by the literals its INSERT used (in key order).
+fn use_inserted_literals(spec: &TableSpec, inserted: &[Vec<String>], rows: &mut [Placed]) -> anyhow::Result<()> {
+    let idx: Vec<usize> = spec
+        .key
+        .iter()
+        .map(|k| spec.cols.iter().position(|c| &c.name == k).with_context(|| format!("key column {k}")))
+        .collect::<anyhow::Result<_>>()?;
+    for r in rows {
+        let lits = inserted.get(r.id as usize).with_context(|| format!("row {} was not generated", r.id))?;
+        r.line = idx.iter().map(|&i| lits[i].as_str()).collect::<Vec<_>>().join(", ");
+    }
+    Ok(())
+}
+
+/// Inserts the generated rows; returns each row's literals (by id).
+fn insert_rows(db: &Seekdb, spec: &TableSpec, seed: u64) -> anyhow::Result<Vec<Vec<String>>> {
     let mut rng = Rng::for_name(seed, &spec.name);
     let cols: Vec<String> = spec.cols.iter().map(|c| format!("`{}`", c.name)).collect();
     let head = format!("INSERT INTO `{}` (`id`, {}) VALUES\n", spec.name, cols.join(", "));
     let mut stmts = Vec::new();
+    let mut all = Vec::with_capacity(spec.rows);
     let mut id = 0u64;
     while (id as usize) < spec.rows {
         let n = ROWS_PER_INSERT.min(spec.rows - id as usize);
@@ -86,7 +105,9 @@ fn insert_rows(db: &Seekdb, spec: &TableSpec, seed: u64) -> anyhow::Result<()> {
             .map(|_| {
                 let row = spec.gen_row(&mut rng, id);
                 id += 1;
-                format!("({}, {})", id - 1, row.join(", "))
+                let text = format!("({}, {})", id - 1, row.join(", "));
+                all.push(row);
+                text
             })
             .collect();
         stmts.push(format!("{head}{};", values.join(",\n")));
@@ -103,7 +124,7 @@ fn insert_rows(db: &Seekdb, spec: &TableSpec, seed: u64) -> anyhow::Result<()> {
         let context = line.and_then(|l| script.lines().nth(l.saturating_sub(1))).unwrap_or("");
         anyhow::anyhow!("inserting into {}: {msg}\nline: {context}", spec.name)
     })?;
-    Ok(())
+    Ok(all)
 }
 
 /// `SHOW CREATE TABLE` text exactly as printed (`--raw`, so newlines are real).

@@ -67,9 +67,14 @@ pub fn available(bin: &Path) -> Result<(), String> {
 
 /// Runs the locator over `rows` (one line each) for the table in `ddl_file`.
 pub fn run(bin: &Path, ddl_file: &Path, time_zone: Option<&str>, rows: &str) -> anyhow::Result<(Vec<Answer>, f64)> {
+    run_with(bin, ddl_file, time_zone, rows, &[])
+}
+
+/// [`run`] with extra arguments (`--sql`: the rows are statements).
+pub fn run_with(bin: &Path, ddl_file: &Path, time_zone: Option<&str>, rows: &str, extra: &[&str]) -> anyhow::Result<(Vec<Answer>, f64)> {
     let t0 = Instant::now();
     let mut cmd = Command::new(bin);
-    cmd.arg("locate").arg("--ddl-file").arg(ddl_file).arg("--batch");
+    cmd.arg("locate").arg("--ddl-file").arg(ddl_file).arg("--batch").args(extra);
     if let Some(tz) = time_zone {
         // `=` form: a value such as `-03:30` must not look like a flag.
         cmd.arg(format!("--time-zone={tz}"));

@@ -17,8 +17,11 @@ pub mod gen;
 pub mod kernel;
 pub mod locate;
 pub mod model;
+pub mod ranges;
 pub mod spec;
 pub mod tables;
+pub mod tables_conv;
+pub mod tables_expr;
 pub mod tables_rl;
 pub mod tables_sub;
 
@@ -63,7 +66,8 @@ pub fn kernel() -> Result<&'static Seekdb, String> {
         .map_err(|e| e.clone())
 }
 
-fn selected(name: &str) -> bool {
+/// Whether `GATEWAY_CONFORMANCE_ONLY` selects the table `name` (all when unset).
+pub fn selected(name: &str) -> bool {
     match std::env::var("GATEWAY_CONFORMANCE_ONLY") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|p| name.starts_with(p.trim())),
         _ => true,
@@ -86,6 +90,8 @@ pub fn run_group(group: &str, specs: Vec<TableSpec>) {
     let dump = std::env::var_os("GATEWAY_CONFORMANCE_DUMP").map(PathBuf::from);
     let mut failures: Vec<String> = Vec::new();
     let (mut total_rows, mut total_agreed, mut tables) = (0usize, 0usize, 0usize);
+    // Class → (tables, rows, agreed), in first-seen order.
+    let mut classes: Vec<(String, usize, usize, usize)> = Vec::new();
     let t_group = Instant::now();
     for spec in specs.iter().filter(|s| selected(&s.name)) {
         tables += 1;
@@ -141,12 +147,21 @@ pub fn run_group(group: &str, specs: Vec<TableSpec>) {
             Ok((answers, secs)) => {
                 let cmp = locate::compare(&kt, &answers);
                 total_agreed += cmp.agreed;
+                if let Some(class) = &spec.class {
+                    match classes.iter_mut().find(|c| &c.0 == class) {
+                        Some(c) => (c.1, c.2, c.3) = (c.1 + 1, c.2 + cmp.rows, c.3 + cmp.agreed),
+                        None => classes.push((class.clone(), 1, cmp.rows, cmp.agreed)),
+                    }
+                }
                 eprintln!("{head}  locate {secs:.2} s  agreed {}/{}", cmp.agreed, cmp.rows);
                 if !cmp.mismatches.is_empty() {
                     failures.push(report(spec, &kt, &cmp));
                 }
             }
         }
+    }
+    for (class, n, rows, agreed) in &classes {
+        eprintln!("class {class:<40} {n:>2} tables  agreed {agreed}/{rows}");
     }
     eprintln!(
         "group {group}: {tables} tables, {total_rows} rows, {total_agreed} agreed, {} failing, {:.1} s",

@@ -40,6 +40,10 @@ pub enum Kind {
     Timestamp,
     /// TIME.
     Time,
+    /// TIMESTAMP(fsp) (NULL-able, like [`Kind::Timestamp`]).
+    TimestampFsp { fsp: u32 },
+    /// TIME(fsp).
+    TimeFsp { fsp: u32 },
     /// YEAR.
     Year,
     /// CHAR(n) with a utf8mb4 collation.
@@ -78,6 +82,8 @@ impl Kind {
             Kind::DateTime { fsp } => format!("DATETIME({fsp})"),
             Kind::Timestamp => "TIMESTAMP".into(),
             Kind::Time => "TIME".into(),
+            Kind::TimestampFsp { fsp } => format!("TIMESTAMP({fsp})"),
+            Kind::TimeFsp { fsp } => format!("TIME({fsp})"),
             Kind::Year => "YEAR".into(),
             Kind::Char { n, coll } => format!("CHAR({n}) CHARACTER SET utf8mb4 COLLATE {}", coll.sql()),
             Kind::VarChar { n, coll } => format!("VARCHAR({n}) CHARACTER SET utf8mb4 COLLATE {}", coll.sql()),
@@ -116,7 +122,12 @@ impl Kind {
         }
         Ok(match self {
             Kind::Int { .. } | Kind::Float | Kind::Double | Kind::Decimal { .. } | Kind::Year => field.to_string(),
-            Kind::Date | Kind::DateTime { .. } | Kind::Timestamp | Kind::Time => format!("'{field}'"),
+            Kind::Date
+            | Kind::DateTime { .. }
+            | Kind::Timestamp
+            | Kind::Time
+            | Kind::TimestampFsp { .. }
+            | Kind::TimeFsp { .. } => format!("'{field}'"),
             Kind::Char { .. } | Kind::VarChar { .. } => {
                 let bytes = unhex(field)?;
                 let s = String::from_utf8(bytes).map_err(|e| format!("stored text is not UTF-8: {e}"))?;
@@ -180,7 +191,7 @@ impl Col {
     pub fn ddl(&self) -> String {
         // TIMESTAMP columns are NOT NULL by default in MySQL mode unless declared NULL.
         let null = match (self.nullable, self.kind) {
-            (true, Kind::Timestamp) => " NULL",
+            (true, Kind::Timestamp | Kind::TimestampFsp { .. }) => " NULL",
             (true, _) => "",
             (false, _) => " NOT NULL",
         };

@@ -31,6 +31,11 @@ pub struct TableSpec {
     pub time_zone: Option<String>,
     /// Rows to insert.
     pub rows: usize,
+    /// Hand `gateway locate` the literals as inserted (`1.555`, `20240115`, `'1 02:03:04'`)
+    /// instead of the values read back, so the kernel's conversion of each literal is checked too.
+    pub as_inserted: bool,
+    /// The class of behaviour the table covers (summed per class at the end of a group).
+    pub class: Option<String>,
 }
 
 impl TableSpec {
@@ -68,6 +73,8 @@ pub struct TableBuilder {
     primary_key: Option<String>,
     time_zone: Option<String>,
     rows: usize,
+    as_inserted: bool,
+    class: Option<String>,
 }
 
 /// Starts a table.
@@ -82,6 +89,8 @@ pub fn table(name: &str) -> TableBuilder {
         primary_key: None,
         time_zone: None,
         rows,
+        as_inserted: false,
+        class: None,
     }
 }
 
@@ -128,6 +137,16 @@ impl TableBuilder {
         self.time_zone = Some(tz.to_string());
         self
     }
+    /// Locate the inserted literals rather than the stored values (conversion classes).
+    pub fn as_inserted(mut self) -> Self {
+        self.as_inserted = true;
+        self
+    }
+    /// The class of behaviour the table covers (`"DECIMAL rounding"`).
+    pub fn class(mut self, class: &str) -> Self {
+        self.class = Some(class.to_string());
+        self
+    }
     /// Finishes the table; columns without a generator get the type's default one.
     pub fn build(self) -> TableSpec {
         let tz_secs = self.time_zone.as_deref().map(tz_offset_secs).unwrap_or(8 * 3600);
@@ -147,6 +166,8 @@ impl TableBuilder {
             primary_key: self.primary_key,
             time_zone: self.time_zone,
             rows: self.rows,
+            as_inserted: self.as_inserted,
+            class: self.class,
         }
     }
 }

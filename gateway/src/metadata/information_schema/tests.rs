@@ -127,12 +127,13 @@ async fn key_on_the_primary_key() {
 }
 
 #[tokio::test]
-async fn expression_is_kept_as_not_calculable() {
+async fn expression_is_kept_and_calculated() {
     let parts = (0..2).map(|i| prow(&format!("p{i}"), "HASH", "`c1` + 1", None, i + 1)).collect();
     let c = Canned { partitions: parts, columns: vec![col("c1", "int(11)", None)], ..Default::default() };
     let sc = scheme(c).await;
     assert!(matches!(sc.level1.expr, PartExpr::Expression(_)));
-    assert!(locate(&sc, &[KeyValue::Int(1)], &CastContext::default()).is_err());
+    assert_eq!(locate(&sc, &[KeyValue::Int(1)], &CastContext::default()).map(|l| l.part_idx), Ok(0), "(1 + 1) % 2");
+    assert_eq!(locate(&sc, &[KeyValue::Int(2)], &CastContext::default()).map(|l| l.part_idx), Ok(1), "(2 + 1) % 2");
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use smallvec::SmallVec;
 
 use super::Cursor;
-use crate::sql::analysis::{Analysis, Column, Name};
+use crate::sql::analysis::{Analysis, Column, Name, RangeOp};
 use crate::sql::eval::{self, Arith, Func};
 use crate::sql::lexer::{Kind, Op};
 use crate::sql::value::{self, Value};
@@ -213,7 +213,19 @@ fn predicate<'a>(c: &mut Cursor<'_, 'a>, an: &mut Analysis<'a>) -> Option<()> {
             equality(an, left, right);
             Some(())
         }
-        Kind::Punct(b'<' | b'>') | Kind::Op(Op::Le | Op::Ge | Op::Ne | Op::NullSafeEq) => {
+        Kind::Punct(b'<' | b'>') | Kind::Op(Op::Le | Op::Ge) => {
+            let op = match t.kind {
+                Kind::Punct(b'<') => RangeOp::Lt,
+                Kind::Punct(b'>') => RangeOp::Gt,
+                Kind::Op(Op::Le) => RangeOp::Le,
+                _ => RangeOp::Ge,
+            };
+            c.bump();
+            let right = expr(c)?;
+            comparison(an, left, op, right);
+            Some(())
+        }
+        Kind::Op(Op::Ne | Op::NullSafeEq) => {
             c.bump();
             expr(c).map(drop)
         }
@@ -228,9 +240,13 @@ fn keyword_predicate<'a>(c: &mut Cursor<'_, 'a>, an: &mut Analysis<'a>, left: Op
         return in_list(c, an, left, negated);
     }
     if c.kw("BETWEEN") {
-        expr(c)?;
+        let low = expr(c)?;
         c.expect_kw("AND")?;
-        return expr(c).map(drop);
+        let high = expr(c)?;
+        if !negated {
+            between(an, left, low, high);
+        }
+        return Some(());
     }
     if c.kw("LIKE") {
         return expr(c).map(drop);
@@ -273,4 +289,24 @@ pub(super) fn equality<'a>(an: &mut Analysis<'a>, left: Operand<'a>, right: Oper
         }
         _ => {}
     }
+}
+
+/// `col op v` / `v op col` (flipped); column against column records nothing.
+fn comparison<'a>(an: &mut Analysis<'a>, left: Operand<'a>, op: RangeOp, right: Operand<'a>) {
+    match (left, right) {
+        (Operand::Column(..), Operand::Column(..)) => {}
+        (Operand::Column(qualifier, name), v) => an.range(Column::Named { qualifier, name }, op, v.key_value()),
+        (v, Operand::Column(qualifier, name)) => an.range(Column::Named { qualifier, name }, op.flipped(), v.key_value()),
+        _ => {}
+    }
+}
+
+/// `col BETWEEN low AND high`: `col >= low` and `col <= high`.
+fn between<'a>(an: &mut Analysis<'a>, col: Operand<'a>, low: Operand<'a>, high: Operand<'a>) {
+    let Operand::Column(qualifier, name) = col else { return };
+    if matches!(low, Operand::Column(..)) || matches!(high, Operand::Column(..)) {
+        return;
+    }
+    an.range(Column::Named { qualifier: qualifier.clone(), name: name.clone() }, RangeOp::Ge, low.key_value());
+    an.range(Column::Named { qualifier, name }, RangeOp::Le, high.key_value());
 }

@@ -8,7 +8,7 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Location;
 
-use crate::sql::analysis::{Analysis, Column, Name};
+use crate::sql::analysis::{Analysis, Column, Name, RangeOp};
 use crate::sql::eval::{self, Arith, Func};
 use crate::sql::value::{self, Value};
 
@@ -150,6 +150,26 @@ pub(super) fn conjunction<'a>(e: &Expr, ctx: &Ctx, an: &mut Analysis<'a>) {
         Expr::BinaryOp { left, op: BinaryOperator::Eq, right } => {
             equality(an, operand(left, ctx), operand(right, ctx));
         }
+        Expr::BinaryOp { left, op, right } if range_op(op).is_some() => {
+            let Some(op) = range_op(op) else { return };
+            match (operand(left, ctx), operand(right, ctx)) {
+                (Operand::Column(..), Operand::Column(..)) => {}
+                (Operand::Column(qualifier, name), v) => an.range(Column::Named { qualifier, name }, op, v.key_value()),
+                (v, Operand::Column(qualifier, name)) => {
+                    an.range(Column::Named { qualifier, name }, op.flipped(), v.key_value())
+                }
+                _ => {}
+            }
+        }
+        Expr::Between { expr, negated: false, low, high } => {
+            let Operand::Column(q, name) = operand(expr, ctx) else { return };
+            let (low, high) = (operand(low, ctx), operand(high, ctx));
+            if matches!(low, Operand::Column(..)) || matches!(high, Operand::Column(..)) {
+                return;
+            }
+            an.range(Column::Named { qualifier: q.clone(), name: name.clone() }, RangeOp::Ge, low.key_value());
+            an.range(Column::Named { qualifier: q, name }, RangeOp::Le, high.key_value());
+        }
         Expr::In { expr, target: InTarget::List(list), negated: false, .. } => {
             let Operand::Column(q, name) = operand(expr, ctx) else {
                 return;
@@ -164,6 +184,16 @@ pub(super) fn conjunction<'a>(e: &Expr, ctx: &Ctx, an: &mut Analysis<'a>) {
         }
         _ => {}
     }
+}
+
+fn range_op(op: &BinaryOperator) -> Option<RangeOp> {
+    Some(match op {
+        BinaryOperator::Lt => RangeOp::Lt,
+        BinaryOperator::LtEq => RangeOp::Le,
+        BinaryOperator::Gt => RangeOp::Gt,
+        BinaryOperator::GtEq => RangeOp::Ge,
+        _ => return None,
+    })
 }
 
 /// `col = v` / `v = col`.

@@ -72,6 +72,8 @@ fn selects(out: &mut Vec<String>) {
         "id = 1 AND c LIKE 'a%'", "id IS NULL", "id IS NOT NULL AND k = 5", "id <=> 5", "id >= 1 AND id < 10",
         "id = ? AND k = ?", "id IN (1, k)", "id = NOW()", "id = (SELECT 1)", "id = @v", "id = -(3)", "c = 'a' 'b'",
         "id = 1 XOR k = 2", "id BETWEEN 1 AND 5 AND k = 3", "t1.id = 9", "db.t1.id = 9",
+        "5 < id AND a.id <= ? AND (id) > 1", "id BETWEEN ? AND 10 - 1 AND id NOT BETWEEN 2 AND 3",
+        "id >= '2024-01-01' AND id < -1.5e2 AND id > k", "id <= _utf8mb4'x' AND 7 >= id",
     ];
     let tails = ["", " ORDER BY id", " LIMIT 10", " ORDER BY id DESC LIMIT 5, 10", " GROUP BY c", " LIMIT ? OFFSET ?"];
     let locks = [

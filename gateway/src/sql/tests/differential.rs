@@ -66,3 +66,24 @@ fn multi_statements_route_by_documented_statement() {
     assert_eq!((an.kind, an.statements), (StmtKind::Insert, 2));
     assert_eq!(an.tables[0].name, "t1");
 }
+
+#[test]
+fn range_comparisons_are_recorded_alike() {
+    use crate::sql::RangeOp;
+    let stmt = "SELECT * FROM t WHERE 5 < id AND id <= ? AND k BETWEEN 1 AND 2 + 1 AND c NOT BETWEEN 1 AND 2 AND id > k";
+    let fast = fast::analyze(stmt).expect("fast path");
+    let reference = reference::analyze(stmt);
+    assert_eq!(reference.path, Path::Reference);
+    let ops: Vec<(String, RangeOp)> = fast
+        .ranges
+        .iter()
+        .map(|r| match &r.column {
+            crate::sql::Column::Named { name, .. } => (name.to_string(), r.op),
+            crate::sql::Column::Position(p) => (p.to_string(), r.op),
+        })
+        .collect();
+    let want = [("id", RangeOp::Gt), ("id", RangeOp::Le), ("k", RangeOp::Ge), ("k", RangeOp::Le)];
+    assert_eq!(ops, want.map(|(c, o)| (c.to_string(), o)));
+    assert_eq!(fast.ranges[3].value, crate::sql::Value::Int(3));
+    assert_eq!(comparable(fast), comparable(reference));
+}
