@@ -33,6 +33,7 @@
 pub mod cgroup;
 pub mod clients;
 pub mod config_server;
+pub mod container;
 pub mod cluster;
 pub mod conformance;
 pub mod gateway;

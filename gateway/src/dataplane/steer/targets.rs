@@ -59,29 +59,31 @@ impl RewriteTargets {
     }
 }
 
-/// The IPv4 rewrite target for the host namespace.
+/// The IPv4 rewrite target for the host namespace: a loopback listener, else a wildcard one
+/// (reached on 127.0.0.1; a dual-stack `[::]` accepts IPv4 too, IPV6_V6ONLY being off by
+/// default), else the first IPv4 listener.
 fn host4(listeners: &[SocketAddr]) -> Option<SocketAddrV4> {
-    let direct = listeners.iter().find_map(|l| match unmap(*l) {
-        SocketAddr::V4(v4) if v4.ip().is_unspecified() => Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, v4.port())),
+    let v4 = || listeners.iter().filter_map(|l| match unmap(*l) {
         SocketAddr::V4(v4) => Some(v4),
         SocketAddr::V6(_) => None,
     });
-    // A dual-stack `[::]` listener accepts IPv4 too (IPV6_V6ONLY is off by default).
-    direct.or_else(|| {
-        listeners.iter().find_map(|l| match l {
-            SocketAddr::V6(v6) if v6.ip().is_unspecified() => Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, v6.port())),
-            _ => None,
-        })
-    })
+    let loopback = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+    v4().find(|a| a.ip().is_loopback())
+        .or_else(|| v4().find(|a| a.ip().is_unspecified()).map(|a| loopback(a.port())))
+        .or_else(|| listeners.iter().find(|l| l.is_ipv6() && l.ip().is_unspecified()).map(|l| loopback(l.port())))
+        .or_else(|| v4().next())
 }
 
-/// The IPv6 rewrite target for the host namespace.
+/// The IPv6 rewrite target for the host namespace: a loopback listener, else a wildcard one
+/// (reached on ::1), else the first IPv6 listener.
 fn host6(listeners: &[SocketAddr]) -> Option<SocketAddrV6> {
-    listeners.iter().find_map(|l| match unmap(*l) {
-        SocketAddr::V6(v6) if v6.ip().is_unspecified() => Some(SocketAddrV6::new(Ipv6Addr::LOCALHOST, v6.port(), 0, 0)),
+    let v6 = || listeners.iter().filter_map(|l| match unmap(*l) {
         SocketAddr::V6(v6) => Some(v6),
         SocketAddr::V4(_) => None,
-    })
+    });
+    v6().find(|a| a.ip().is_loopback())
+        .or_else(|| v6().find(|a| a.ip().is_unspecified()).map(|a| SocketAddrV6::new(Ipv6Addr::LOCALHOST, a.port(), 0, 0)))
+        .or_else(|| v6().next())
 }
 
 /// Whether a listener bound to `listener` accepts connections to `addr`.
@@ -176,6 +178,11 @@ mod tests {
         // IPv4 only: IPv6 is not steered.
         let t = RewriteTargets::plan(&addrs(&["127.0.0.1:6033"]), &[]).unwrap();
         assert_eq!(t.host6, None);
+        // Loopback first, whatever the order.
+        let t = RewriteTargets::plan(&addrs(&["10.77.0.1:6033", "[fd00:77::1]:6033", "[::1]:6033", "127.0.0.1:6033"]), &[])
+            .unwrap();
+        assert_eq!(t.host4, Some("127.0.0.1:6033".parse().unwrap()));
+        assert_eq!(t.host6, Some("[::1]:6033".parse().unwrap()));
     }
 
     #[test]
