@@ -7,9 +7,10 @@
 //!   process in the gateway's own namespace goes to the listener (`listener` / `listener6`), a
 //!   process in any other namespace (a container) to a host address every container can reach
 //!   (`container4` / `container6`); without one, the connect is left alone and counted, never
-//!   sent to a loopback the container does not share. Skipped for the gateway's own cgroup and
-//!   process. When the daemon's listener is no longer in `STEER_LIVENESS` (the daemon is gone),
-//!   the connect is left alone (fail-open) or refused with `EPERM` (`fail_closed`).
+//!   sent to a loopback the container does not share (nor refused by `fail_closed`). Skipped for
+//!   the gateway's own cgroup and process. When the daemon's listener is no longer in
+//!   `STEER_LIVENESS` (the daemon is gone), a connect that would be steered is left alone
+//!   (fail-open) or refused with `EPERM` (`fail_closed`).
 //! * `steer_sock_ops` (`sock_ops`, application cgroups): at `ACTIVE_ESTABLISHED` copies the entry
 //!   to a key by the socket's local address, which is the peer address the gateway sees; at
 //!   `TCP_CLOSE` removes the entries.
@@ -155,23 +156,29 @@ pub fn steer_connect6(ctx: SockAddrContext) -> i32 {
     }
 }
 
-/// The checks both families share before a rewrite: the caller is not the gateway, the daemon is
-/// alive. `Some(verdict)` ends the decision; `None` carries on with `cfg`.
+/// The liveness check both families share once a rewrite target is known: `Some(verdict)` when
+/// the daemon is gone (fail-open or fail-closed), `None` to go on.
 #[inline(always)]
-fn gate<T>(cfg: &SteerConfig) -> Option<Verdict<T>> {
+fn gone<T>(cfg: &SteerConfig) -> Option<Verdict<T>> {
+    if daemon_alive() {
+        return None;
+    }
+    if cfg.fail_closed != 0 {
+        count(STEER_STAT_REFUSED);
+        return Some(Verdict::Refuse);
+    }
+    count(STEER_STAT_FAIL_OPEN);
+    Some(Verdict::Leave)
+}
+
+/// The gateway's own connects are never steered.
+#[inline(always)]
+fn is_self(cfg: &SteerConfig) -> bool {
     if is_gateway(cfg) {
         count(STEER_STAT_SKIPPED_SELF);
-        return Some(Verdict::Leave);
+        return true;
     }
-    if !daemon_alive() {
-        if cfg.fail_closed != 0 {
-            count(STEER_STAT_REFUSED);
-            return Some(Verdict::Refuse);
-        }
-        count(STEER_STAT_FAIL_OPEN);
-        return Some(Verdict::Leave);
-    }
-    None
+    false
 }
 
 /// Decision for an IPv4 destination (also when dialled as IPv4-mapped IPv6).
@@ -183,10 +190,22 @@ fn steer_v4(ctx: &SockAddrContext, dest: Ipv4Endpoint) -> Verdict<Ipv4Endpoint> 
     let Some(cfg) = STEER_CONFIG.get(0) else {
         return Verdict::Leave;
     };
-    if let Some(v) = gate(cfg) {
-        return v;
+    if is_self(cfg) {
+        return Verdict::Leave;
     }
     let host = in_host_netns(ctx, cfg);
+    let to = if host { cfg.listener } else { cfg.container4 };
+    // No target for this caller (a container without container address): not steered at all,
+    // so not refused either when the daemon is gone.
+    if to.port == 0 {
+        if !host {
+            count(STEER_STAT_OTHER_NETNS);
+        }
+        return Verdict::Leave;
+    }
+    if let Some(v) = gone(cfg) {
+        return v;
+    }
     // SAFETY: the context is a valid `bpf_sock_addr` for the program's run.
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
     if host {
@@ -199,11 +218,6 @@ fn steer_v4(ctx: &SockAddrContext, dest: Ipv4Endpoint) -> Verdict<Ipv4Endpoint> 
                 return Verdict::To(server);
             }
         }
-    }
-    let to = if host { cfg.listener } else { cfg.container4 };
-    if to.port == 0 {
-        count(STEER_STAT_OTHER_NETNS);
-        return Verdict::Leave;
     }
     if STEER_ORIG_BY_COOKIE.insert(cookie, dest, 0).is_err() {
         // Without the entry the gateway could not tell where the client was going.
@@ -225,14 +239,19 @@ fn steer_v6(ctx: &SockAddrContext, dest: Ipv6Endpoint) -> Verdict<Ipv6Endpoint> 
     let Some(cfg) = STEER_CONFIG.get(0) else {
         return Verdict::Leave;
     };
-    if let Some(v) = gate(cfg) {
-        return v;
+    if is_self(cfg) {
+        return Verdict::Leave;
     }
     let host = in_host_netns(ctx, cfg);
     let to = if host { cfg.listener6 } else { cfg.container6 };
     if !to.is_set() {
-        count(STEER_STAT_OTHER_NETNS);
+        if !host {
+            count(STEER_STAT_OTHER_NETNS);
+        }
         return Verdict::Leave;
+    }
+    if let Some(v) = gone(cfg) {
+        return v;
     }
     // SAFETY: the context is a valid `bpf_sock_addr` for the program's run.
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };

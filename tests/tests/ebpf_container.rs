@@ -22,6 +22,7 @@
 //!
 //! A second test: without `container_addresses` the container's connects are left alone (not
 //! sent to the container's own loopback, where nothing listens) and the gateway warns loudly.
+//! A third: with `fail_closed`, the container's connects are refused while the daemon is gone.
 //!
 //! Everything (namespace, veth, bridge, cgroups, processes) is removed by drop guards. Without
 //! root, the eBPF object, cgroup v2 or IPv6 the tests print why they skip.
@@ -32,6 +33,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gateway::dataplane;
+use gateway_tests::bpffs::Bpffs;
 use gateway_tests::cgroup::{in_cgroup_wrapper, port_of, TestCgroups};
 use gateway_tests::container::Container;
 use gateway_tests::mariadb::MariaDbOptions;
@@ -169,6 +171,43 @@ fn containers_without_a_container_address_are_left_alone_and_warned_about() {
     assert!(status.contains("WARNING:") && status.contains("container_addresses is empty"), "{status}");
     assert!(status.contains("containers -> none"), "{status}");
     assert!(counter(&status, "other_netns_not_steered") >= 1, "{status}");
+}
+
+/// `fail_closed = true`: with the daemon gone, the container's connects to intercepted addresses
+/// (IPv4 and IPv6) are refused, not sent around the gateway.
+#[test]
+fn fail_closed_refuses_container_connects_while_the_gateway_is_gone() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("SKIP ebpf_container (fail_closed): {reason}");
+        return;
+    }
+    let mount = dataplane::steer::cgroup2_mount().expect("cgroup2 mount");
+    let ctr = Container::create(&mount, 3).unwrap_or_else(|e| panic!("creating the container: {e}"));
+    let gw_cg = TestCgroups::create(&mount, &[format!("gwt-ctr3-{}-gw", std::process::id())]).expect("gateway cgroup");
+    let id = dataplane::steer::cgroup_id(ctr.cgroup()).expect("cgroup id");
+    let _pins = Bpffs::ensure(dataplane::steer::bpffs_mount().expect("mountinfo"), id).unwrap_or_else(|e| panic!("bpffs: {e}"));
+    let db = start_mariadb(&ctr, "ctr3");
+    let g = gateway_tests::free_port().expect("free port");
+    let metrics = gateway_tests::free_port().expect("free port");
+    let toml = config(&ctr, g, db.port(), metrics, true).replace("[dataplane]\n", "[dataplane]\nfail_closed = true\n");
+    let wrapper = in_cgroup_wrapper(gw_cg.dir(0), "ctr3-wrapper").expect("gateway wrapper script");
+    let mut gw = Gateway::start_with_bin(&wrapper, &toml).expect("starting the gateway in its cgroup");
+    let (db4, db6) = (SocketAddr::new(ctr.host_v4().into(), db.port()), SocketAddr::new(ctr.host_v6().into(), db.port()));
+    let r = probe(&ctr, Where::Container, db4, "fc-steered").unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
+    assert_ne!(host_of(&r["server_sees"]), host_of(&r["sock"]), "not steered: {r:?}");
+    // SAFETY: plain kill(2) on the PID of the gateway this test started.
+    assert_eq!(unsafe { libc::kill(gw.pid() as libc::pid_t, libc::SIGKILL) }, 0, "kill -9 gateway");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while gw.is_alive() {
+        assert!(Instant::now() < deadline, "gateway survived SIGKILL");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for dial in [db4, db6] {
+        let err = probe(&ctr, Where::Container, dial, "fc-refused").expect_err("connect allowed with fail_closed");
+        eprintln!("fail_closed, container -> {dial}: {err}");
+        assert!(err.to_string().contains("Operation not permitted"), "expected EPERM: {err}");
+    }
+    assert!(!db.general_log().contains("fc-refused"), "a refused statement reached the server");
 }
 
 fn skip_reason() -> Option<String> {
