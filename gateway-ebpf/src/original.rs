@@ -16,12 +16,12 @@ use aya_ebpf::{
     EbpfContext as _,
 };
 use gateway_common::steer::{
-    ipv4_mapped, mapped_ipv4, Ipv4Endpoint, Ipv6Endpoint, IP6T_SO_ORIGINAL_DST, SOL_IP, SOL_IPV6,
-    SO_ORIGINAL_DST, STEER_STAT_ORIGINAL_DST, STEER_STAT_PEERNAME,
+    ipv4_mapped, mapped_ipv4, Ipv4Endpoint, Ipv6Endpoint, IP6T_SO_ORIGINAL_DST, SOL_IP, SOL_IPV6, SO_ORIGINAL_DST,
+    STEER_STAT_ORIGINAL_DST, STEER_STAT_PEERNAME,
 };
 
 use crate::steer::{
-    count, rewrite4, rewrite6, ALLOW, AF_INET, AF_INET6, STEER_DIRECT_BY_COOKIE, STEER_ORIG6_BY_CLIENT,
+    count, rewrite4, rewrite6, AF_INET, AF_INET6, ALLOW, STEER_DIRECT_BY_COOKIE, STEER_ORIG6_BY_CLIENT,
     STEER_ORIG6_BY_COOKIE, STEER_ORIG_BY_CLIENT, STEER_ORIG_BY_COOKIE,
 };
 

@@ -69,7 +69,8 @@ fn containers_and_ipv6_are_steered_and_fail_open() {
 
     // 1. PyMySQL in the container, IPv4 and IPv6: served by the gateway.
     for (dial, tenant) in [(db4, "ctr_v4"), (db6, "ctr_v6")] {
-        let r = probe(&ctr, Where::Container, dial, &format!("ctr-marker-{}", tenant)).unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
+        let r = probe(&ctr, Where::Container, dial, &format!("ctr-marker-{}", tenant))
+            .unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
         eprintln!("container -> {dial}: {r:?}");
         assert_eq!(r["peer"], show(dial), "getpeername() must show the dialled address");
         let sock_ip = host_of(&r["sock"]);
@@ -77,7 +78,12 @@ fn containers_and_ipv6_are_steered_and_fail_open() {
         assert_ne!(host_of(&r["server_sees"]), sock_ip, "the server saw the container itself: not steered: {r:?}");
         assert_eq!(host_of(&r["server_sees"]), dial.ip().to_string(), "the server should see the gateway: {r:?}");
         let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
-        assert!(log.contains(&format!("peer={}", as_rust(&r["sock"]))), "no gateway session from {}:\n{}", r["sock"], gw.log_tail(3000));
+        assert!(
+            log.contains(&format!("peer={}", as_rust(&r["sock"]))),
+            "no gateway session from {}:\n{}",
+            r["sock"],
+            gw.log_tail(3000)
+        );
         // The dialled address picks the login's defaults.
         let out = in_container_cli(&ctr, dial, "SHOW PROXYSESSION");
         assert!(out.contains(tenant), "the steered session lacks {dial}'s dialled tenant {tenant}:\n{out}");
@@ -88,14 +94,17 @@ fn containers_and_ipv6_are_steered_and_fail_open() {
     eprintln!("host -> {dbl6}: {r:?}");
     assert_eq!(r["peer"], show(dbl6));
     assert_ne!(port_of(&r["server_sees"]), port_of(&r["sock"]), "host IPv6 connect not steered: {r:?}");
-    assert!(std::fs::read_to_string(gw.log_path()).unwrap_or_default().contains(&format!("peer={}", as_rust(&r["sock"]))));
+    assert!(std::fs::read_to_string(gw.log_path())
+        .unwrap_or_default()
+        .contains(&format!("peer={}", as_rust(&r["sock"]))));
     let args = cli_args(dbl6, "SHOW PROXYSESSION");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = command(&ctr, Where::Host, "mariadb", &args).output().expect("mariadb CLI");
     let out = String::from_utf8_lossy(&out.stdout);
     assert!(out.contains("host_v6"), "the host's IPv6 session lacks [::1]'s dialled tenant:\n{out}");
     let mapped: SocketAddr = format!("[::ffff:127.0.0.1]:{}", db.port()).parse().unwrap();
-    let r = probe(&ctr, Where::Host, mapped, "host-mapped-marker").unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
+    let r =
+        probe(&ctr, Where::Host, mapped, "host-mapped-marker").unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
     eprintln!("host -> {mapped}: {r:?}");
     assert_eq!(r["peer"], show(mapped), "a mapped connect must show the mapped address it dialled");
     assert_ne!(port_of(&r["server_sees"]), port_of(&r["sock"]), "IPv4-mapped connect not steered: {r:?}");
@@ -106,19 +115,38 @@ fn containers_and_ipv6_are_steered_and_fail_open() {
     let cg = ctr.cgroup().display().to_string();
     assert!(status.contains(&format!("cgroup:           {cg} (exists: yes, cgroup v2: yes, processes: ")), "{status}");
     assert!(!status.contains("in other netns: 0,"), "the container's process must count as another netns: {status}");
-    assert!(status.contains("effective: steer_connect4 steer_connect6 steer_getpeername4 steer_getpeername6 steer_sock_ops"), "{status}");
-    assert!(status.contains(&format!("steering ipv4:    attached (host -> 127.0.0.1:{g}, containers -> {}:{g}", ctr.host_v4())), "{status}");
-    assert!(status.contains(&format!("steering ipv6:    attached (host -> [::1]:{g}, containers -> [{}]:{g}", ctr.host_v6())), "{status}");
+    assert!(
+        status
+            .contains("effective: steer_connect4 steer_connect6 steer_getpeername4 steer_getpeername6 steer_sock_ops"),
+        "{status}"
+    );
+    assert!(
+        status.contains(&format!(
+            "steering ipv4:    attached (host -> 127.0.0.1:{g}, containers -> {}:{g}",
+            ctr.host_v4()
+        )),
+        "{status}"
+    );
+    assert!(
+        status
+            .contains(&format!("steering ipv6:    attached (host -> [::1]:{g}, containers -> [{}]:{g}", ctr.host_v6())),
+        "{status}"
+    );
     assert!(!status.contains("WARNING"), "{status}");
 
     // 4. sysbench in the container, steered (IPv4, IPv6) and dialling the gateway directly.
-    let prep = sysbench::Sysbench { user: USER.into(), password: PASSWORD.into(), ..sysbench::Sysbench::new(db.port(), "test") };
+    let prep = sysbench::Sysbench {
+        user: USER.into(),
+        password: PASSWORD.into(),
+        ..sysbench::Sysbench::new(db.port(), "test")
+    };
     prep.prepare().expect("sysbench prepare");
     let connects_before = connects(&db);
     // Steered and direct runs alternate (`GATEWAY_CTR_BENCH_ROUNDS`, default 1), so that load from
     // elsewhere on the machine affects both alike; the medians are compared.
     let gw_direct = SocketAddr::new(ctr.host_v4().into(), g);
-    let rounds = std::env::var("GATEWAY_CTR_BENCH_ROUNDS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(1).max(1);
+    let rounds =
+        std::env::var("GATEWAY_CTR_BENCH_ROUNDS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(1).max(1);
     let (mut steered, mut direct) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         if round % 2 == 1 {
@@ -135,7 +163,10 @@ fn containers_and_ipv6_are_steered_and_fail_open() {
     let from_container: Vec<&String> =
         new.iter().filter(|h| *h == &ctr.container_v4().to_string() || *h == &ctr.container_v6().to_string()).collect();
     assert!(from_container.is_empty(), "the server had direct connections from the container: {from_container:?}");
-    assert!(new.iter().filter(|h| *h == &ctr.host_v6().to_string()).count() >= 2, "no IPv6 connections via the gateway: {new:?}");
+    assert!(
+        new.iter().filter(|h| *h == &ctr.host_v6().to_string()).count() >= 2,
+        "no IPv6 connections via the gateway: {new:?}"
+    );
     eprintln!(
         "sysbench oltp_read_only in the container, 2 threads, 2x1000 rows, median of {rounds}: steered IPv4 {steered4:.0} QPS \
          (runs {steered:.0?}), gateway dialled directly {direct:.0} QPS; steered/direct = {:.2}; steered IPv6 {steered6:.0} QPS",
@@ -203,14 +234,16 @@ fn fail_closed_refuses_container_connects_while_the_gateway_is_gone() {
     let ctr = Container::create(&mount, 3).unwrap_or_else(|e| panic!("creating the container: {e}"));
     let gw_cg = TestCgroups::create(&mount, &[format!("gwt-ctr3-{}-gw", std::process::id())]).expect("gateway cgroup");
     let id = dataplane::steer::cgroup_id(ctr.cgroup()).expect("cgroup id");
-    let _pins = Bpffs::ensure(dataplane::steer::bpffs_mount().expect("mountinfo"), id).unwrap_or_else(|e| panic!("bpffs: {e}"));
+    let _pins =
+        Bpffs::ensure(dataplane::steer::bpffs_mount().expect("mountinfo"), id).unwrap_or_else(|e| panic!("bpffs: {e}"));
     let db = start_mariadb(&ctr, "ctr3");
     let g = gateway_tests::free_port().expect("free port");
     let metrics = gateway_tests::free_port().expect("free port");
     let toml = config(&ctr, g, db.port(), metrics, true).replace("[dataplane]\n", "[dataplane]\nfail_closed = true\n");
     let wrapper = in_cgroup_wrapper(gw_cg.dir(0), "ctr3-wrapper").expect("gateway wrapper script");
     let mut gw = Gateway::start_with_bin(&wrapper, &toml).expect("starting the gateway in its cgroup");
-    let (db4, db6) = (SocketAddr::new(ctr.host_v4().into(), db.port()), SocketAddr::new(ctr.host_v6().into(), db.port()));
+    let (db4, db6) =
+        (SocketAddr::new(ctr.host_v4().into(), db.port()), SocketAddr::new(ctr.host_v6().into(), db.port()));
     let r = probe(&ctr, Where::Container, db4, "fc-steered").unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
     assert_ne!(host_of(&r["server_sees"]), host_of(&r["sock"]), "not steered: {r:?}");
     // SAFETY: plain kill(2) on the PID of the gateway this test started.
@@ -265,8 +298,11 @@ fn start_mariadb(ctr: &Container, name: &str) -> MariaDb {
 
 fn config(ctr: &Container, g: u16, db: u16, metrics: u16, container_addresses: bool) -> String {
     let (h4, h6) = (ctr.host_v4(), ctr.host_v6());
-    let containers =
-        if container_addresses { format!("container_addresses = [\"{h4}:{g}\", \"[{h6}]:{g}\"]\n") } else { String::new() };
+    let containers = if container_addresses {
+        format!("container_addresses = [\"{h4}:{g}\", \"[{h6}]:{g}\"]\n")
+    } else {
+        String::new()
+    };
     format!(
         "[listen]\naddress = \"127.0.0.1:{g}\"\nextra_addresses = [\"{h4}:{g}\", \"[{h6}]:{g}\", \"[::1]:{g}\"]\n\n\
          [backend]\naddress = \"127.0.0.1:{db}\"\n\n\
@@ -328,7 +364,9 @@ fn probe(ctr: &Container, at: Where, addr: SocketAddr, marker: &str) -> Result<B
     let out = command(ctr, at, python.to_str().unwrap_or_default(), &args).output()?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
-        return Err(format!("PyMySQL probe to {addr} failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)).into());
+        return Err(
+            format!("PyMySQL probe to {addr} failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)).into()
+        );
     }
     let kv = clients::parse_kv(&stdout);
     for key in ["peer", "sock", "server_sees"] {
@@ -388,7 +426,10 @@ fn sysbench_in(ctr: &Container, gw: &Gateway, addr: SocketAddr, steered: bool) -
         "--tables=2".into(),
         "--table-size=1000".into(),
         "--threads=2".into(),
-        format!("--time={}", std::env::var("GATEWAY_CTR_BENCH_SECS").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(5)),
+        format!(
+            "--time={}",
+            std::env::var("GATEWAY_CTR_BENCH_SECS").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(5)
+        ),
         "--percentile=95".into(),
         "run".into(),
     ];
@@ -402,11 +443,17 @@ fn sysbench_in(ctr: &Container, gw: &Gateway, addr: SocketAddr, steered: bool) -
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let sessions = gw.cli().user(USER).password(PASSWORD).sql("SHOW PROXYSESSION").unwrap_or_default();
-            let from_ctr = sessions.lines().filter(|l| l.contains(&format!("\t{want}:")) || l.contains(&format!("\t[{want}]:"))).count();
+            let from_ctr = sessions
+                .lines()
+                .filter(|l| l.contains(&format!("\t{want}:")) || l.contains(&format!("\t[{want}]:")))
+                .count();
             if from_ctr >= 2 {
                 break;
             }
-            assert!(Instant::now() < deadline, "the gateway's session list never showed sysbench's sessions from {want}:\n{sessions}");
+            assert!(
+                Instant::now() < deadline,
+                "the gateway's session list never showed sysbench's sessions from {want}:\n{sessions}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }

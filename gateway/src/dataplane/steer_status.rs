@@ -84,7 +84,10 @@ impl CgroupSteering {
         }
         for f in &self.families {
             if f.targets > 0 && f.host.is_empty() && f.container.is_empty() {
-                w.push(format!("{} destinations are intercepted but the gateway has no {} listener: not steered", f.family, f.family));
+                w.push(format!(
+                    "{} destinations are intercepted but the gateway has no {} listener: not steered",
+                    f.family, f.family
+                ));
             }
         }
         if self.families.iter().all(|f| f.targets == 0) {
@@ -115,7 +118,8 @@ impl CgroupSteering {
         }
         family(out, FAMILY, "gauge", "Steering of an address family attached (1) or not (0).");
         for f in &self.families {
-            let labels = [("family", f.family.as_str()), ("host", f.host.as_str()), ("container", f.container.as_str())];
+            let labels =
+                [("family", f.family.as_str()), ("host", f.host.as_str()), ("container", f.container.as_str())];
             sample(out, FAMILY, &labels, u64::from(f.attached));
         }
         family(out, FAMILY_TARGETS, "gauge", "Intercepted destinations of an address family.");
@@ -225,8 +229,20 @@ mod tests {
                 programs: vec![("steer_connect4".into(), true), ("steer_connect6".into(), false)],
             }],
             families: vec![
-                FamilyCheck { family: "ipv4".into(), attached: true, host: "127.0.0.1:6033".into(), container: "10.77.0.1:6033".into(), targets: 2 },
-                FamilyCheck { family: "ipv6".into(), attached: false, host: String::new(), container: String::new(), targets: 1 },
+                FamilyCheck {
+                    family: "ipv4".into(),
+                    attached: true,
+                    host: "127.0.0.1:6033".into(),
+                    container: "10.77.0.1:6033".into(),
+                    targets: 2,
+                },
+                FamilyCheck {
+                    family: "ipv6".into(),
+                    attached: false,
+                    host: String::new(),
+                    container: String::new(),
+                    targets: 1,
+                },
             ],
         }
     }

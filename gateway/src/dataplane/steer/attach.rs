@@ -76,10 +76,8 @@ pub(super) fn register_listener(ebpf: &mut Ebpf, listener: &impl AsRawFd) -> Res
 pub(super) fn attach_getsockopt(ebpf: &mut Ebpf, cgroup: &Path) -> Result<(), SteerError> {
     let name = STEER_GETSOCKOPT_PROGRAM;
     let dir = open_cgroup(cgroup)?;
-    let prog: &mut CgroupSockopt = ebpf
-        .program_mut(name)
-        .and_then(|p| p.try_into().ok())
-        .ok_or(DataplaneError::ProgramMissing { name })?;
+    let prog: &mut CgroupSockopt =
+        ebpf.program_mut(name).and_then(|p| p.try_into().ok()).ok_or(DataplaneError::ProgramMissing { name })?;
     prog.load().map_err(|e| program_error(name, e))?;
     prog.attach(&dir, CgroupAttachMode::Single).map_err(|e| program_error(name, e))?;
     Ok(())
@@ -110,9 +108,7 @@ pub(super) fn attach_sock_addr(ebpf: &mut Ebpf, name: &'static str, dir: &File) 
     }
     let link = prog.take_link(id).map_err(|e| program_error(name, e))?;
     // Owned links detach when dropped; the caller pins it or keeps it alive.
-    FdLink::try_from(link)
-        .map(Some)
-        .map_err(|e| SteerError::Pin { path: PathBuf::from(name), message: e.to_string() })
+    FdLink::try_from(link).map(Some).map_err(|e| SteerError::Pin { path: PathBuf::from(name), message: e.to_string() })
 }
 
 pub(super) fn missing(name: &'static str) -> DataplaneError {

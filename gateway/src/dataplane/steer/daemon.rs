@@ -51,6 +51,8 @@ impl SteeringHandle {
 /// The attached programs (with their attach points) and the event counters.
 fn programs_and_counters(s: &Steering) -> SteeringStatus {
     let mut st = SteeringStatus::default();
+    let ports = s.targets().iter().map(|a| a.port()).chain(s.targets6().iter().map(|a| a.port()));
+    st.ports = ports.collect::<std::collections::BTreeSet<u16>>().into_iter().collect();
     for p in s.programs() {
         for cg in s.app_cgroups() {
             st.programs.push(ProgramStatus {

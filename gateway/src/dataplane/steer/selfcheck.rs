@@ -70,10 +70,8 @@ pub fn check(dir: &Path, programs: &[Attached]) -> CgroupCheck {
     c.programs = programs
         .iter()
         .map(|p| {
-            let on = file
-                .as_ref()
-                .and_then(|f| effective(f, p.attach_type).ok())
-                .is_some_and(|ids| ids.contains(&p.id));
+            let on =
+                file.as_ref().and_then(|f| effective(f, p.attach_type).ok()).is_some_and(|ids| ids.contains(&p.id));
             (p.name.to_owned(), on)
         })
         .collect();
@@ -151,12 +149,7 @@ pub fn effective(cgroup: &File, attach_type: u32) -> io::Result<Vec<u32>> {
     // SAFETY: `attr` is a valid, zero-tailed bpf_attr of the size passed; the kernel writes at
     // most `prog_cnt` ids into `ids`, which outlives the call, and updates `prog_cnt`.
     let rc = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_PROG_QUERY,
-            std::ptr::addr_of_mut!(attr),
-            std::mem::size_of::<QueryAttr>(),
-        )
+        libc::syscall(libc::SYS_bpf, BPF_PROG_QUERY, std::ptr::addr_of_mut!(attr), std::mem::size_of::<QueryAttr>())
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());

@@ -39,10 +39,16 @@ impl RewriteTargets {
         for &addr in containers {
             let addr = unmap(addr);
             if addr.ip().is_loopback() || addr.ip().is_unspecified() {
-                return Err(SteerError::ContainerAddress { addr, why: "a container cannot reach the host's loopback or a wildcard" });
+                return Err(SteerError::ContainerAddress {
+                    addr,
+                    why: "a container cannot reach the host's loopback or a wildcard",
+                });
             }
             if !listeners.iter().any(|&l| serves(l, addr)) {
-                return Err(SteerError::ContainerAddress { addr, why: "no gateway listener serves it (add it to [listen] extra_addresses)" });
+                return Err(SteerError::ContainerAddress {
+                    addr,
+                    why: "no gateway listener serves it (add it to [listen] extra_addresses)",
+                });
             }
             let dup = match addr {
                 SocketAddr::V4(v4) => t.container4.replace(v4).is_some(),
@@ -63,10 +69,12 @@ impl RewriteTargets {
 /// (reached on 127.0.0.1; a dual-stack `[::]` accepts IPv4 too, IPV6_V6ONLY being off by
 /// default), else the first IPv4 listener.
 fn host4(listeners: &[SocketAddr]) -> Option<SocketAddrV4> {
-    let v4 = || listeners.iter().filter_map(|l| match unmap(*l) {
-        SocketAddr::V4(v4) => Some(v4),
-        SocketAddr::V6(_) => None,
-    });
+    let v4 = || {
+        listeners.iter().filter_map(|l| match unmap(*l) {
+            SocketAddr::V4(v4) => Some(v4),
+            SocketAddr::V6(_) => None,
+        })
+    };
     let loopback = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
     v4().find(|a| a.ip().is_loopback())
         .or_else(|| v4().find(|a| a.ip().is_unspecified()).map(|a| loopback(a.port())))
@@ -77,12 +85,16 @@ fn host4(listeners: &[SocketAddr]) -> Option<SocketAddrV4> {
 /// The IPv6 rewrite target for the host namespace: a loopback listener, else a wildcard one
 /// (reached on ::1), else the first IPv6 listener.
 fn host6(listeners: &[SocketAddr]) -> Option<SocketAddrV6> {
-    let v6 = || listeners.iter().filter_map(|l| match unmap(*l) {
-        SocketAddr::V6(v6) => Some(v6),
-        SocketAddr::V4(_) => None,
-    });
+    let v6 = || {
+        listeners.iter().filter_map(|l| match unmap(*l) {
+            SocketAddr::V6(v6) => Some(v6),
+            SocketAddr::V4(_) => None,
+        })
+    };
     v6().find(|a| a.ip().is_loopback())
-        .or_else(|| v6().find(|a| a.ip().is_unspecified()).map(|a| SocketAddrV6::new(Ipv6Addr::LOCALHOST, a.port(), 0, 0)))
+        .or_else(|| {
+            v6().find(|a| a.ip().is_unspecified()).map(|a| SocketAddrV6::new(Ipv6Addr::LOCALHOST, a.port(), 0, 0))
+        })
         .or_else(|| v6().next())
 }
 
@@ -179,8 +191,9 @@ mod tests {
         let t = RewriteTargets::plan(&addrs(&["127.0.0.1:6033"]), &[]).unwrap();
         assert_eq!(t.host6, None);
         // Loopback first, whatever the order.
-        let t = RewriteTargets::plan(&addrs(&["10.77.0.1:6033", "[fd00:77::1]:6033", "[::1]:6033", "127.0.0.1:6033"]), &[])
-            .unwrap();
+        let t =
+            RewriteTargets::plan(&addrs(&["10.77.0.1:6033", "[fd00:77::1]:6033", "[::1]:6033", "127.0.0.1:6033"]), &[])
+                .unwrap();
         assert_eq!(t.host4, Some("127.0.0.1:6033".parse().unwrap()));
         assert_eq!(t.host6, Some("[::1]:6033".parse().unwrap()));
     }
