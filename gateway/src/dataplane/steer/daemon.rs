@@ -134,11 +134,7 @@ pub fn start(shared: &Arc<Shared>, listener: &TcpListener, extra: &[TcpListener]
     };
     let intercepted = targets(shared, &listeners);
     steering.set_targets(intercepted.iter().copied())?;
-    // Loud when something would steer nothing: a missing or empty cgroup, programs the kernel
-    // does not report effective, containers without a container address, a family without target.
-    for warning in steering.check().warnings() {
-        tracing::warn!("cgroup steering: {warning}");
-    }
+    report_check(&steering);
     match direct::blocked(&shared.config()) {
         None => steering.set_direct(&direct::configured(dp, &intercepted, local))?,
         Some(why) if dp.direct_route => tracing::warn!(reason = %why, "direct route disabled"),
@@ -150,6 +146,25 @@ pub fn start(shared: &Arc<Shared>, listener: &TcpListener, extra: &[TcpListener]
         spawn_refresh(Arc::clone(shared), planner.clone(), Arc::clone(&steering), listeners, period)
     });
     Ok(Some(SteeringHandle { steering, refresh }))
+}
+
+/// Logs the self-check at start: each cgroup and family at INFO, and loudly (WARN) whatever would
+/// steer nothing: a missing or empty cgroup, programs the kernel does not report effective,
+/// containers without a container address, intercepted destinations of a family without target.
+fn report_check(steering: &Steering) {
+    let check = steering.check();
+    for c in &check.cgroups {
+        let effective: Vec<&str> = c.programs.iter().filter(|(_, on)| *on).map(|(p, _)| p.as_str()).collect();
+        tracing::info!(cgroup = %c.path, exists = c.exists, cgroup2 = c.cgroup2, processes = c.processes,
+            other_netns = c.other_netns, effective = ?effective, "cgroup steering: application cgroup");
+    }
+    for f in &check.families {
+        tracing::info!(family = %f.family, attached = f.attached, host = %f.host, containers = %f.container,
+            intercepted = f.targets, "cgroup steering: family");
+    }
+    for warning in check.warnings() {
+        tracing::warn!("cgroup steering: {warning}");
+    }
 }
 
 /// Every intercepted destination: `[backend] address`, `[dataplane] intercept`, and each SQL
