@@ -6,6 +6,7 @@
 #![no_main]
 
 mod lookup;
+mod original;
 mod router;
 mod splice;
 mod steer;

@@ -1,47 +1,48 @@
-//! Steering of application connections to the gateway (docs/ebpf.md §3.2).
+//! Steering of application connections to the gateway (docs/ebpf.md §3.2): the connect side.
 //!
-//! * `steer_connect4` (`cgroup/connect4`, application cgroups): a TCP connect to an address in
-//!   `STEER_TARGETS` is rewritten to the gateway listener and the original destination is stored
-//!   under the socket cookie. Skipped for the gateway's own cgroup and process. When the daemon's
-//!   listener is no longer in `STEER_LIVENESS` (the daemon is gone), the connect is left alone
+//! * `steer_connect4` / `steer_connect6` (`cgroup/connect4` / `connect6`, application cgroups): a
+//!   TCP connect to an address in `STEER_TARGETS` (IPv4, also when dialled as IPv4-mapped IPv6)
+//!   or `STEER_TARGETS6` (IPv6) is rewritten to the gateway and the original destination is
+//!   stored under the socket cookie. Where it goes depends on the caller's network namespace: a
+//!   process in the gateway's own namespace goes to the listener (`listener` / `listener6`), a
+//!   process in any other namespace (a container) to a host address every container can reach
+//!   (`container4` / `container6`); without one, the connect is left alone and counted, never
+//!   sent to a loopback the container does not share (nor refused by `fail_closed`). Skipped for
+//!   the gateway's own cgroup and process. When the daemon's listener is no longer in
+//!   `STEER_LIVENESS` (the daemon is gone), a connect that would be steered is left alone
 //!   (fail-open) or refused with `EPERM` (`fail_closed`).
 //! * `steer_sock_ops` (`sock_ops`, application cgroups): at `ACTIVE_ESTABLISHED` copies the entry
 //!   to a key by the socket's local address, which is the peer address the gateway sees; at
-//!   `TCP_CLOSE` removes both entries.
-//! * `steer_getsockopt` (`cgroup/getsockopt`, the gateway's cgroup): answers
-//!   `getsockopt(SOL_IP, SO_ORIGINAL_DST)` on an accepted socket from the client-keyed map.
-//! * `steer_getpeername4` (`cgroup/getpeername4`, application cgroups): the application's
-//!   `getpeername()` reports the address it dialled, not the gateway.
+//!   `TCP_CLOSE` removes the entries.
+//! * The answering side (`SO_ORIGINAL_DST`, `getpeername()`) is in `original.rs`.
 //!
-//! Direct route (`[dataplane] direct_route`, off by default): when the daemon has put the dialled
-//! address into `STEER_DIRECT` (a session whose route is fixed before it starts and whose login
-//! the server accepts as-is; the daemon decides, `gateway/src/dataplane/steer/direct.rs`),
-//! connect4 rewrites the destination to that server instead of the listener, so the daemon is not
-//! in the path at all. The dialled address is kept in `STEER_DIRECT_BY_COOKIE` for getpeername4;
-//! no client-keyed entry is made (the gateway never accepts such a socket). The liveness check
-//! comes first: with the daemon gone the map is not trusted and fail-open / fail-closed apply
-//! exactly as without direct route.
-//!
-//! IPv4 only: `connect6` is not hooked, so IPv6 (and IPv4-mapped IPv6) connects are not steered.
+//! Direct route (`[dataplane] direct_route`, off by default, IPv4 and host namespace only): when
+//! the daemon has put the dialled address into `STEER_DIRECT` (a session whose route is fixed
+//! before it starts and whose login the server accepts as-is; the daemon decides,
+//! `gateway/src/dataplane/steer/direct.rs`), connect4 rewrites the destination to that server
+//! instead of the listener, so the daemon is not in the path at all. The dialled address is kept
+//! in `STEER_DIRECT_BY_COOKIE` for getpeername4; no client-keyed entry is made (the gateway never
+//! accepts such a socket). The liveness check comes first: with the daemon gone the map is not
+//! trusted and fail-open / fail-closed apply exactly as without direct route.
 
 use core::ffi::c_void;
 
 use aya_ebpf::{
-    bindings::{bpf_sock, bpf_sock_addr, bpf_sockopt},
+    bindings::bpf_sock_addr,
     helpers::{
-        bpf_get_current_cgroup_id, bpf_get_current_pid_tgid, bpf_get_socket_cookie,
-        bpf_map_lookup_elem, bpf_sk_release,
+        bpf_get_current_cgroup_id, bpf_get_current_pid_tgid, bpf_get_netns_cookie,
+        bpf_get_socket_cookie, bpf_map_lookup_elem, bpf_sk_release,
     },
-    macros::{cgroup_sock_addr, cgroup_sockopt, map, sock_ops},
+    macros::{cgroup_sock_addr, map, sock_ops},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, SockMap},
-    programs::{SockAddrContext, SockOpsContext, SockoptContext},
+    programs::{SockAddrContext, SockOpsContext},
     EbpfContext as _,
 };
 use gateway_common::steer::{
-    Ipv4Endpoint, SteerConfig, SOL_IP, SO_ORIGINAL_DST, STEER_ORIG_MAX, STEER_STAT_ESTABLISHED,
-    STEER_STAT_FAIL_OPEN, STEER_STAT_ORIGINAL_DST, STEER_STAT_PEERNAME, STEER_STAT_REDIRECTED,
+    ipv4_mapped, mapped_ipv4, Ipv4Endpoint, Ipv6Endpoint, SteerConfig, STEER_DIRECT_MAX,
+    STEER_ORIG_MAX, STEER_STAT_CONTAINER, STEER_STAT_DIRECT, STEER_STAT_ESTABLISHED,
+    STEER_STAT_FAIL_OPEN, STEER_STAT_OTHER_NETNS, STEER_STAT_REDIRECTED, STEER_STAT_REDIRECTED6,
     STEER_STAT_REFUSED, STEER_STAT_SKIPPED_SELF, STEER_STAT_SLOTS, STEER_TARGETS_MAX,
-    STEER_DIRECT_MAX, STEER_STAT_DIRECT,
 };
 
 #[map(name = "STEER_CONFIG")]
@@ -50,19 +51,30 @@ static STEER_CONFIG: Array<SteerConfig> = Array::with_max_entries(1, 0);
 #[map(name = "STEER_TARGETS")]
 static STEER_TARGETS: HashMap<Ipv4Endpoint, u8> = HashMap::with_max_entries(STEER_TARGETS_MAX, 0);
 
+#[map(name = "STEER_TARGETS6")]
+static STEER_TARGETS6: HashMap<Ipv6Endpoint, u8> = HashMap::with_max_entries(STEER_TARGETS_MAX, 0);
+
 #[map(name = "STEER_ORIG_BY_COOKIE")]
-static STEER_ORIG_BY_COOKIE: LruHashMap<u64, Ipv4Endpoint> =
+pub(crate) static STEER_ORIG_BY_COOKIE: LruHashMap<u64, Ipv4Endpoint> =
     LruHashMap::with_max_entries(STEER_ORIG_MAX, 0);
 
 #[map(name = "STEER_ORIG_BY_CLIENT")]
-static STEER_ORIG_BY_CLIENT: LruHashMap<Ipv4Endpoint, Ipv4Endpoint> =
+pub(crate) static STEER_ORIG_BY_CLIENT: LruHashMap<Ipv4Endpoint, Ipv4Endpoint> =
+    LruHashMap::with_max_entries(STEER_ORIG_MAX, 0);
+
+#[map(name = "STEER_ORIG6_BY_COOKIE")]
+pub(crate) static STEER_ORIG6_BY_COOKIE: LruHashMap<u64, Ipv6Endpoint> =
+    LruHashMap::with_max_entries(STEER_ORIG_MAX, 0);
+
+#[map(name = "STEER_ORIG6_BY_CLIENT")]
+pub(crate) static STEER_ORIG6_BY_CLIENT: LruHashMap<Ipv6Endpoint, Ipv6Endpoint> =
     LruHashMap::with_max_entries(STEER_ORIG_MAX, 0);
 
 #[map(name = "STEER_DIRECT")]
 static STEER_DIRECT: HashMap<Ipv4Endpoint, Ipv4Endpoint> = HashMap::with_max_entries(STEER_DIRECT_MAX, 0);
 
 #[map(name = "STEER_DIRECT_BY_COOKIE")]
-static STEER_DIRECT_BY_COOKIE: LruHashMap<u64, Ipv4Endpoint> =
+pub(crate) static STEER_DIRECT_BY_COOKIE: LruHashMap<u64, Ipv4Endpoint> =
     LruHashMap::with_max_entries(STEER_ORIG_MAX, 0);
 
 #[map(name = "STEER_LIVENESS")]
@@ -71,18 +83,27 @@ static STEER_LIVENESS: SockMap = SockMap::with_max_entries(1, 0);
 #[map(name = "STEER_STATS")]
 static STEER_STATS: PerCpuArray<u64> = PerCpuArray::with_max_entries(STEER_STAT_SLOTS, 0);
 
-const AF_INET: u32 = 2;
+pub(crate) const AF_INET: u32 = 2;
+pub(crate) const AF_INET6: u32 = 10;
 const SOCK_STREAM: u32 = 1;
 const BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB: u32 = 4;
 const BPF_SOCK_OPS_STATE_CB: u32 = 10;
 const BPF_SOCK_OPS_STATE_CB_FLAG: i32 = 1 << 2;
 const TCP_CLOSE: u32 = 7;
-/// `struct sockaddr_in` is 16 bytes.
-const SOCKADDR_IN_LEN: usize = 16;
 
 /// Verdicts of cgroup programs: 1 = carry on, 0 = refuse with `EPERM`.
-const ALLOW: i32 = 1;
+pub(crate) const ALLOW: i32 = 1;
 const REFUSE: i32 = 0;
+
+/// What to do with a connect.
+enum Verdict<T> {
+    /// Leave the destination unchanged.
+    Leave,
+    /// Refuse with `EPERM` (fail-closed while the daemon is gone).
+    Refuse,
+    /// Rewrite the destination to this endpoint.
+    To(T),
+}
 
 #[cgroup_sock_addr(connect4)]
 pub fn steer_connect4(ctx: SockAddrContext) -> i32 {
@@ -94,49 +115,172 @@ pub fn steer_connect4(ctx: SockAddrContext) -> i32 {
         return ALLOW;
     }
     // user_port: network order in the low 16 bits (§8).
-    let dest = Ipv4Endpoint::new(ip, u16::from_be(port as u16));
-    if STEER_TARGETS.get_ptr(dest).is_none() {
+    match steer_v4(&ctx, Ipv4Endpoint::new(ip, u16::from_be(port as u16))) {
+        Verdict::Leave => ALLOW,
+        Verdict::Refuse => REFUSE,
+        Verdict::To(to) => {
+            rewrite4(sa, to);
+            ALLOW
+        }
+    }
+}
+
+#[cgroup_sock_addr(connect6)]
+pub fn steer_connect6(ctx: SockAddrContext) -> i32 {
+    let sa = ctx.sock_addr;
+    // SAFETY: the context pointer is valid for the program's run; these fields are readable.
+    let (family, sock_type, ip, port) =
+        unsafe { ((*sa).user_family, (*sa).type_, (*sa).user_ip6, (*sa).user_port) };
+    if family != AF_INET6 || sock_type != SOCK_STREAM {
         return ALLOW;
     }
-    let Some(cfg) = STEER_CONFIG.get(0) else {
-        return ALLOW;
-    };
+    let port = u16::from_be(port as u16);
+    // `::ffff:a.b.c.d` is IPv4: its own maps, rewritten to the mapped form of the IPv4 target.
+    if let Some(v4) = mapped_ipv4(&ip) {
+        return match steer_v4(&ctx, Ipv4Endpoint::new(v4, port)) {
+            Verdict::Leave => ALLOW,
+            Verdict::Refuse => REFUSE,
+            Verdict::To(to) => {
+                rewrite6(sa, Ipv6Endpoint::new(ipv4_mapped(to.addr), to.port));
+                ALLOW
+            }
+        };
+    }
+    match steer_v6(&ctx, Ipv6Endpoint::new(ip, port)) {
+        Verdict::Leave => ALLOW,
+        Verdict::Refuse => REFUSE,
+        Verdict::To(to) => {
+            rewrite6(sa, to);
+            ALLOW
+        }
+    }
+}
+
+/// The liveness check both families share once a rewrite target is known: `Some(verdict)` when
+/// the daemon is gone (fail-open or fail-closed), `None` to go on.
+#[inline(always)]
+fn gone<T>(cfg: &SteerConfig) -> Option<Verdict<T>> {
+    if daemon_alive() {
+        return None;
+    }
+    if cfg.fail_closed != 0 {
+        count(STEER_STAT_REFUSED);
+        return Some(Verdict::Refuse);
+    }
+    count(STEER_STAT_FAIL_OPEN);
+    Some(Verdict::Leave)
+}
+
+/// The gateway's own connects are never steered.
+#[inline(always)]
+fn is_self(cfg: &SteerConfig) -> bool {
     if is_gateway(cfg) {
         count(STEER_STAT_SKIPPED_SELF);
-        return ALLOW;
+        return true;
     }
-    if !daemon_alive() {
-        if cfg.fail_closed != 0 {
-            count(STEER_STAT_REFUSED);
-            return REFUSE;
+    false
+}
+
+/// Decision for an IPv4 destination (also when dialled as IPv4-mapped IPv6).
+#[inline(always)]
+fn steer_v4(ctx: &SockAddrContext, dest: Ipv4Endpoint) -> Verdict<Ipv4Endpoint> {
+    if STEER_TARGETS.get_ptr(dest).is_none() {
+        return Verdict::Leave;
+    }
+    let Some(cfg) = STEER_CONFIG.get(0) else {
+        return Verdict::Leave;
+    };
+    if is_self(cfg) {
+        return Verdict::Leave;
+    }
+    let host = in_host_netns(ctx, cfg);
+    let to = if host { cfg.listener } else { cfg.container4 };
+    // No target for this caller (a container without container address): not steered at all,
+    // so not refused either when the daemon is gone.
+    if to.port == 0 {
+        if !host {
+            count(STEER_STAT_OTHER_NETNS);
         }
-        count(STEER_STAT_FAIL_OPEN);
-        return ALLOW;
+        return Verdict::Leave;
+    }
+    if let Some(v) = gone(cfg) {
+        return v;
     }
     // SAFETY: the context is a valid `bpf_sock_addr` for the program's run.
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
-    // SAFETY: the value is copied out at once.
-    if let Some(server) = (unsafe { STEER_DIRECT.get(dest) }).copied() {
-        // Direct route: without the cookie entry getpeername4 could not show the dialled
-        // address; then the connection goes through the gateway as usual.
-        if STEER_DIRECT_BY_COOKIE.insert(cookie, dest, 0).is_ok() {
-            rewrite(sa, server);
-            count(STEER_STAT_DIRECT);
-            return ALLOW;
+    if host {
+        // SAFETY: the value is copied out at once.
+        if let Some(server) = (unsafe { STEER_DIRECT.get(dest) }).copied() {
+            // Direct route: without the cookie entry getpeername could not show the dialled
+            // address; then the connection goes through the gateway as usual.
+            if STEER_DIRECT_BY_COOKIE.insert(cookie, dest, 0).is_ok() {
+                count(STEER_STAT_DIRECT);
+                return Verdict::To(server);
+            }
         }
     }
     if STEER_ORIG_BY_COOKIE.insert(cookie, dest, 0).is_err() {
         // Without the entry the gateway could not tell where the client was going.
-        return ALLOW;
+        return Verdict::Leave;
     }
-    rewrite(sa, cfg.listener);
     count(STEER_STAT_REDIRECTED);
-    ALLOW
+    if !host {
+        count(STEER_STAT_CONTAINER);
+    }
+    Verdict::To(to)
 }
 
-/// Points a connect at `to`.
+/// Decision for a native IPv6 destination.
 #[inline(always)]
-fn rewrite(sa: *mut bpf_sock_addr, to: Ipv4Endpoint) {
+fn steer_v6(ctx: &SockAddrContext, dest: Ipv6Endpoint) -> Verdict<Ipv6Endpoint> {
+    if STEER_TARGETS6.get_ptr(&dest).is_none() {
+        return Verdict::Leave;
+    }
+    let Some(cfg) = STEER_CONFIG.get(0) else {
+        return Verdict::Leave;
+    };
+    if is_self(cfg) {
+        return Verdict::Leave;
+    }
+    let host = in_host_netns(ctx, cfg);
+    let to = if host { cfg.listener6 } else { cfg.container6 };
+    if !to.is_set() {
+        if !host {
+            count(STEER_STAT_OTHER_NETNS);
+        }
+        return Verdict::Leave;
+    }
+    if let Some(v) = gone(cfg) {
+        return v;
+    }
+    // SAFETY: the context is a valid `bpf_sock_addr` for the program's run.
+    let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
+    if STEER_ORIG6_BY_COOKIE.insert(cookie, dest, 0).is_err() {
+        return Verdict::Leave;
+    }
+    count(STEER_STAT_REDIRECTED);
+    count(STEER_STAT_REDIRECTED6);
+    if !host {
+        count(STEER_STAT_CONTAINER);
+    }
+    Verdict::To(to)
+}
+
+/// True when the connecting socket lives in the gateway's network namespace (or when that
+/// namespace is unknown).
+#[inline(always)]
+fn in_host_netns(ctx: &SockAddrContext, cfg: &SteerConfig) -> bool {
+    if cfg.host_netns_cookie == 0 {
+        return true;
+    }
+    // SAFETY: the context is a valid `bpf_sock_addr`; the helper reads the socket's namespace.
+    let netns = unsafe { bpf_get_netns_cookie(ctx.as_ptr()) };
+    netns == cfg.host_netns_cookie
+}
+
+/// Points an IPv4 connect (or getpeername answer) at `to`.
+#[inline(always)]
+pub(crate) fn rewrite4(sa: *mut bpf_sock_addr, to: Ipv4Endpoint) {
     // SAFETY: `sa` is the program's valid context; volatile so that LLVM does not merge the
     // stores (§8).
     unsafe {
@@ -145,122 +289,101 @@ fn rewrite(sa: *mut bpf_sock_addr, to: Ipv4Endpoint) {
     }
 }
 
+/// Points an IPv6 connect (or getpeername answer) at `to`, one 4-byte store per word.
+#[inline(always)]
+pub(crate) fn rewrite6(sa: *mut bpf_sock_addr, to: Ipv6Endpoint) {
+    // SAFETY: as in `rewrite4`; the verifier accepts 4-byte stores to `user_ip6[i]`.
+    unsafe {
+        core::ptr::write_volatile(&mut (*sa).user_ip6[0], to.addr[0]);
+        core::ptr::write_volatile(&mut (*sa).user_ip6[1], to.addr[1]);
+        core::ptr::write_volatile(&mut (*sa).user_ip6[2], to.addr[2]);
+        core::ptr::write_volatile(&mut (*sa).user_ip6[3], to.addr[3]);
+        core::ptr::write_volatile(&mut (*sa).user_port, u32::from(to.port.to_be()));
+    }
+}
+
 #[sock_ops]
 pub fn steer_sock_ops(ctx: SockOpsContext) -> u32 {
-    if ctx.family() != AF_INET {
+    let family = ctx.family();
+    if family != AF_INET && family != AF_INET6 {
         return 1;
     }
     match ctx.op() {
-        BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB => established(&ctx),
-        BPF_SOCK_OPS_STATE_CB if ctx.arg(1) == TCP_CLOSE => closed(&ctx),
+        BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB => established(&ctx, family),
+        BPF_SOCK_OPS_STATE_CB if ctx.arg(1) == TCP_CLOSE => closed(&ctx, family),
         _ => {}
     }
     1
 }
 
+/// The socket's local address as the gateway sees its peer: IPv4 (also an IPv6 socket talking
+/// IPv4 through a mapped address) or IPv6. sock_ops: local_port is host order (§8).
+enum Local {
+    V4(Ipv4Endpoint),
+    V6(Ipv6Endpoint),
+}
+
+#[inline(always)]
+fn local_of(ctx: &SockOpsContext, family: u32) -> Local {
+    let port = ctx.local_port() as u16;
+    if family == AF_INET {
+        return Local::V4(Ipv4Endpoint::new(ctx.local_ip4(), port));
+    }
+    let ip6 = ctx.local_ip6();
+    match mapped_ipv4(&ip6) {
+        Some(v4) => Local::V4(Ipv4Endpoint::new(v4, port)),
+        None => Local::V6(Ipv6Endpoint::new(ip6, port)),
+    }
+}
+
 /// The application's socket is connected (to the gateway): key its entry by the local address.
 #[inline(always)]
-fn established(ctx: &SockOpsContext) {
+fn established(ctx: &SockOpsContext, family: u32) {
     // SAFETY: the context is a valid `bpf_sock_ops` for the program's run.
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
-    // SAFETY: the value is copied out at once; LRU eviction cannot free it during this run.
-    match (unsafe { STEER_ORIG_BY_COOKIE.get(cookie) }).copied() {
-        Some(orig) => {
-            // sock_ops: local_port is host order (§8).
-            let client = Ipv4Endpoint::new(ctx.local_ip4(), ctx.local_port() as u16);
-            if STEER_ORIG_BY_CLIENT.insert(client, orig, 0).is_ok() {
+    match local_of(ctx, family) {
+        Local::V4(client) => {
+            // SAFETY: the value is copied out at once; LRU eviction cannot free it during this run.
+            match (unsafe { STEER_ORIG_BY_COOKIE.get(cookie) }).copied() {
+                Some(orig) => {
+                    if STEER_ORIG_BY_CLIENT.insert(client, orig, 0).is_ok() {
+                        count(STEER_STAT_ESTABLISHED);
+                    }
+                }
+                // Direct-routed: nothing for the gateway; only the close callback is wanted.
+                None if STEER_DIRECT_BY_COOKIE.get_ptr(cookie).is_some() => {}
+                None => return,
+            }
+        }
+        Local::V6(client) => {
+            // SAFETY: as above.
+            let Some(orig) = (unsafe { STEER_ORIG6_BY_COOKIE.get(cookie) }).copied() else {
+                return;
+            };
+            if STEER_ORIG6_BY_CLIENT.insert(&client, &orig, 0).is_ok() {
                 count(STEER_STAT_ESTABLISHED);
             }
         }
-        // Direct-routed: nothing for the gateway; only the close callback is wanted.
-        None if STEER_DIRECT_BY_COOKIE.get_ptr(cookie).is_some() => {}
-        None => return,
     }
-    // Ask for the state callback so both entries go away when the socket closes.
+    // Ask for the state callback so the entries go away when the socket closes.
     let _ = ctx.set_cb_flags(BPF_SOCK_OPS_STATE_CB_FLAG);
 }
 
 #[inline(always)]
-fn closed(ctx: &SockOpsContext) {
+fn closed(ctx: &SockOpsContext, family: u32) {
     // SAFETY: the context is a valid `bpf_sock_ops` for the program's run.
     let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
     let _ = STEER_ORIG_BY_COOKIE.remove(cookie);
     let _ = STEER_DIRECT_BY_COOKIE.remove(cookie);
-    let client = Ipv4Endpoint::new(ctx.local_ip4(), ctx.local_port() as u16);
-    let _ = STEER_ORIG_BY_CLIENT.remove(client);
-}
-
-#[cgroup_sockopt(getsockopt)]
-pub fn steer_getsockopt(ctx: SockoptContext) -> i32 {
-    let so: *mut bpf_sockopt = ctx.sockopt;
-    // SAFETY: the context pointer is valid for the program's run; these fields are readable.
-    let (level, optname) = unsafe { ((*so).level, (*so).optname) };
-    if level != SOL_IP || optname != SO_ORIGINAL_DST {
-        return ALLOW;
-    }
-    // SAFETY: `sk` is always set for cgroup/getsockopt.
-    let sk: *mut bpf_sock = unsafe { (*so).__bindgen_anon_1.sk };
-    if sk.is_null() {
-        return ALLOW;
-    }
-    // SAFETY: checked non-null; the verifier allows reading these `bpf_sock` fields.
-    let (family, peer_ip, peer_port) = unsafe { ((*sk).family, (*sk).dst_ip4, (*sk).dst_port) };
-    if family != AF_INET {
-        return ALLOW;
-    }
-    // bpf_sock.dst_port is __be16 (§8).
-    let client = Ipv4Endpoint::new(peer_ip, u16::from_be(peer_port));
-    // SAFETY: copied out at once.
-    let Some(orig) = (unsafe { STEER_ORIG_BY_CLIENT.get(client) }).copied() else {
-        return ALLOW;
-    };
-    // SAFETY: the buffer bounds come from the context and are checked before the write.
-    unsafe {
-        let start = (*so).__bindgen_anon_2.optval as *mut u8;
-        let end = (*so).__bindgen_anon_3.optval_end as *mut u8;
-        if start.is_null() || start.add(SOCKADDR_IN_LEN) > end {
-            return ALLOW;
+    let _ = STEER_ORIG6_BY_COOKIE.remove(cookie);
+    match local_of(ctx, family) {
+        Local::V4(client) => {
+            let _ = STEER_ORIG_BY_CLIENT.remove(client);
         }
-        write_sockaddr_in(start, orig);
-        core::ptr::write_volatile(&mut (*so).optlen, SOCKADDR_IN_LEN as i32);
-        core::ptr::write_volatile(&mut (*so).retval, 0);
+        Local::V6(client) => {
+            let _ = STEER_ORIG6_BY_CLIENT.remove(&client);
+        }
     }
-    count(STEER_STAT_ORIGINAL_DST);
-    ALLOW
-}
-
-/// Writes a `struct sockaddr_in` for `ep` at `p`, one field at a time (no merged stores).
-///
-/// # Safety
-/// `p` must be valid for 16 bytes of writes.
-#[inline(always)]
-unsafe fn write_sockaddr_in(p: *mut u8, ep: Ipv4Endpoint) {
-    unsafe {
-        core::ptr::write_volatile(p.cast::<u16>(), AF_INET as u16);
-        core::ptr::write_volatile(p.add(2).cast::<u16>(), ep.port.to_be());
-        core::ptr::write_volatile(p.add(4).cast::<u32>(), ep.addr);
-        core::ptr::write_volatile(p.add(8).cast::<u32>(), 0);
-        core::ptr::write_volatile(p.add(12).cast::<u32>(), 0);
-    }
-}
-
-#[cgroup_sock_addr(getpeername4)]
-pub fn steer_getpeername4(ctx: SockAddrContext) -> i32 {
-    let sa: *mut bpf_sock_addr = ctx.sock_addr;
-    // SAFETY: the context is a valid `bpf_sock_addr` for the program's run.
-    let cookie = unsafe { bpf_get_socket_cookie(ctx.as_ptr()) };
-    // SAFETY: copied out at once.
-    let orig = match (unsafe { STEER_ORIG_BY_COOKIE.get(cookie) }).copied() {
-        Some(orig) => orig,
-        // SAFETY: copied out at once.
-        None => match (unsafe { STEER_DIRECT_BY_COOKIE.get(cookie) }).copied() {
-            Some(orig) => orig,
-            None => return ALLOW,
-        },
-    };
-    rewrite(sa, orig);
-    count(STEER_STAT_PEERNAME);
-    ALLOW
 }
 
 /// The caller is the gateway (its cgroup or its process): never steer it.
@@ -292,7 +415,7 @@ fn daemon_alive() -> bool {
 }
 
 #[inline(always)]
-fn count(slot: u32) {
+pub(crate) fn count(slot: u32) {
     if let Some(c) = STEER_STATS.get_ptr_mut(slot) {
         // SAFETY: per-CPU slot from a successful lookup; only this CPU writes it.
         unsafe { *c += 1 };

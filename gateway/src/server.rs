@@ -65,13 +65,16 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     let _reaper = shared.clusters.routed().then(|| spawn_pool_reaper(shared.clone()));
     probe_backend(&shared).await;
     // Held until return: dropping it detaches the steering programs (fail-open).
-    let _steering = crate::dataplane::steer::start(&shared, &listener).map_err(ServerError::Steering)?;
+    let _steering = crate::dataplane::steer::start(&shared, &listener, &extra).map_err(ServerError::Steering)?;
     // Router / sk_lookup steering and the /metrics endpoint; dropping it at return detaches the
     // program and removes the VIP local routes.
     let dataplane = crate::dataplane::modes::runtime::Runtime::start(&shared.config(), &listener)
         .await
         .map(Arc::new)
         .map_err(ServerError::Dataplane)?;
+    if let Some(steering) = &_steering {
+        dataplane.set_cgroup_source(steering.status_source());
+    }
     // `[metrics] address`: every gateway family plus the data-plane ones; stops at return.
     let _metrics = match shared.config().metrics.address {
         Some(addr) => Some(

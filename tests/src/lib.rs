@@ -30,9 +30,11 @@
 //! `GATEWAY_BIN` (use this binary, no build), `GATEWAY_NO_BUILD=1` (use `target/debug/gateway` as
 //! is), `GATEWAY_VENV` (python venv), `GATEWAY_KEEP_SERVERS=1` (keep data dirs and logs).
 
+pub mod bpffs;
 pub mod cgroup;
 pub mod clients;
 pub mod config_server;
+pub mod container;
 pub mod cluster;
 pub mod conformance;
 pub mod gateway;

@@ -19,11 +19,12 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gateway::dataplane;
+use gateway_tests::bpffs::Bpffs;
 use gateway_tests::cgroup::{command_in, in_cgroup_wrapper, port_of, TestCgroups};
 use gateway_tests::{clients, Gateway, MariaDb};
 
@@ -136,7 +137,8 @@ fn fail_closed_refuses_while_the_gateway_is_gone() {
     let cgroups = TestCgroups::create(&mount, &[format!("gwt-steer-{pid}-fc-app"), format!("gwt-steer-{pid}-fc-gw")])
         .unwrap_or_else(|e| panic!("creating test cgroups: {e}"));
     let (app, gw_cg) = (cgroups.dir(0).to_path_buf(), cgroups.dir(1).to_path_buf());
-    let bpffs = Bpffs::ensure(&app).unwrap_or_else(|e| panic!("bpffs: {e}"));
+    let bpffs = Bpffs::ensure(dataplane::steer::bpffs_mount().expect("mountinfo"), dataplane::steer::cgroup_id(&app).expect("cgroup id"))
+        .unwrap_or_else(|e| panic!("bpffs: {e}"));
     let target = MariaDb::start("steer-fc").expect("starting MariaDB");
     let listen_port = gateway_tests::free_port().expect("free port");
     let toml = format!(
@@ -246,51 +248,4 @@ fn run_in(cgroup: Option<&Path>, program: &str, args: &[String]) -> Result<Outpu
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })
-}
-
-/// A bpffs for pinned links: the existing mount the gateway will pick, or one mounted by the test
-/// (unmounted on drop). On drop the gateway's pin for the test cgroup is removed either way.
-struct Bpffs {
-    dir: PathBuf,
-    mounted_here: bool,
-    /// The gateway's pin for the test's application cgroup.
-    pin: PathBuf,
-}
-
-impl Bpffs {
-    fn ensure(app: &Path) -> Result<Self> {
-        let pin = PathBuf::from("gateway-steer").join(format!("connect4-{}", dataplane::steer::cgroup_id(app)?));
-        // The same detection the gateway uses, so both agree on where the pins go.
-        if let Some(dir) = dataplane::steer::bpffs_mount()? {
-            return Ok(Bpffs { dir, mounted_here: false, pin });
-        }
-        let dir = gateway_tests::scratch_dir("steer-bpffs")?;
-        let out = Command::new("mount").args(["-t", "bpf", "bpf"]).arg(&dir).output()?;
-        if !out.status.success() {
-            return Err(format!("mount -t bpf: {}", String::from_utf8_lossy(&out.stderr)).into());
-        }
-        Ok(Bpffs { dir, mounted_here: true, pin })
-    }
-
-    fn remove_pins(&self) {
-        let pins = self.dir.join(&self.pin);
-        if pins.exists() {
-            if let Err(e) = std::fs::remove_file(&pins) {
-                eprintln!("cleanup: removing {}: {e}", pins.display());
-            }
-        }
-    }
-}
-
-impl Drop for Bpffs {
-    fn drop(&mut self) {
-        self.remove_pins();
-        if self.mounted_here {
-            match Command::new("umount").arg(&self.dir).output() {
-                Ok(o) if o.status.success() => {}
-                Ok(o) => eprintln!("cleanup: umount {}: {}", self.dir.display(), String::from_utf8_lossy(&o.stderr)),
-                Err(e) => eprintln!("cleanup: umount {}: {e}", self.dir.display()),
-            }
-        }
-    }
 }

@@ -30,9 +30,18 @@ pub struct DataplaneConfig {
     /// connections are steered (mode `cgroup`). The gateway's own cgroup must not be among them.
     #[serde(default)]
     pub app_cgroups: Vec<String>,
-    /// Destinations intercepted besides every SQL address of the configured topology.
+    /// Destinations intercepted besides every SQL address of the configured topology. IPv6
+    /// addresses are steered when the gateway listens on IPv6; `[::ffff:a.b.c.d]:port` is IPv4.
     #[serde(default)]
     pub intercept: Vec<SocketAddr>,
+    /// Mode `cgroup`, containers: where connects made in another network namespace than the
+    /// gateway's (containers, pods) are sent, at most one address per family, e.g.
+    /// `["172.17.0.1:6033", "[fd00:17::1]:6033"]`. Each must be a host address every application
+    /// container can reach (the host side of the container bridge or veth, the node address) and
+    /// be served by a gateway listener (`[listen] address` or `extra_addresses`, or a wildcard of
+    /// that port). Empty (default): container connects are not steered (counted and warned about).
+    #[serde(default)]
+    pub container_addresses: Vec<SocketAddr>,
     /// When the daemon is gone: `false` (default) lets new connections reach their original
     /// destination directly (fail-open); `true` refuses them (fail-closed).
     #[serde(default)]

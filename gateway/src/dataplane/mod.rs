@@ -11,6 +11,7 @@ pub mod netns;
 pub mod splice;
 pub mod status;
 pub mod steer;
+pub mod steer_status;
 
 use std::{error::Error as StdError, io};
 

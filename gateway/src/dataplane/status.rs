@@ -104,6 +104,8 @@ pub struct DataplaneStatus {
     pub steering: Option<SteeringStatus>,
     /// Kernel splice, when a splice engine reports.
     pub splice: Option<SpliceStatus>,
+    /// Cgroup steering's self-check (mode `cgroup`, when attached).
+    pub cgroup: Option<super::steer_status::CgroupSteering>,
 }
 
 const INFO: &str = "gateway_dataplane_info";
@@ -218,6 +220,9 @@ impl DataplaneStatus {
                 sample(&mut out, EVENTS, &[("event", event)], *n);
             }
         }
+        if let Some(c) = &self.cgroup {
+            c.encode(&mut out);
+        }
         if let Some(sp) = &self.splice {
             family(
                 &mut out,
@@ -273,6 +278,8 @@ impl DataplaneStatus {
         let mut has_steering = false;
         let mut splice = SpliceStatus::default();
         let mut has_splice = false;
+        let mut cgroup = super::steer_status::CgroupSteering::default();
+        let mut has_cgroup = false;
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -287,6 +294,10 @@ impl DataplaneStatus {
                     .map(|(_, v)| v.clone())
                     .unwrap_or_default()
             };
+            if cgroup.decode(&name, &l, value) {
+                has_cgroup = true;
+                continue;
+            }
             match name.as_str() {
                 INFO => {
                     seen_info = true;
@@ -367,6 +378,7 @@ impl DataplaneStatus {
         }
         st.steering = has_steering.then_some(steering);
         st.splice = has_splice.then_some(splice);
+        st.cgroup = has_cgroup.then_some(cgroup);
         Ok(st)
     }
 
@@ -375,6 +387,7 @@ impl DataplaneStatus {
         let mut o = String::new();
         let ebpf = match &self.ebpf {
             EbpfState::Off if self.mode == "off" => "eBPF off".to_owned(),
+            EbpfState::Off if self.mode == "cgroup" => "cgroup programs not attached".to_owned(),
             EbpfState::Off => "no router / sk_lookup programs".to_owned(),
             EbpfState::Active => "eBPF active".to_owned(),
             EbpfState::Unavailable(r) => format!("eBPF unavailable, userspace only: {r}"),
@@ -416,6 +429,9 @@ impl DataplaneStatus {
             let events: Vec<String> = s.counters.iter().map(|(e, n)| format!("{e}={n}")).collect();
             let _ = writeln!(o, "steering events:  {}", events.join(" "));
         }
+        if let Some(c) = &self.cgroup {
+            c.report(&mut o);
+        }
         match &self.splice {
             Some(sp) => {
                 let _ = writeln!(
@@ -435,11 +451,11 @@ impl DataplaneStatus {
     }
 }
 
-fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+pub(super) fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
-fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: u64) {
+pub(super) fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: u64) {
     out.push_str(name);
     if !labels.is_empty() {
         out.push('{');
@@ -458,10 +474,10 @@ fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: u64) {
     let _ = writeln!(out, " {value}");
 }
 
-type Labels = Vec<(String, String)>;
+pub(super) type Labels = Vec<(String, String)>;
 
 /// `name{k="v",…} value` → parts; values must be non-negative integers (all ours are).
-fn parse_sample(line: &str) -> Result<(String, Labels, u64), String> {
+pub(super) fn parse_sample(line: &str) -> Result<(String, Labels, u64), String> {
     let (head, value) = line.rsplit_once(' ').ok_or("no value")?;
     let value = value.parse::<f64>().map_err(|_| "value is not a number")?;
     let value = if value.is_finite() && value >= 0.0 {

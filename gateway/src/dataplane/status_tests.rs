@@ -39,6 +39,7 @@ fn sample_status() -> DataplaneStatus {
             kernel_bytes: 1 << 20,
             budget_fallbacks: 2,
         }),
+        cgroup: None,
     }
 }
 

@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinHandle;
 
-use super::super::status::{DataplaneStatus, EbpfState, SpliceStatus};
+use super::super::status::{DataplaneStatus, EbpfState, SpliceStatus, SteeringStatus};
+use super::super::steer_status::CgroupSteering;
 use super::super::DataplaneError;
 use super::metrics::{self, StatusFn};
 use super::{VipPlan, VipSteering};
@@ -22,6 +23,10 @@ use crate::config::{Config, SteeringMode};
 /// Reports the splice engine's counters at scrape time (see [`Runtime::set_splice_source`]).
 pub type SpliceSource = Arc<dyn Fn() -> Option<SpliceStatus> + Send + Sync>;
 
+/// Reports cgroup steering at scrape time (see [`Runtime::set_cgroup_source`]): its programs and
+/// counters, and its self-check.
+pub type CgroupSource = Arc<dyn Fn() -> Option<(SteeringStatus, CgroupSteering)> + Send + Sync>;
+
 type Shared<T> = Arc<Mutex<Option<T>>>;
 
 /// Attached steering and the metrics endpoint of one daemon.
@@ -29,6 +34,7 @@ pub struct Runtime {
     base: DataplaneStatus,
     steering: Shared<VipSteering>,
     splice: Shared<SpliceSource>,
+    cgroup: Shared<CgroupSource>,
     metrics: Option<(SocketAddr, JoinHandle<()>)>,
 }
 
@@ -71,6 +77,7 @@ impl Runtime {
             base,
             steering: Arc::new(Mutex::new(steering)),
             splice: Arc::new(Mutex::new(None)),
+            cgroup: Arc::new(Mutex::new(None)),
             metrics: None,
         };
         if config.dataplane.as_ref().is_some_and(|d| d.splice) {
@@ -94,6 +101,13 @@ impl Runtime {
         }
     }
 
+    /// Registers cgroup steering (mode `cgroup`) for status and metrics.
+    pub fn set_cgroup_source(&self, source: CgroupSource) {
+        if let Ok(mut s) = self.cgroup.lock() {
+            *s = Some(source);
+        }
+    }
+
     /// Address the metrics endpoint listens on, if any.
     pub fn metrics_address(&self) -> Option<SocketAddr> {
         self.metrics.as_ref().map(|(a, _)| *a)
@@ -108,6 +122,7 @@ impl Runtime {
         let base = self.base.clone();
         let steering = self.steering.clone();
         let splice = self.splice.clone();
+        let cgroup = self.cgroup.clone();
         Arc::new(move || {
             let mut st = base.clone();
             if let Ok(guard) = steering.lock() {
@@ -120,6 +135,12 @@ impl Runtime {
             }
             let source = splice.lock().ok().and_then(|s| s.clone());
             st.splice = source.and_then(|f| f());
+            let source = cgroup.lock().ok().and_then(|s| s.clone());
+            if let Some((steering, check)) = source.and_then(|f| f()) {
+                st.ebpf = EbpfState::Active;
+                st.steering = Some(steering);
+                st.cgroup = Some(check);
+            }
             st
         })
     }

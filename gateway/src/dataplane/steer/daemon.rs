@@ -11,7 +11,11 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+use gateway_common::steer::STEER_SOCK_OPS_PROGRAM;
+
 use super::{direct, SteerError, SteerSettings, Steering};
+use crate::dataplane::modes::runtime::CgroupSource;
+use crate::dataplane::status::{ProgramStatus, SteeringStatus};
 use crate::config::SteeringMode;
 use crate::planner::Planner;
 use crate::session::Shared;
@@ -32,6 +36,55 @@ impl SteeringHandle {
     pub fn steering(&self) -> &Arc<Mutex<Steering>> {
         &self.steering
     }
+
+    /// What `gateway dataplane status` shows of cgroup steering, read at each scrape.
+    pub fn status_source(&self) -> CgroupSource {
+        let steering = Arc::downgrade(&self.steering);
+        Arc::new(move || {
+            let steering = steering.upgrade()?;
+            let s = steering.lock().ok()?;
+            Some((programs_and_counters(&s), s.check()))
+        })
+    }
+}
+
+/// The attached programs (with their attach points) and the event counters.
+fn programs_and_counters(s: &Steering) -> SteeringStatus {
+    let mut st = SteeringStatus::default();
+    let ports = s.targets().iter().map(|a| a.port()).chain(s.targets6().iter().map(|a| a.port()));
+    st.ports = ports.collect::<std::collections::BTreeSet<u16>>().into_iter().collect();
+    for p in s.programs() {
+        for cg in s.app_cgroups() {
+            st.programs.push(ProgramStatus {
+                name: p.name.into(),
+                kind: if p.name == STEER_SOCK_OPS_PROGRAM { "sock_ops" } else { "cgroup_sock_addr" }.into(),
+                target: cg.display().to_string(),
+                id: Some(p.id),
+            });
+        }
+    }
+    match s.stats() {
+        Ok(c) => {
+            st.counters = [
+                ("redirected", c.redirected),
+                ("redirected_ipv6", c.redirected6),
+                ("from_containers", c.container),
+                ("other_netns_not_steered", c.other_netns),
+                ("skipped_self", c.skipped_self),
+                ("fail_open", c.fail_open),
+                ("refused", c.refused),
+                ("established", c.established),
+                ("original_dst", c.original_dst),
+                ("peername", c.peername),
+                ("direct", c.direct),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        }
+        Err(e) => tracing::warn!(error = %e, "reading the steering counters failed"),
+    }
+    st
 }
 
 impl Drop for SteeringHandle {
@@ -51,7 +104,9 @@ impl Drop for SteeringHandle {
 /// Starts cgroup steering when configured. `Ok(None)`: not configured, or eBPF is not available
 /// here (logged; the gateway then runs userspace-only). Other failures are configuration or
 /// system errors the caller should report.
-pub fn start(shared: &Arc<Shared>, listener: &TcpListener) -> Result<Option<SteeringHandle>, SteerError> {
+/// `extra` are the further listeners (`[listen] extra_addresses`): steering can send connects to
+/// any of them (IPv6, container addresses).
+pub fn start(shared: &Arc<Shared>, listener: &TcpListener, extra: &[TcpListener]) -> Result<Option<SteeringHandle>, SteerError> {
     let config = shared.config();
     let Some(dp) = config.dataplane.as_ref().filter(|d| d.mode == SteeringMode::Cgroup) else {
         return Ok(None);
@@ -59,7 +114,14 @@ pub fn start(shared: &Arc<Shared>, listener: &TcpListener) -> Result<Option<Stee
     let local = listener
         .local_addr()
         .map_err(|source| SteerError::Cgroup { path: "listener".into(), source })?;
-    let settings = SteerSettings { listener: local, app_cgroups: dp.app_cgroups.clone(), fail_closed: dp.fail_closed };
+    let listeners: Vec<SocketAddr> =
+        std::iter::once(local).chain(extra.iter().filter_map(|l| l.local_addr().ok())).collect();
+    let settings = SteerSettings {
+        listeners: listeners.clone(),
+        container_addresses: dp.container_addresses.clone(),
+        app_cgroups: dp.app_cgroups.clone(),
+        fail_closed: dp.fail_closed,
+    };
     let mut steering = match Steering::attach(&settings, listener) {
         Ok(s) => s,
         Err(e) if e.is_unavailable() => {
@@ -70,8 +132,9 @@ pub fn start(shared: &Arc<Shared>, listener: &TcpListener) -> Result<Option<Stee
         }
         Err(e) => return Err(e),
     };
-    let intercepted = targets(shared, local);
+    let intercepted = targets(shared, &listeners);
     steering.set_targets(intercepted.iter().copied())?;
+    report_check(&steering);
     match direct::blocked(&shared.config()) {
         None => steering.set_direct(&direct::configured(dp, &intercepted, local))?,
         Some(why) if dp.direct_route => tracing::warn!(reason = %why, "direct route disabled"),
@@ -80,14 +143,33 @@ pub fn start(shared: &Arc<Shared>, listener: &TcpListener) -> Result<Option<Stee
     let steering = Arc::new(Mutex::new(steering));
     let refresh = shared.planner.as_ref().map(|planner| {
         let period = shared.config().routing.as_ref().map_or(DEFAULT_REFRESH, |r| r.cache.cluster_refresh());
-        spawn_refresh(Arc::clone(shared), planner.clone(), Arc::clone(&steering), local, period)
+        spawn_refresh(Arc::clone(shared), planner.clone(), Arc::clone(&steering), listeners, period)
     });
     Ok(Some(SteeringHandle { steering, refresh }))
 }
 
+/// Logs the self-check at start: each cgroup and family at INFO, and loudly (WARN) whatever would
+/// steer nothing: a missing or empty cgroup, programs the kernel does not report effective,
+/// containers without a container address, intercepted destinations of a family without target.
+fn report_check(steering: &Steering) {
+    let check = steering.check();
+    for c in &check.cgroups {
+        let effective: Vec<&str> = c.programs.iter().filter(|(_, on)| *on).map(|(p, _)| p.as_str()).collect();
+        tracing::info!(cgroup = %c.path, exists = c.exists, cgroup2 = c.cgroup2, processes = c.processes,
+            other_netns = c.other_netns, effective = ?effective, "cgroup steering: application cgroup");
+    }
+    for f in &check.families {
+        tracing::info!(family = %f.family, attached = f.attached, host = %f.host, containers = %f.container,
+            intercepted = f.targets, "cgroup steering: family");
+    }
+    for warning in check.warnings() {
+        tracing::warn!("cgroup steering: {warning}");
+    }
+}
+
 /// Every intercepted destination: `[backend] address`, `[dataplane] intercept`, and each SQL
-/// address of the topology, without the gateway's own listener.
-pub fn targets(shared: &Shared, listener: SocketAddr) -> BTreeSet<SocketAddr> {
+/// address of the topology, without the gateway's own listeners.
+pub fn targets(shared: &Shared, listeners: &[SocketAddr]) -> BTreeSet<SocketAddr> {
     let mut set = BTreeSet::new();
     set.insert(shared.config().backend.address);
     if let Some(dp) = &shared.config().dataplane {
@@ -96,7 +178,9 @@ pub fn targets(shared: &Shared, listener: SocketAddr) -> BTreeSet<SocketAddr> {
     if let Some(p) = &shared.planner {
         set.extend(p.locator().cluster().servers().iter().map(|s| s.addr));
     }
-    set.remove(&listener);
+    for l in listeners {
+        set.remove(l);
+    }
     set
 }
 
@@ -105,7 +189,7 @@ fn spawn_refresh(
     shared: Arc<Shared>,
     planner: Planner,
     steering: Arc<Mutex<Steering>>,
-    listener: SocketAddr,
+    listeners: Vec<SocketAddr>,
     period: Duration,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
@@ -120,10 +204,10 @@ fn spawn_refresh(
             if !changed && !direct_on {
                 continue;
             }
-            let wanted = targets(&shared, listener);
+            let wanted = targets(&shared, &listeners);
             // Computed before locking: it may wait for the tenant's server list.
             let routes = if direct_on {
-                Some(direct::plan(&shared.config(), Some(&planner), &wanted, listener).await)
+                Some(direct::plan(&shared.config(), Some(&planner), &wanted, listeners[0]).await)
             } else {
                 None
             };

@@ -1,9 +1,15 @@
 //! Steering mode `cgroup` (docs/ebpf.md §3.2): applications' connects to database addresses are
-//! rewritten to the gateway listener by `cgroup/connect4`, and the daemon learns each connection's
-//! original destination through `getsockopt(SOL_IP, SO_ORIGINAL_DST)`.
+//! rewritten to the gateway by `cgroup/connect4` / `connect6`, and the daemon learns each
+//! connection's original destination through `getsockopt(SOL_IP, SO_ORIGINAL_DST)` (IPv6:
+//! `SOL_IPV6, IP6T_SO_ORIGINAL_DST`).
 //!
-//! * connect4, sock_ops and getpeername4 are attached to each configured application cgroup
+//! * connect4/6, sock_ops and getpeername4/6 are attached to each configured application cgroup
 //!   (and so to their descendants); getsockopt to the gateway's own cgroup.
+//! * Containers: cgroup programs run for every process of the cgroup, whatever its network
+//!   namespace. A process in the gateway's namespace is sent to the listener; a process in another
+//!   namespace (a container) to `[dataplane] container_addresses`, a host address it can reach
+//!   (`targets.rs`). The gateway's peer is then the container's own address, which keys the
+//!   original destination exactly as for host processes.
 //! * The daemon's own upstream connects are never rewritten: the programs are scoped to the
 //!   application cgroups, and connect4 also skips the gateway's cgroup id and process id.
 //! * Fail-open: the listener is kept in a one-slot sockmap; the kernel drops it when the socket
@@ -14,35 +20,45 @@
 //!   removes those pins first (a clean stop keeps them: fail-closed means "no gateway, no access").
 //! * Direct route (`direct.rs`, off by default): for sessions whose route is fixed before they
 //!   start, connect4 sends the connect straight to the server; the daemon keeps that map.
-//! * IPv4 only: connect6 is not hooked, IPv6 connects reach their destination directly.
+//! * IPv6: native IPv6 destinations have their own maps; IPv4-mapped ones (`::ffff:a.b.c.d`) are
+//!   IPv4. Direct route is IPv4 and host namespace only.
+//! * Self-check (`selfcheck.rs`): per cgroup and per family, from the kernel's own answers.
 
+mod attach;
 mod cgroup;
 mod daemon;
 pub mod direct;
 mod original_dst;
+pub mod selfcheck;
+pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
 use std::io;
-use std::net::{SocketAddr, SocketAddrV4};
+use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use aya::maps::{Array, HashMap, MapData, PerCpuArray, SockMap};
+use aya::maps::{HashMap, MapData, PerCpuArray};
 use aya::programs::links::{FdLink, PinnedLink};
-use aya::programs::{CgroupAttachMode, CgroupSockAddr, CgroupSockopt, SockOps};
+use aya::programs::{CgroupSockAddr, SockOps};
 use aya::Ebpf;
 use gateway_common::steer::{
-    Ipv4Endpoint, SteerConfig, STEER_CONFIG_MAP, STEER_CONNECT4_PROGRAM,
-    STEER_GETPEERNAME4_PROGRAM, STEER_GETSOCKOPT_PROGRAM, STEER_LIVENESS_MAP,
-    STEER_SOCK_OPS_PROGRAM, STEER_STATS_MAP, STEER_STAT_SLOTS, STEER_TARGETS_MAP,
-    STEER_TARGETS_MAX,
+    Ipv4Endpoint, Ipv6Endpoint, SteerConfig, STEER_CONNECT4_PROGRAM, STEER_CONNECT6_PROGRAM,
+    STEER_GETPEERNAME4_PROGRAM, STEER_GETPEERNAME6_PROGRAM, STEER_SOCK_OPS_PROGRAM, STEER_STATS_MAP,
+    STEER_STAT_SLOTS, STEER_TARGETS6_MAP, STEER_TARGETS_MAP, STEER_TARGETS_MAX,
 };
 
+use attach::{
+    attach_getsockopt, attach_sock_addr, attach_sock_ops, map_error, missing, open_cgroup, pin, pin_path,
+    prepare_pins, program_error, register_listener, write_config,
+};
 pub use cgroup::{bpffs_mount, cgroup2_mount, cgroup_id, own_cgroup};
 pub use daemon::{start, SteeringHandle};
 pub use original_dst::{is_intercepted, original_destination, steered_backend};
+use selfcheck::{attach_type, Attached};
+use targets::{endpoint4 as endpoint, endpoint6, RewriteTargets};
 
+use super::steer_status::{CgroupSteering, FamilyCheck};
 use super::{load_object, DataplaneError};
 
 /// Directory under the bpffs mount holding pinned links (`fail_closed` only).
@@ -71,9 +87,20 @@ pub enum SteerError {
     /// Mode `cgroup` without application cgroups.
     #[error("[dataplane] mode = \"cgroup\" needs at least one entry in app_cgroups")]
     NoAppCgroups,
-    /// The listener is IPv6.
-    #[error("listener {0} is not IPv4; cgroup steering rewrites IPv4 connects only")]
-    ListenerNotIpv4(SocketAddr),
+    /// A `[dataplane] container_addresses` entry cannot be used.
+    #[error("[dataplane] container_addresses: {addr}: {why}")]
+    ContainerAddress {
+        /// The entry.
+        addr: SocketAddr,
+        /// Why not.
+        why: &'static str,
+    },
+    /// No listener to steer to.
+    #[error("the gateway has no listener that steered connects could reach")]
+    NoListener,
+    /// A configured application cgroup is not a cgroup v2 directory.
+    #[error("{}: not a cgroup v2 directory (cgroup programs attach to cgroup v2 only)", .0.display())]
+    NotCgroup2(PathBuf),
     /// `fail_closed` without a bpffs to pin the programs in.
     #[error("fail_closed needs a bpffs mount to pin its programs (mount -t bpf bpf /sys/fs/bpf)")]
     NoBpffs,
@@ -105,8 +132,10 @@ impl SteerError {
 /// What to attach where.
 #[derive(Debug, Clone)]
 pub struct SteerSettings {
-    /// Rewrite target: the gateway listener (a wildcard address is replaced by 127.0.0.1).
-    pub listener: SocketAddr,
+    /// The gateway's bound listeners, the main one first (rewrite targets, `targets.rs`).
+    pub listeners: Vec<SocketAddr>,
+    /// Host addresses containers are sent to, one per family (`[dataplane] container_addresses`).
+    pub container_addresses: Vec<SocketAddr>,
     /// Application cgroups (absolute or relative to the cgroup2 mount).
     pub app_cgroups: Vec<String>,
     /// Refuse connects to intercepted addresses while the daemon is gone.
@@ -132,6 +161,12 @@ pub struct SteerStats {
     pub peername: u64,
     /// Connects sent straight to their server (direct route).
     pub direct: u64,
+    /// Connects from another network namespace left alone: no container address of the family.
+    pub other_netns: u64,
+    /// Connects from another network namespace steered to a container address.
+    pub container: u64,
+    /// IPv6 connects steered.
+    pub redirected6: u64,
 }
 
 /// The attached steering programs. Dropping it detaches them (except pinned `fail_closed` links).
@@ -140,7 +175,11 @@ pub struct Steering {
     ebpf: Ebpf,
     app_cgroups: Vec<PathBuf>,
     gateway_cgroup: PathBuf,
+    rewrite: RewriteTargets,
+    /// Loaded application-cgroup programs (for the self-check).
+    programs: Vec<Attached>,
     targets: BTreeSet<SocketAddrV4>,
+    targets6: BTreeSet<SocketAddrV6>,
     /// Installed direct routes (dialled address → server), see `direct.rs`.
     direct: BTreeMap<SocketAddrV4, SocketAddrV4>,
     /// `fail_closed`: connect4 links pinned on bpffs (they outlive the process).
@@ -154,7 +193,9 @@ impl std::fmt::Debug for Steering {
         f.debug_struct("Steering")
             .field("app_cgroups", &self.app_cgroups)
             .field("gateway_cgroup", &self.gateway_cgroup)
+            .field("rewrite", &self.rewrite)
             .field("targets", &self.targets)
+            .field("targets6", &self.targets6)
             .field("direct", &self.direct)
             .finish_non_exhaustive()
     }
@@ -167,7 +208,7 @@ impl Steering {
         if settings.app_cgroups.is_empty() {
             return Err(SteerError::NoAppCgroups);
         }
-        let target = rewrite_target(settings.listener)?;
+        let rewrite = RewriteTargets::plan(&settings.listeners, &settings.container_addresses)?;
         // First: no object / no privilege must read as "unavailable", whatever else is missing.
         let mut ebpf = load_object()?;
         let mount = cgroup2_mount()?;
@@ -179,6 +220,9 @@ impl Steering {
             .map(|c| cgroup::resolve(&mount, c))
             .collect();
         for app in &app_cgroups {
+            if app.is_dir() && !selfcheck::is_cgroup2(app) {
+                return Err(SteerError::NotCgroup2(app.clone()));
+            }
             if gateway_cgroup.starts_with(app) {
                 tracing::warn!(app = %app.display(), gateway = %gateway_cgroup.display(),
                     "the gateway runs inside an application cgroup; its own connects are skipped \
@@ -190,12 +234,7 @@ impl Steering {
                             to the root and runs for every process's getsockopt()");
         }
         let pin_dir = prepare_pins(settings.fail_closed, &app_cgroups)?;
-        let config = SteerConfig {
-            listener: endpoint(target),
-            gateway_tgid: std::process::id(),
-            fail_closed: u32::from(settings.fail_closed),
-            gateway_cgroup_id: cgroup_id(&gateway_cgroup)?,
-        };
+        let config = steer_config(&rewrite, settings.fail_closed, cgroup_id(&gateway_cgroup)?, listener);
         write_config(&mut ebpf, config)?;
         register_listener(&mut ebpf, listener)?;
         let (mut pinned, mut owned) = (Vec::new(), Vec::new());
@@ -204,42 +243,43 @@ impl Steering {
             let dir = open_cgroup(app)?;
             attach_sock_ops(&mut ebpf, &dir)?;
             attach_sock_addr(&mut ebpf, STEER_GETPEERNAME4_PROGRAM, &dir)?;
-            let link = attach_sock_addr(&mut ebpf, STEER_CONNECT4_PROGRAM, &dir)?;
-            match (&pin_dir, link) {
-                (Some(pin_dir), Some(link)) => {
-                    pinned.push(pin(link, &pin_path(pin_dir, app)?)?);
+            attach_sock_addr(&mut ebpf, STEER_GETPEERNAME6_PROGRAM, &dir)?;
+            for program in [STEER_CONNECT4_PROGRAM, STEER_CONNECT6_PROGRAM] {
+                match (&pin_dir, attach_sock_addr(&mut ebpf, program, &dir)?) {
+                    (Some(pin_dir), Some(link)) => pinned.push(pin(link, &pin_path(pin_dir, app, program)?)?),
+                    (None, Some(link)) => owned.push(link),
+                    _ => {}
                 }
-                (None, Some(link)) => owned.push(link),
-                _ => {}
             }
         }
-        tracing::info!(listener = %target, apps = ?app_cgroups, gateway_cgroup = %gateway_cgroup.display(),
+        let programs = loaded_programs(&ebpf)?;
+        tracing::info!(rewrite = ?rewrite, apps = ?app_cgroups, gateway_cgroup = %gateway_cgroup.display(),
             fail_closed = settings.fail_closed, "cgroup steering attached");
         Ok(Steering {
             ebpf,
             app_cgroups,
             gateway_cgroup,
+            rewrite,
+            programs,
             targets: BTreeSet::new(),
+            targets6: BTreeSet::new(),
             direct: BTreeMap::new(),
             _pinned: pinned,
             _links: owned,
         })
     }
 
-    /// Replaces the set of intercepted destinations. IPv6 addresses are skipped (not steered).
+    /// Replaces the set of intercepted destinations (IPv4-mapped IPv6 addresses count as IPv4).
     pub fn set_targets(&mut self, addrs: impl IntoIterator<Item = SocketAddr>) -> Result<(), SteerError> {
-        let wanted: BTreeSet<SocketAddrV4> = addrs
-            .into_iter()
-            .filter_map(|a| match a {
-                SocketAddr::V4(v4) => Some(v4),
-                SocketAddr::V6(v6) => {
-                    tracing::warn!(addr = %v6, "IPv6 destinations are not steered");
-                    None
-                }
-            })
-            .collect();
-        if wanted.len() > STEER_TARGETS_MAX as usize {
-            return Err(SteerError::TooManyTargets { count: wanted.len(), max: STEER_TARGETS_MAX });
+        let (wanted, wanted6) = targets::split(addrs);
+        for count in [wanted.len(), wanted6.len()] {
+            if count > STEER_TARGETS_MAX as usize {
+                return Err(SteerError::TooManyTargets { count, max: STEER_TARGETS_MAX });
+            }
+        }
+        if !wanted6.is_empty() && self.rewrite.host6.is_none() && self.rewrite.container6.is_none() {
+            tracing::warn!(targets = ?wanted6, "IPv6 destinations are intercepted but the gateway has no IPv6 \
+                listener (nor an IPv6 container address): they are NOT steered");
         }
         let mut map: HashMap<&mut MapData, Ipv4Endpoint, u8> = HashMap::try_from(
             self.ebpf.map_mut(STEER_TARGETS_MAP).ok_or(missing(STEER_TARGETS_MAP))?,
@@ -251,14 +291,68 @@ impl Steering {
         for add in wanted.difference(&self.targets) {
             map.insert(endpoint(*add), 1u8, 0).map_err(|e| map_error(STEER_TARGETS_MAP, e))?;
         }
-        tracing::info!(targets = ?wanted, "intercepted destinations");
+        let mut map6: HashMap<&mut MapData, Ipv6Endpoint, u8> = HashMap::try_from(
+            self.ebpf.map_mut(STEER_TARGETS6_MAP).ok_or(missing(STEER_TARGETS6_MAP))?,
+        )
+        .map_err(|e| map_error(STEER_TARGETS6_MAP, e))?;
+        for stale in self.targets6.difference(&wanted6) {
+            map6.remove(&endpoint6(*stale)).map_err(|e| map_error(STEER_TARGETS6_MAP, e))?;
+        }
+        for add in wanted6.difference(&self.targets6) {
+            map6.insert(endpoint6(*add), 1u8, 0).map_err(|e| map_error(STEER_TARGETS6_MAP, e))?;
+        }
+        tracing::info!(targets = ?wanted, targets6 = ?wanted6, "intercepted destinations");
         self.targets = wanted;
+        self.targets6 = wanted6;
         Ok(())
     }
 
-    /// The intercepted destinations.
+    /// The self-check: what the kernel and the file system say about each configured cgroup, and
+    /// whether each family is steered.
+    pub fn check(&self) -> CgroupSteering {
+        let cgroups: Vec<_> = self.app_cgroups.iter().map(|c| selfcheck::check(c, &self.programs)).collect();
+        let effective = |names: &[&str]| {
+            cgroups.iter().all(|c| c.programs.iter().filter(|(p, _)| names.contains(&p.as_str())).all(|(_, on)| *on))
+        };
+        let show = |a: Option<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+        let (r, sock_ops) = (&self.rewrite, STEER_SOCK_OPS_PROGRAM);
+        let v4 = FamilyCheck {
+            family: "ipv4".into(),
+            attached: (r.host4.is_some() || r.container4.is_some())
+                && effective(&[STEER_CONNECT4_PROGRAM, STEER_GETPEERNAME4_PROGRAM, sock_ops]),
+            host: show(r.host4.map(SocketAddr::V4)),
+            container: show(r.container4.map(SocketAddr::V4)),
+            targets: self.targets.len() as u64,
+        };
+        let v6 = FamilyCheck {
+            family: "ipv6".into(),
+            attached: (r.host6.is_some() || r.container6.is_some())
+                && effective(&[STEER_CONNECT6_PROGRAM, STEER_GETPEERNAME6_PROGRAM, sock_ops]),
+            host: show(r.host6.map(SocketAddr::V6)),
+            container: show(r.container6.map(SocketAddr::V6)),
+            targets: self.targets6.len() as u64,
+        };
+        CgroupSteering { cgroups, families: vec![v4, v6] }
+    }
+
+    /// The intercepted IPv4 destinations.
     pub fn targets(&self) -> &BTreeSet<SocketAddrV4> {
         &self.targets
+    }
+
+    /// The intercepted IPv6 destinations.
+    pub fn targets6(&self) -> &BTreeSet<SocketAddrV6> {
+        &self.targets6
+    }
+
+    /// Where steered connects go.
+    pub fn rewrite_targets(&self) -> RewriteTargets {
+        self.rewrite
+    }
+
+    /// The loaded application-cgroup programs and their kernel ids.
+    pub fn programs(&self) -> &[Attached] {
+        &self.programs
     }
 
     /// The application cgroups the programs are attached to.
@@ -276,131 +370,66 @@ impl Steering {
             let per_cpu = map.get(&slot, 0).map_err(|e| map_error(STEER_STATS_MAP, e))?;
             *sum = per_cpu.iter().fold(0u64, |a, v| a.saturating_add(*v));
         }
-        let [redirected, skipped_self, fail_open, refused, established, original_dst, peername, direct] = sums;
-        Ok(SteerStats { redirected, skipped_self, fail_open, refused, established, original_dst, peername, direct })
+        let [redirected, skipped_self, fail_open, refused, established, original_dst, peername, direct, other_netns, container, redirected6] =
+            sums;
+        Ok(SteerStats {
+            redirected,
+            skipped_self,
+            fail_open,
+            refused,
+            established,
+            original_dst,
+            peername,
+            direct,
+            other_netns,
+            container,
+            redirected6,
+        })
     }
 }
 
-/// Where connects are rewritten to: the listener, with a wildcard address made loopback.
-fn rewrite_target(listener: SocketAddr) -> Result<SocketAddrV4, SteerError> {
-    match listener {
-        SocketAddr::V4(v4) if v4.ip().is_unspecified() => {
-            Ok(SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, v4.port()))
+/// The programs' configuration: rewrite targets, the gateway's identity and namespace.
+fn steer_config(rewrite: &RewriteTargets, fail_closed: bool, gateway_cgroup_id: u64, listener: &impl AsRawFd) -> SteerConfig {
+    let host_netns_cookie = match targets::netns_cookie(listener) {
+        Ok(c) => c,
+        Err(e) => {
+            // Without it every connect counts as the host's: containers cannot be told apart.
+            tracing::warn!(error = %e, "SO_NETNS_COOKIE unavailable (Linux < 5.14): container connects \
+                are treated as host connects");
+            0
         }
-        SocketAddr::V4(v4) => Ok(v4),
-        SocketAddr::V6(_) => Err(SteerError::ListenerNotIpv4(listener)),
-    }
-}
-
-/// The map key of an address (network-order address, host-order port).
-fn endpoint(addr: SocketAddrV4) -> Ipv4Endpoint {
-    Ipv4Endpoint::new(u32::from_ne_bytes(addr.ip().octets()), addr.port())
-}
-
-/// Removes the connect4 pins an earlier run left for these application cgroups (unlinking a pin
-/// releases that link, which detaches it); returns the pin directory when `fail_closed` needs
-/// one. Pins of other cgroups (another gateway on this host) are left alone.
-fn prepare_pins(fail_closed: bool, app_cgroups: &[PathBuf]) -> Result<Option<PathBuf>, SteerError> {
-    let Some(bpffs) = cgroup::bpffs_mount()? else {
-        return if fail_closed { Err(SteerError::NoBpffs) } else { Ok(None) };
     };
-    let dir = bpffs.join(PIN_DIR);
-    for app in app_cgroups {
-        let pin = pin_path(&dir, app)?;
-        if pin.exists() {
-            std::fs::remove_file(&pin).map_err(|e| SteerError::Pin { path: pin.clone(), message: e.to_string() })?;
-            tracing::info!(pin = %pin.display(), "removed the pinned steering link of an earlier run");
-        }
+    let v4 = |a: Option<SocketAddrV4>| a.map(endpoint).unwrap_or_default();
+    let v6 = |a: Option<SocketAddrV6>| a.map(endpoint6).unwrap_or_default();
+    SteerConfig {
+        listener: v4(rewrite.host4),
+        gateway_tgid: std::process::id(),
+        fail_closed: u32::from(fail_closed),
+        gateway_cgroup_id,
+        host_netns_cookie,
+        container4: v4(rewrite.container4),
+        listener6: v6(rewrite.host6),
+        container6: v6(rewrite.container6),
     }
-    if !fail_closed {
-        return Ok(None);
+}
+
+/// Kernel ids of the application-cgroup programs (loaded and attached by now).
+fn loaded_programs(ebpf: &Ebpf) -> Result<Vec<Attached>, SteerError> {
+    let mut out = Vec::new();
+    for (name, attach_type) in [
+        (STEER_CONNECT4_PROGRAM, attach_type::CONNECT4),
+        (STEER_CONNECT6_PROGRAM, attach_type::CONNECT6),
+        (STEER_GETPEERNAME4_PROGRAM, attach_type::GETPEERNAME4),
+        (STEER_GETPEERNAME6_PROGRAM, attach_type::GETPEERNAME6),
+    ] {
+        let prog: &CgroupSockAddr =
+            ebpf.program(name).and_then(|p| p.try_into().ok()).ok_or(DataplaneError::ProgramMissing { name })?;
+        let id = prog.info().map_err(|e| program_error(name, e))?.id();
+        out.push(Attached { name, attach_type, id });
     }
-    std::fs::create_dir_all(&dir).map_err(|e| SteerError::Pin { path: dir.clone(), message: e.to_string() })?;
-    Ok(Some(dir))
-}
-
-/// `<bpffs>/gateway-steer/connect4-<cgroup id>`.
-fn pin_path(dir: &Path, app: &Path) -> Result<PathBuf, SteerError> {
-    Ok(dir.join(format!("connect4-{}", cgroup_id(app)?)))
-}
-
-fn pin(link: FdLink, path: &Path) -> Result<PinnedLink, SteerError> {
-    link.pin(path).map_err(|e| {
-        let cause = std::error::Error::source(&e).map(|c| format!(": {c}")).unwrap_or_default();
-        SteerError::Pin { path: path.to_path_buf(), message: format!("{e}{cause}") }
-    })
-}
-
-fn open_cgroup(dir: &Path) -> Result<File, SteerError> {
-    File::open(dir).map_err(|source| SteerError::Cgroup { path: dir.to_path_buf(), source })
-}
-
-fn write_config(ebpf: &mut Ebpf, config: SteerConfig) -> Result<(), SteerError> {
-    let mut map: Array<&mut MapData, SteerConfig> =
-        Array::try_from(ebpf.map_mut(STEER_CONFIG_MAP).ok_or(missing(STEER_CONFIG_MAP))?)
-            .map_err(|e| map_error(STEER_CONFIG_MAP, e))?;
-    map.set(0, config, 0).map_err(|e| map_error(STEER_CONFIG_MAP, e))?;
-    Ok(())
-}
-
-fn register_listener(ebpf: &mut Ebpf, listener: &impl AsRawFd) -> Result<(), SteerError> {
-    let mut map: SockMap<&mut MapData> =
-        SockMap::try_from(ebpf.map_mut(STEER_LIVENESS_MAP).ok_or(missing(STEER_LIVENESS_MAP))?)
-            .map_err(|e| map_error(STEER_LIVENESS_MAP, e))?;
-    map.set(0, listener, 0).map_err(|e| map_error(STEER_LIVENESS_MAP, e))?;
-    Ok(())
-}
-
-fn attach_getsockopt(ebpf: &mut Ebpf, cgroup: &Path) -> Result<(), SteerError> {
-    let name = STEER_GETSOCKOPT_PROGRAM;
-    let dir = open_cgroup(cgroup)?;
-    let prog: &mut CgroupSockopt = ebpf
-        .program_mut(name)
-        .and_then(|p| p.try_into().ok())
-        .ok_or(DataplaneError::ProgramMissing { name })?;
-    prog.load().map_err(|e| program_error(name, e))?;
-    prog.attach(&dir, CgroupAttachMode::Single).map_err(|e| program_error(name, e))?;
-    Ok(())
-}
-
-fn attach_sock_ops(ebpf: &mut Ebpf, dir: &File) -> Result<(), SteerError> {
     let name = STEER_SOCK_OPS_PROGRAM;
-    let prog: &mut SockOps =
-        ebpf.program_mut(name).and_then(|p| p.try_into().ok()).ok_or(DataplaneError::ProgramMissing { name })?;
-    if prog.fd().is_err() {
-        prog.load().map_err(|e| program_error(name, e))?;
-    }
-    prog.attach(dir, CgroupAttachMode::Single).map_err(|e| program_error(name, e))?;
-    Ok(())
-}
-
-/// Attaches a `cgroup_sock_addr` program; returns the link as an owned [`FdLink`] for connect4
-/// (so it can be pinned), `None` for the others (kept by the program).
-fn attach_sock_addr(ebpf: &mut Ebpf, name: &'static str, dir: &File) -> Result<Option<FdLink>, SteerError> {
-    let prog: &mut CgroupSockAddr =
-        ebpf.program_mut(name).and_then(|p| p.try_into().ok()).ok_or(DataplaneError::ProgramMissing { name })?;
-    if prog.fd().is_err() {
-        prog.load().map_err(|e| program_error(name, e))?;
-    }
-    let id = prog.attach(dir, CgroupAttachMode::Single).map_err(|e| program_error(name, e))?;
-    if name != STEER_CONNECT4_PROGRAM {
-        return Ok(None);
-    }
-    let link = prog.take_link(id).map_err(|e| program_error(name, e))?;
-    // Owned links detach when dropped; the caller pins it or keeps it alive.
-    FdLink::try_from(link)
-        .map(Some)
-        .map_err(|e| SteerError::Pin { path: PathBuf::from(name), message: e.to_string() })
-}
-
-fn missing(name: &'static str) -> DataplaneError {
-    DataplaneError::MapMissing { name }
-}
-
-fn map_error(name: &'static str, source: aya::maps::MapError) -> SteerError {
-    DataplaneError::Map { name, source: Box::new(source) }.classify().into()
-}
-
-fn program_error(name: &'static str, source: aya::programs::ProgramError) -> SteerError {
-    DataplaneError::Program { name, source: Box::new(source) }.classify().into()
+    let prog: &SockOps = ebpf.program(name).and_then(|p| p.try_into().ok()).ok_or(DataplaneError::ProgramMissing { name })?;
+    let id = prog.info().map_err(|e| program_error(name, e))?.id();
+    out.push(Attached { name, attach_type: attach_type::SOCK_OPS, id });
+    Ok(out)
 }

@@ -5,45 +5,69 @@
 //! deployments share this code path.
 
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::AsRawFd;
 
-use gateway_common::steer::{SOL_IP, SO_ORIGINAL_DST};
+use gateway_common::steer::{IP6T_SO_ORIGINAL_DST, SOL_IP, SOL_IPV6, SO_ORIGINAL_DST};
 
 use crate::config::{Config, SteeringMode};
 use crate::planner::Planner;
 
-/// Reads `SO_ORIGINAL_DST` of a socket. `Ok(None)` when the socket has none (not steered:
+/// Reads the original destination of an accepted socket: `SO_ORIGINAL_DST` at `SOL_IP` (an IPv4
+/// connection, also on an IPv6 socket whose peer is IPv4-mapped), then, for an IPv6 socket,
+/// `IP6T_SO_ORIGINAL_DST` at `SOL_IPV6`. `Ok(None)` when the socket has none (not steered:
 /// `ENOENT`, or no netfilter/BPF answer: `ENOPROTOOPT`).
-pub fn original_destination(socket: &impl AsRawFd) -> io::Result<Option<SocketAddrV4>> {
+pub fn original_destination(socket: &impl AsRawFd) -> io::Result<Option<SocketAddr>> {
+    let v4 = query_v4(socket);
+    if let Ok(Some(v4)) = v4 {
+        return Ok(Some(SocketAddr::V4(v4)));
+    }
+    // An IPv6 socket may refuse the IPv4 question in its own way; its IPv6 answer decides.
+    match query_v6(socket) {
+        Ok(Some(v6)) => Ok(Some(v6)),
+        Ok(None) => v4.map(|_| None),
+        Err(e) => v4.and(Err(e)),
+    }
+}
+
+fn query_v4(socket: &impl AsRawFd) -> io::Result<Option<SocketAddrV4>> {
     // SAFETY: sockaddr_in is plain old data; all-zero is a valid value.
     let mut sin: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-    // SAFETY: the fd is borrowed for the call; the buffer and its length describe `sin`, which
-    // outlives the call.
-    let rc = unsafe {
-        libc::getsockopt(
-            socket.as_raw_fd(),
-            SOL_IP,
-            SO_ORIGINAL_DST,
-            std::ptr::addr_of_mut!(sin).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        let err = io::Error::last_os_error();
-        return match err.raw_os_error() {
-            Some(libc::ENOENT | libc::ENOPROTOOPT | libc::EOPNOTSUPP) => Ok(None),
-            _ => Err(err),
-        };
-    }
-    if len as usize != std::mem::size_of::<libc::sockaddr_in>()
-        || i32::from(sin.sin_family) != libc::AF_INET
-    {
+    if !getsockopt_into(socket, SOL_IP, SO_ORIGINAL_DST, &mut sin)? || i32::from(sin.sin_family) != libc::AF_INET {
         return Ok(None);
     }
     let ip = Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
     Ok(Some(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
+}
+
+fn query_v6(socket: &impl AsRawFd) -> io::Result<Option<SocketAddr>> {
+    // SAFETY: sockaddr_in6 is plain old data; all-zero is a valid value.
+    let mut sin6: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
+    if !getsockopt_into(socket, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &mut sin6)?
+        || i32::from(sin6.sin6_family) != libc::AF_INET6
+    {
+        return Ok(None);
+    }
+    let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+    let addr = SocketAddr::V6(SocketAddrV6::new(ip, u16::from_be(sin6.sin6_port), 0, 0));
+    Ok(Some(super::targets::unmap(addr)))
+}
+
+/// `getsockopt(level, name)` into `out`; false when the socket has no such value (or the answer
+/// is not exactly `T`-sized).
+fn getsockopt_into<T>(socket: &impl AsRawFd, level: i32, name: i32, out: &mut T) -> io::Result<bool> {
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: the fd is borrowed for the call; the buffer and its length describe `out`, which
+    // outlives the call.
+    let rc = unsafe { libc::getsockopt(socket.as_raw_fd(), level, name, (out as *mut T).cast(), &mut len) };
+    if rc != 0 {
+        let err = io::Error::last_os_error();
+        return match err.raw_os_error() {
+            Some(libc::ENOENT | libc::ENOPROTOOPT | libc::EOPNOTSUPP) => Ok(false),
+            _ => Err(err),
+        };
+    }
+    Ok(len as usize == std::mem::size_of::<T>())
 }
 
 /// Whether the gateway intercepts `addr`: `[backend] address`, `[dataplane] intercept`, or an SQL
@@ -76,7 +100,7 @@ pub fn steered_backend(
         return None;
     }
     let orig = match original_destination(socket) {
-        Ok(Some(orig)) => SocketAddr::V4(orig),
+        Ok(Some(orig)) => orig,
         Ok(None) => return None,
         Err(e) => {
             tracing::debug!(error = %e, "SO_ORIGINAL_DST failed");
@@ -103,6 +127,12 @@ mod tests {
         let _client = std::net::TcpStream::connect(addr).unwrap();
         let (accepted, _) = listener.accept().unwrap();
         // No BPF program in this cgroup and no conntrack entry: "none", not an error.
+        assert!(original_destination(&accepted).unwrap_or(None).is_none());
+        let Ok(listener) = std::net::TcpListener::bind("[::1]:0") else {
+            return; // no IPv6 loopback here
+        };
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
         assert!(original_destination(&accepted).unwrap_or(None).is_none());
     }
 }
