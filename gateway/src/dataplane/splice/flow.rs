@@ -12,10 +12,11 @@
 //! publish the new `forwarded`, and the verdict takes over again with the next skb.
 //!
 //! The daemon should cost nothing while the kernel forwards. Both sockets are out of tokio's
-//! reactor; the source is watched one-shot ([`Watch`]). A wake that finds nothing to do (a
-//! redirected segment, P7) backs the next re-arm off, up to [`MAX_BACKOFF`]; a wake that finds
-//! work re-arms at once. The budget (P4) is refreshed at every wake and, while the flow moves,
-//! on a timer set from the rate at which it uses its headroom.
+//! reactor. While the flow moves, its source is not watched at all (every redirected packet
+//! would wake the daemon, P7, see [`Watch`]): the supervisor looks on a timer, which backs off to
+//! [`MAX_LOOK`] while nothing needs it and is set from the rate at which the flow uses its budget
+//! headroom (P4). Once the flow has been still for a few looks it listens instead, so that a FIN
+//! or bytes the verdict passed wake it at once, and a slow look notices traffic resuming.
 
 use std::io;
 use std::net::TcpStream;
@@ -29,15 +30,16 @@ use super::watch::Watch;
 use super::Splicer;
 use crate::dataplane::DataplaneError;
 
-/// Shortest budget refresh interval of a moving flow.
-const MIN_TICK: Duration = Duration::from_millis(1);
-/// Longest budget refresh interval of a moving flow (an idle flow has no timer).
-const MAX_TICK: Duration = Duration::from_secs(1);
-/// First back-off after a wake that found nothing to do.
-const MIN_BACKOFF: Duration = Duration::from_millis(1);
-/// Longest a wake-up may wait behind redirected traffic: bytes the verdict passed and the
-/// source's FIN are noticed within this.
-const MAX_BACKOFF: Duration = Duration::from_millis(20);
+/// Shortest interval between two looks at a moving flow.
+const MIN_LOOK: Duration = Duration::from_millis(1);
+/// Longest interval between two looks at a moving flow: bytes the verdict passed and the
+/// source's FIN wait at most this long while the flow moves.
+const MAX_LOOK: Duration = Duration::from_millis(20);
+/// Looks in a row that found the flow still before it listens instead.
+const STILL_LOOKS: u32 = 4;
+/// First and longest interval of the slow look of a listening (idle) flow, which notices that
+/// traffic resumed (redirected packets wake no one).
+const IDLE_LOOK: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(1));
 /// Longest pause between two drain checks.
 const MAX_DRAIN_PAUSE: Duration = Duration::from_millis(5);
 /// Userspace forwarding buffer.
@@ -106,14 +108,13 @@ impl Flow<'_> {
         let mut buf = vec![0u8; CHUNK];
         let mut pace = Pace::default();
         loop {
-            match pace.tick {
-                Some(tick) => {
-                    tokio::select! {
-                        woke = self.watch.wait() => woke.map_err(io_err("waiting for the source"))?,
-                        () = tokio::time::sleep(tick) => {}
-                    }
+            if self.watch.is_listening() {
+                tokio::select! {
+                    woke = self.watch.wait() => woke.map_err(io_err("waiting for the source"))?,
+                    () = tokio::time::sleep(pace.next_look) => {}
                 }
-                None => self.watch.wait().await.map_err(io_err("waiting for the source"))?,
+            } else {
+                tokio::time::sleep(pace.next_look).await;
             }
             let flow = self.refresh()?;
             let forwarded = self.forward_passed(&mut buf).await?;
@@ -131,12 +132,12 @@ impl Flow<'_> {
                 self.record(&flow);
                 return Ok(self.report);
             }
-            pace.next(&flow, self.terms.limit, forwarded || closed);
-            if let Some(pause) = pace.backoff {
-                // Disarmed meanwhile: what arrives waits in the socket and wakes us on re-arm.
-                tokio::time::sleep(pace.tick.map_or(pause, |t| t.min(pause))).await;
+            let listen = pace.next(&flow, self.terms.limit, forwarded);
+            if listen {
+                self.watch.listen().map_err(io_err("watching the source"))?;
+            } else {
+                self.watch.deafen().map_err(io_err("unwatching the source"))?;
             }
-            self.watch.arm().map_err(io_err("re-arming the source watch"))?;
         }
     }
 
@@ -287,39 +288,61 @@ async fn write_all_detached(s: &TcpStream, mut data: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// When a flow next looks at its source without being woken, and how long it stays deaf after a
-/// wake that found nothing to do.
-#[derive(Debug, Default)]
+/// When a flow next looks at its source, and whether it listens meanwhile.
+#[derive(Debug)]
 struct Pace {
-    /// Budget refresh timer: `None` while the flow is idle.
-    tick: Option<Duration>,
-    /// Pause before re-arming the watch: `None` after a useful wake.
-    backoff: Option<Duration>,
-    /// `redirected` and the time at the previous wake.
+    /// Interval until the next look.
+    next_look: Duration,
+    /// Looks in a row that found the flow still.
+    still: u32,
+    /// `redirected` and the time at the previous look.
     last: Option<(u64, Instant)>,
 }
 
-impl Pace {
-    /// After a wake: `useful` when it found bytes to forward or the source's FIN.
-    fn next(&mut self, flow: &SpliceFlow, limit: u64, useful: bool) {
-        let now = Instant::now();
-        let moved = self.last.map(|(redirected, at)| (flow.redirected.saturating_sub(redirected), now - at));
-        self.last = Some((flow.redirected, now));
-        self.tick = moved.and_then(|(bytes, over)| refresh_interval(bytes, over, limit.saturating_sub(flow.redirected)));
-        self.backoff = if useful { None } else { Some(self.backoff.map_or(MIN_BACKOFF, |b| (b * 2).min(MAX_BACKOFF))) };
+impl Default for Pace {
+    fn default() -> Pace {
+        Pace { next_look: MIN_LOOK, still: 0, last: None }
     }
 }
 
-/// The refresh interval for a flow that redirected `bytes` over `over` and has `headroom` left
-/// under its limit: half the time it would take to use the headroom up at that rate, within
-/// [`MIN_TICK`, `MAX_TICK`]. `None` when it did not move (no timer).
-fn refresh_interval(bytes: u64, over: Duration, headroom: u64) -> Option<Duration> {
-    if bytes == 0 {
-        return None;
+impl Pace {
+    /// After a look: `forwarded` when it found bytes the verdict passed. Returns whether the flow
+    /// should listen (it is still) until the next look.
+    fn next(&mut self, flow: &SpliceFlow, limit: u64, forwarded: bool) -> bool {
+        let now = Instant::now();
+        let moved = self.last.map_or(0, |(redirected, _)| flow.redirected.saturating_sub(redirected));
+        let over = self.last.map_or(Duration::ZERO, |(_, at)| now - at);
+        self.last = Some((flow.redirected, now));
+        if forwarded {
+            // The verdict passed bytes (budget, refused redirect): look again soon.
+            self.still = 0;
+            self.next_look = MIN_LOOK;
+            return false;
+        }
+        if moved == 0 {
+            self.still += 1;
+            if self.still >= STILL_LOOKS {
+                let first = self.still == STILL_LOOKS;
+                self.next_look = if first { IDLE_LOOK.0 } else { (self.next_look * 2).min(IDLE_LOOK.1) };
+                return true;
+            }
+            self.next_look = (self.next_look * 2).clamp(MIN_LOOK, MAX_LOOK);
+            return false;
+        }
+        self.still = 0;
+        let headroom = limit.saturating_sub(flow.redirected);
+        self.next_look = refresh_interval(moved, over, headroom).min((self.next_look * 2).max(MIN_LOOK)).min(MAX_LOOK);
+        false
     }
+}
+
+/// For a flow that redirected `bytes` over `over` and has `headroom` left under its budget
+/// limit: half the time it would take to use the headroom up at that rate, at least
+/// [`MIN_LOOK`].
+fn refresh_interval(bytes: u64, over: Duration, headroom: u64) -> Duration {
     let rate = bytes as f64 / over.as_secs_f64().max(1e-6);
-    let secs = headroom as f64 / 2.0 / rate;
-    Some(Duration::from_secs_f64(secs.clamp(MIN_TICK.as_secs_f64(), MAX_TICK.as_secs_f64())))
+    let secs = headroom as f64 / 2.0 / rate.max(1.0);
+    Duration::from_secs_f64(secs.clamp(MIN_LOOK.as_secs_f64(), 3600.0))
 }
 
 /// `write_all` through a shared reference (both directions use both sockets), before the
@@ -339,4 +362,47 @@ pub(super) async fn write_all(s: &tokio::net::TcpStream, mut data: &[u8]) -> io:
 
 fn io_err(op: &'static str) -> impl Fn(io::Error) -> DataplaneError {
     move |source| DataplaneError::Socket { op, source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(redirected: u64) -> SpliceFlow {
+        SpliceFlow { redirected, ..SpliceFlow::default() }
+    }
+
+    #[test]
+    fn a_moving_flow_is_looked_at_on_a_timer_that_backs_off_to_the_cap() {
+        let mut p = Pace::default();
+        let mut redirected = 0;
+        for _ in 0..10 {
+            redirected += 1000;
+            assert!(!p.next(&flow(redirected), 1 << 30, false), "a moving flow must not listen");
+        }
+        assert_eq!(p.next_look, MAX_LOOK);
+    }
+
+    #[test]
+    fn a_still_flow_listens_and_a_forwarding_one_looks_again_soon() {
+        let mut p = Pace::default();
+        let listened: Vec<bool> = (0..STILL_LOOKS + 2).map(|_| p.next(&flow(5), 1 << 30, false)).collect();
+        // STILL_LOOKS still looks in a row make it listen, and it goes on listening.
+        assert_eq!(listened.iter().filter(|l| **l).count(), 3, "{listened:?}");
+        assert!(!listened[STILL_LOOKS as usize - 2] && listened[STILL_LOOKS as usize - 1], "{listened:?}");
+        assert!(p.next_look >= IDLE_LOOK.0 && p.next_look <= IDLE_LOOK.1);
+        assert!(!p.next(&flow(5), 1 << 30, true), "bytes to forward: stop listening");
+        assert_eq!(p.next_look, MIN_LOOK);
+    }
+
+    #[test]
+    fn a_flow_near_its_budget_is_looked_at_sooner() {
+        let mut p = Pace::default();
+        p.next(&flow(0), 1 << 30, false);
+        p.next_look = MAX_LOOK;
+        std::thread::sleep(Duration::from_millis(2));
+        // 1 MiB in ~2 ms with 64 KiB of headroom left: well under the cap.
+        p.next(&flow(1 << 20), (1 << 20) + (64 << 10), false);
+        assert!(p.next_look < Duration::from_millis(5), "{:?}", p.next_look);
+    }
 }

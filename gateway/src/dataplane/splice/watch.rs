@@ -1,32 +1,37 @@
 //! Wake-ups of a spliced direction: its source socket, out of tokio's reactor, in an epoll
-//! instance of its own with a one-shot interest, so the daemon sleeps while the kernel forwards.
+//! instance of its own that the supervisor adds it to only while the flow is idle.
 //!
-//! A socket in the sockmap signals "readable" for every segment it receives, redirected or not
-//! (docs/ebpf.md P7). Left in tokio's reactor, a spliced session woke the daemon once per packet
-//! each way: measured 1.1 `epoll_wait` returns, 1.1 context switches and ~10 system calls per
-//! statement, 9–25 µs of daemon CPU per statement under sysbench point selects. Here the interest
-//! is `EPOLLONESHOT`: one wake disarms it, and [`Watch::arm`] re-arms it when the supervisor wants
-//! to hear again. Re-arming re-checks the socket, so nothing that happened meanwhile (bytes the
-//! verdict passed, a hang-up) is lost, only noticed later. The epoll descriptor itself sits in
-//! tokio's reactor ([`AsyncFd`]): it is readable when its one socket has an event.
+//! A socket in the sockmap wakes its waiters for every segment it receives, redirected or not
+//! (docs/ebpf.md P7). For a redirected segment the socket does not poll readable, so epoll finds
+//! no event and puts the waiting thread back to sleep inside `epoll_wait`: no system call is seen,
+//! but every packet costs the daemon a wake-up and a context switch. Measured under sysbench point
+//! selects: with the socket in tokio's reactor, 1.1 wake-ups and ~10 system calls per statement
+//! (9–25 µs of daemon CPU per statement); with it in a one-shot epoll set, still 0.4–0.8 silent
+//! wake-ups per statement (one-shot items are only disarmed when an event is delivered, which a
+//! redirected segment never is). So a moving flow is not watched at all ([`Watch::deafen`]): the
+//! supervisor looks on a timer. An idle flow is watched ([`Watch::listen`]) so that a FIN or bytes
+//! the verdict passed wake it at once. The epoll descriptor itself sits in tokio's reactor
+//! ([`AsyncFd`]): it is readable when its socket has an event.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use tokio::io::unix::AsyncFd;
 
-/// What the supervisor listens for: bytes (those the verdict passed, or data before the splice
-/// took effect), the peer's FIN, errors and hang-ups (always reported).
-const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLONESHOT) as u32;
+/// What an idle flow listens for: bytes (those the verdict passed), the peer's FIN; errors and
+/// hang-ups are always reported. Level-triggered: a condition that lasts is seen again.
+const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
 
-/// One source socket watched with a one-shot interest.
+/// One source socket, watched while the flow is idle.
 pub(super) struct Watch {
     epoll: AsyncFd<OwnedFd>,
     socket: RawFd,
+    listening: bool,
 }
 
 impl Watch {
-    /// Watches `socket` (armed). The caller keeps `socket` open for as long as the watch lives.
+    /// A watch on `socket`, not listening yet. The caller keeps `socket` open for as long as the
+    /// watch lives.
     pub fn new(socket: RawFd) -> io::Result<Watch> {
         // SAFETY: plain syscall; the returned descriptor is owned below.
         let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
@@ -35,31 +40,47 @@ impl Watch {
         }
         // SAFETY: `fd` is a fresh descriptor nothing else owns.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-        ctl(owned.as_raw_fd(), libc::EPOLL_CTL_ADD, socket)?;
         // SAFETY: an `OwnedFd` keeps its descriptor open and unchanged until it is dropped,
         // which happens only when the `AsyncFd` is.
         let epoll = unsafe { AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
             .map_err(|e| e.into_parts().1)?;
-        Ok(Watch { epoll, socket })
+        Ok(Watch { epoll, socket, listening: false })
     }
 
-    /// Waits until the armed socket has an event; the interest is disarmed when this returns.
+    /// Whether the socket is in the set.
+    pub fn is_listening(&self) -> bool {
+        self.listening
+    }
+
+    /// Puts the socket in the set. A condition already present (bytes, FIN, error) makes
+    /// [`Self::wait`] return at once.
+    pub fn listen(&mut self) -> io::Result<()> {
+        if !self.listening {
+            ctl(self.epoll.get_ref().as_raw_fd(), libc::EPOLL_CTL_ADD, self.socket)?;
+            self.listening = true;
+        }
+        Ok(())
+    }
+
+    /// Takes the socket out of the set: its packets no longer wake the daemon.
+    pub fn deafen(&mut self) -> io::Result<()> {
+        if self.listening {
+            ctl(self.epoll.get_ref().as_raw_fd(), libc::EPOLL_CTL_DEL, self.socket)?;
+            self.listening = false;
+        }
+        Ok(())
+    }
+
+    /// Waits until the socket (listened to) has an event. Never returns while not listening.
     pub async fn wait(&self) -> io::Result<()> {
         loop {
             let mut guard = self.epoll.readable().await?;
-            if self.take()? {
-                // The one-shot item is disarmed: the epoll descriptor stays quiet until re-armed.
-                guard.clear_ready();
+            let got = self.take()?;
+            guard.clear_ready();
+            if got {
                 return Ok(());
             }
-            guard.clear_ready();
         }
-    }
-
-    /// Re-arms the interest. An event already pending (bytes, FIN, error) wakes [`Self::wait`]
-    /// at once.
-    pub fn arm(&self) -> io::Result<()> {
-        ctl(self.epoll.get_ref().as_raw_fd(), libc::EPOLL_CTL_MOD, self.socket)
     }
 
     /// Collects the event, if any, without blocking.
@@ -112,24 +133,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn one_shot_until_rearmed_and_nothing_is_lost() {
+    async fn hears_only_while_listening_and_nothing_is_lost() {
         let (mut peer, watched) = pair();
-        let w = Watch::new(watched.as_raw_fd()).expect("watch");
+        let mut w = Watch::new(watched.as_raw_fd()).expect("watch");
+        w.listen().expect("listen");
         assert!(!woke(&w).await, "woke with nothing sent");
         peer.write_all(b"x").expect("send");
         assert!(woke(&w).await, "no wake for a byte");
-        // Disarmed: more bytes do not wake it …
+        // Deaf: bytes do not wake it …
+        w.deafen().expect("deafen");
         peer.write_all(b"y").expect("send");
-        assert!(!woke(&w).await, "woke while disarmed");
-        // … and re-arming with bytes still waiting wakes at once.
-        w.arm().expect("arm");
-        assert!(woke(&w).await, "re-arming lost the pending bytes");
+        assert!(!woke(&w).await, "woke while deaf");
+        // … and listening again with bytes waiting wakes at once.
+        w.listen().expect("listen");
+        assert!(woke(&w).await, "listening again lost the pending bytes");
     }
 
     #[tokio::test]
     async fn a_hang_up_wakes_it() {
         let (peer, watched) = pair();
-        let w = Watch::new(watched.as_raw_fd()).expect("watch");
+        let mut w = Watch::new(watched.as_raw_fd()).expect("watch");
+        w.listen().expect("listen");
         drop(peer);
         assert!(woke(&w).await, "no wake for the peer's FIN");
     }
