@@ -188,8 +188,8 @@ pub struct ListenConfig {
     pub shutdown_grace_secs: u64,
     /// Threads that run sessions. `1` runs everything on one thread (no wake-ups across
     /// threads: the least CPU per statement, for a gateway sharing a small host with its clients
-    /// or servers); more spread sessions over that many threads. Default: one per CPU (or the
-    /// `TOKIO_WORKER_THREADS` environment variable). Read at start only.
+    /// or servers); more spread sessions over that many threads. Default: one per two CPUs, at
+    /// least one (or the `TOKIO_WORKER_THREADS` environment variable). Read at start only.
     #[serde(default)]
     pub worker_threads: Option<usize>,
     /// TLS for clients: `"off"` (the greeting does not offer it), `"optional"` (clients choose)
