@@ -166,7 +166,12 @@ struct Session<'a> {
     backend_addr: SocketAddr,
     /// Prepared KILL statements (answered by the gateway, [`ids`]).
     kills: ids::PreparedKills,
+    /// The framed command being sent (reused from command to command).
+    out: Vec<u8>,
 }
+
+/// Largest send buffer a session keeps between commands.
+const KEEP_OUT: usize = 64 * 1024;
 
 impl<'a> Session<'a> {
     async fn open(
@@ -235,7 +240,7 @@ impl<'a> Session<'a> {
         let client_caps = login.capabilities;
         let salt = login.salt;
         let kills = ids::PreparedKills::default();
-        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills })
+        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills, out: Vec::new() })
     }
 
     /// A pinned session spliced in the kernel: supervised until both sides close. The splice
@@ -304,13 +309,7 @@ impl<'a> Session<'a> {
                     self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
                 }
             }
-            let db = self.database.clone();
-            reg.update(|i| {
-                i.command = "Sleep";
-                i.info = None;
-                i.since = Instant::now();
-                i.db = db;
-            });
+            reg.rest(self.database.as_deref());
         }
     }
 
@@ -323,9 +322,15 @@ impl<'a> Session<'a> {
     /// Sends a command to the backend; returns the sequence id of its answer.
     async fn send(&mut self, payload: &[u8]) -> Result<u8, SessionError> {
         debug!(command = command::name(payload[0]), len = payload.len(), "forward");
-        let mut out = Vec::with_capacity(payload.len() + 8);
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
         let reply_seq = encode_packet(&mut out, 0, payload);
-        self.backend.wire.write_raw(&out).await.map_err(|e| lost_backend(e, reply_seq))?;
+        let sent = self.backend.wire.write_raw(&out).await;
+        // Kept for the next command unless a huge one made it large.
+        if out.capacity() <= KEEP_OUT {
+            self.out = out;
+        }
+        sent.map_err(|e| lost_backend(e, reply_seq))?;
         Ok(reply_seq)
     }
 
@@ -401,13 +406,14 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Shows a command as running in the session list (the backend connection stays listed).
+/// Shows a command as running in the session list (the backend connection stays listed); the
+/// statement text goes into the buffer the previous one left.
 fn started(reg: &Registration<'_>, cmd: u8, payload: &[u8]) {
-    reg.update(|i| {
-        i.command = if cmd == command::QUERY { "Query" } else { command::name(cmd) };
-        i.info = (cmd == command::QUERY).then(|| String::from_utf8_lossy(&payload[1..]).into_owned());
-        i.since = Instant::now();
-    });
+    if cmd == command::QUERY {
+        reg.start_text("Query", &String::from_utf8_lossy(&payload[1..]));
+    } else {
+        reg.start(command::name(cmd), None);
+    }
 }
 
 /// Gives a backend-side refusal the client's sequence id.

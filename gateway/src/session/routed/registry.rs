@@ -205,15 +205,26 @@ impl Registration<'_> {
         info.since = Instant::now();
     }
 
-    /// The command ended: the session sleeps.
+    /// The command ended: the session sleeps, with no server connection (routed sessions).
     pub fn idle(&self, db: Option<&str>) {
+        self.sleep(db, true);
+    }
+
+    /// The command ended: the session sleeps and keeps its server connection listed (1:1).
+    pub fn rest(&self, db: Option<&str>) {
+        self.sleep(db, false);
+    }
+
+    fn sleep(&self, db: Option<&str>, release: bool) {
         let Ok(mut slot) = self.info.lock() else { return };
         let Slot { info, spare, .. } = &mut *slot;
         if let Some(buf) = info.info.take() {
             *spare = Some(buf);
         }
         info.command = "Sleep";
-        info.current = None;
+        if release {
+            info.current = None;
+        }
         info.since = Instant::now();
         if info.db.as_deref() != db {
             info.db = db.map(str::to_string);
