@@ -47,6 +47,7 @@ pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::state::ConnSync;
+use crate::login_name::ServerKind;
 use super::SessionError;
 use crate::protocol::message::ErrPacket;
 use crate::protocol::{codes, ProtocolError};
@@ -297,7 +298,8 @@ impl Pool {
             }
         }
         let backend = self.connect(key, login, deadline, started).await?;
-        let sync = ConnSync::new(login.database, login.charset);
+        let oceanbase = ServerKind::of_version(&backend.greeting.server_version) == ServerKind::OceanBase;
+        let sync = ConnSync::new(login.database, login.charset).on_oceanbase(oceanbase);
         Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()))
     }
 
