@@ -7,6 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::net::TcpStream;
 
+use super::identity::{oceanbase_attributes, ClientIdentity};
 use super::{Credential, SessionError};
 use crate::login_name::{self, ServerKind};
 use crate::protocol::auth::{self, CACHING_SHA2, NATIVE};
@@ -58,6 +59,9 @@ pub struct LoginRequest<'a> {
     pub attributes: &'a [(Vec<u8>, Vec<u8>)],
     /// Server-leg TLS (`Shared::server_tls`); `None`: plain TCP.
     pub tls: Option<Arc<ServerTls>>,
+    /// The application behind the login, told to OceanBase servers (`[backend] client_identity`);
+    /// `None`: not told.
+    pub identity: Option<ClientIdentity>,
 }
 
 /// Opens a TCP connection and reads the greeting, within `timeout`.
@@ -94,6 +98,10 @@ pub async fn login(
     if req.database.is_some() {
         capabilities |= caps::CONNECT_WITH_DB & greeting.capabilities;
     }
+    let attributes = req.server_attributes(&greeting);
+    if !attributes.is_empty() {
+        capabilities |= caps::CONNECT_ATTRS & greeting.capabilities;
+    }
     let (mut wire, seq) = secure(wire, &greeting, req, &mut capabilities).await?;
     let plugin = greeting.auth_plugin.clone();
     let auth_response = scramble(&plugin, &greeting.salt, req.credential)?;
@@ -105,7 +113,7 @@ pub async fn login(
         auth_response,
         database: req.database.map(str::to_string),
         auth_plugin: Some(plugin.clone()),
-        attributes: req.attributes.to_vec(),
+        attributes,
     };
     wire.write_packet(seq, &response.encode()).await.map_err(SessionError::Backend)?;
     let outcome = auth_loop(&mut wire, &plugin, &greeting.salt, req.credential).await?;
@@ -147,6 +155,15 @@ impl LoginRequest<'_> {
     fn server_user(&self, greeting: &Greeting) -> String {
         login_name::server_user(self.user, self.tenant, ServerKind::of_version(&greeting.server_version))
     }
+
+    /// The connection attributes this server gets: the client's, and for an OceanBase server
+    /// the application's identity ([`super::identity`]).
+    fn server_attributes(&self, greeting: &Greeting) -> Vec<(Vec<u8>, Vec<u8>)> {
+        match ServerKind::of_version(&greeting.server_version) {
+            ServerKind::OceanBase => oceanbase_attributes(self.attributes, self.identity.as_ref()),
+            ServerKind::Mysql => self.attributes.to_vec(),
+        }
+    }
 }
 
 impl Backend {
@@ -160,7 +177,7 @@ impl Backend {
             auth_response: scramble(&plugin, &self.greeting.salt, req.credential)?,
             database: req.database.map(str::to_string),
             auth_plugin: Some(plugin.clone()),
-            attributes: req.attributes.to_vec(),
+            attributes: req.server_attributes(&self.greeting),
             ..Default::default()
         };
         self.wire.write_packet(0, &encode_change_user(&response)).await.map_err(SessionError::Backend)?;
