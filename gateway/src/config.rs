@@ -238,17 +238,15 @@ pub struct BackendConfig {
     #[serde(default)]
     pub tls: crate::tls::BackendTls,
     /// Tell OceanBase servers the application's address and the gateway's session id, as ODP
-    /// does: logins to a server whose greeting says OceanBase carry ODP's connection attributes
-    /// (`__client_ip`, `__proxy_connection_id`, proxy login mode; `session::identity`), so that
-    /// `V$OB_PROCESSLIST.USER_CLIENT_IP`, the IP allow-list (`ob_tcp_invited_nodes`) and the
-    /// server's login log see the application rather than the gateway. MySQL/MariaDB servers
-    /// are never told. Default true.
-    #[serde(default = "default_true")]
+    /// does: logins to OceanBase servers carry ODP's proxy-login connection attributes
+    /// (`__mysql_client_type = __ob_proxy`, `__client_ip`, `__proxy_connection_id`;
+    /// `session::identity`), which an OceanBase observer reads into
+    /// `V$OB_PROCESSLIST.USER_CLIENT_IP`, its IP allow-list check and its login log. The seekdb
+    /// kernel has no proxy login mode and ignores them. A proxy login also changes what the
+    /// observer sends (session tracking), so this is off by default. MySQL/MariaDB servers are
+    /// never told. Default false.
+    #[serde(default)]
     pub client_identity: bool,
-}
-
-fn default_true() -> bool {
-    true
 }
 
 /// Authentication plugin the gateway asks a client to use for an account.

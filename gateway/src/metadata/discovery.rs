@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use super::information_schema::{InformationSchemaSource, MysqlClient};
 use super::{MetaFuture, MetadataError, MetadataSource, StaticSource};
-use crate::login_name::{self, ServerKind};
+use crate::login_name;
 use crate::partition::TableScheme;
 use crate::topology::{
     Cluster, Replica, ReplicaType, Role, TableEntry, TableKey, TableMeta, TableType, TabletLocation, TenantServers,
@@ -118,7 +118,7 @@ impl DiscoveringSource {
         for &addr in servers {
             match crate::session::backend::connect(addr, GREETING_TIMEOUT).await {
                 Ok((_, greeting)) => {
-                    let kind = ServerKind::of_version(&greeting.server_version);
+                    let kind = crate::session::server_kind::of(addr, &greeting.server_version);
                     let user = login_name::server_user(&self.config.user, Some(tenant), kind);
                     let source = InformationSchemaSource::new(MysqlClient::new(options(addr, &user, &self.config.password)));
                     lock(&self.clients).insert(tenant.to_string(), source.clone());

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use tokio::net::TcpStream;
 
 use super::identity::{oceanbase_attributes, ClientIdentity};
-use super::{Credential, SessionError};
+use super::{server_kind, Credential, SessionError};
 use crate::login_name::{self, ServerKind};
 use crate::protocol::auth::{self, CACHING_SHA2, NATIVE};
 use crate::protocol::frame::Wire;
@@ -98,7 +98,8 @@ pub async fn login(
     if req.database.is_some() {
         capabilities |= caps::CONNECT_WITH_DB & greeting.capabilities;
     }
-    let attributes = req.server_attributes(&greeting);
+    let addr = wire.io.peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
+    let attributes = req.server_attributes(addr, &greeting);
     if !attributes.is_empty() {
         capabilities |= caps::CONNECT_ATTRS & greeting.capabilities;
     }
@@ -109,7 +110,7 @@ pub async fn login(
         capabilities,
         max_packet: 1 << 30,
         charset: req.charset,
-        user: req.server_user(&greeting),
+        user: req.server_user(addr, &greeting),
         auth_response,
         database: req.database.map(str::to_string),
         auth_plugin: Some(plugin.clone()),
@@ -152,14 +153,14 @@ async fn secure(
 impl LoginRequest<'_> {
     /// The user name this server gets: `user@tenant` if its greeting says OceanBase, else the
     /// bare user (never `#cluster`, which an OceanBase kernel refuses with ERROR 1045).
-    fn server_user(&self, greeting: &Greeting) -> String {
-        login_name::server_user(self.user, self.tenant, ServerKind::of_version(&greeting.server_version))
+    fn server_user(&self, addr: SocketAddr, greeting: &Greeting) -> String {
+        login_name::server_user(self.user, self.tenant, server_kind::of(addr, &greeting.server_version))
     }
 
     /// The connection attributes this server gets: the client's, and for an OceanBase server
     /// the application's identity ([`super::identity`]).
-    fn server_attributes(&self, greeting: &Greeting) -> Vec<(Vec<u8>, Vec<u8>)> {
-        match ServerKind::of_version(&greeting.server_version) {
+    fn server_attributes(&self, addr: SocketAddr, greeting: &Greeting) -> Vec<(Vec<u8>, Vec<u8>)> {
+        match server_kind::of(addr, &greeting.server_version) {
             ServerKind::OceanBase => oceanbase_attributes(self.attributes, self.identity.as_ref()),
             ServerKind::Mysql => self.attributes.to_vec(),
         }
@@ -169,15 +170,16 @@ impl LoginRequest<'_> {
 impl Backend {
     /// Re-authenticates this connection as another user (COM_CHANGE_USER).
     pub async fn change_user(&mut self, req: &LoginRequest<'_>) -> Result<LoginOutcome, SessionError> {
+        let addr = self.wire.io.tcp().peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
         let plugin = self.greeting.auth_plugin.clone();
         let response = HandshakeResponse {
             capabilities: self.capabilities,
             charset: req.charset,
-            user: req.server_user(&self.greeting),
+            user: req.server_user(addr, &self.greeting),
             auth_response: scramble(&plugin, &self.greeting.salt, req.credential)?,
             database: req.database.map(str::to_string),
             auth_plugin: Some(plugin.clone()),
-            attributes: req.server_attributes(&self.greeting),
+            attributes: req.server_attributes(addr, &self.greeting),
             ..Default::default()
         };
         self.wire.write_packet(0, &encode_change_user(&response)).await.map_err(SessionError::Backend)?;

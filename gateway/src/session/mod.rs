@@ -15,6 +15,7 @@ pub mod processlist;
 pub mod proxy;
 pub mod relay;
 pub mod routed;
+pub mod server_kind;
 pub mod shared;
 pub mod state;
 
