@@ -110,12 +110,12 @@ fn weak_reads_run_weak_on_the_kernel() {
              SELECT /*+ READ_CONSISTENCY(WEAK) */ c AS weak_by_hint FROM wr WHERE id = 2",
         )
         .unwrap();
-    assert_eq!(out.lines().collect::<Vec<_>>(), ["WEAK", "10", "STRONG", "10", "20"], "gateway log:\n{}", gw.log_tail(3000));
     // The kernel compiled the statement with the session's consistency: weak after SET WEAK.
     let weak = plan_consistency(db, "weak_by_set");
     let strong = plan_consistency(db, "strong_read");
     let hinted = plan_consistency(db, "weak_by_hint");
     eprintln!("plan-cache ob_read_consistency: weak_by_set {weak:?}, strong_read {strong:?}, weak_by_hint {hinted:?}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["WEAK", "10", "STRONG", "10", "20"], "gateway log:\n{}", gw.log_tail(3000));
     assert_eq!(weak, ["2"], "the SET WEAK statement ran strong on the kernel");
     assert_eq!(strong, ["3"]);
     // The hint travels in the statement; the kernel's views keep the session value (3) for it.
