@@ -5,7 +5,8 @@
 //! * weak reads: `SET ob_read_consistency` reaches the kernel's session; its plan cache
 //!   (`V$OB_PLAN_CACHE_PLAN_STAT.SYS_VARS`, 10th value: 2 = WEAK, 3 = STRONG) shows the statement
 //!   compiled weak;
-//! * discovery: the partition the gateway routes by is the one the kernel's `EXPLAIN` prunes to;
+//! * discovery: the partition the gateway routes by is the one the kernel keeps the row in
+//!   (`SELECT … PARTITION (p)`);
 //! * sysbench `oltp_read_write` in both PS modes with 0 errors;
 //! * a scripted session (weak reads by hint and by SET, prepared statements, a transaction,
 //!   KILL, SHOW PROCESSLIST) whose result sets equal the same statements sent directly;
@@ -99,9 +100,11 @@ fn plan_consistency(db: &Seekdb, needle: &str) -> Vec<String> {
 #[test]
 fn weak_reads_run_weak_on_the_kernel() {
     let Some(db) = kernel("weak_reads") else { return };
-    db.sql("DROP TABLE IF EXISTS wr; CREATE TABLE wr (id INT PRIMARY KEY, c INT) PARTITION BY HASH(id) PARTITIONS 4; \
-            INSERT INTO wr VALUES (1, 10), (2, 20)")
-        .unwrap();
+    db.sql(
+        "DROP TABLE IF EXISTS wr; CREATE TABLE wr (id INT PRIMARY KEY, c INT) PARTITION BY HASH(id) PARTITIONS 4; \
+            INSERT INTO wr VALUES (1, 10), (2, 20)",
+    )
+    .unwrap();
     let (gw, log) = gateway(db, &[], "");
     let out = cli(db, &gw)
         .sql(
@@ -115,7 +118,12 @@ fn weak_reads_run_weak_on_the_kernel() {
     let strong = plan_consistency(db, "strong_read");
     let hinted = plan_consistency(db, "weak_by_hint");
     eprintln!("plan-cache ob_read_consistency: weak_by_set {weak:?}, strong_read {strong:?}, weak_by_hint {hinted:?}");
-    assert_eq!(out.lines().collect::<Vec<_>>(), ["WEAK", "10", "STRONG", "10", "20"], "gateway log:\n{}", gw.log_tail(3000));
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["WEAK", "10", "STRONG", "10", "20"],
+        "gateway log:\n{}",
+        gw.log_tail(3000)
+    );
     assert_eq!(weak, ["2"], "the SET WEAK statement ran strong on the kernel");
     assert_eq!(strong, ["3"]);
     // The hint travels in the statement; the kernel's views keep the session value (3) for it.
@@ -156,7 +164,9 @@ fn tables_are_discovered_and_routed_by_partition_on_the_kernel() {
         let rec = routed(&log, &format!("disc:{table}:{k}:"), 1);
         let ours = rec.first().and_then(|r| r.raw.get("partition")).and_then(|p| p.as_str()).map(str::to_string);
         let all: Vec<String> = route_log::read(&log).iter().map(|r| r.raw.to_string()).collect();
-        let ours = ours.unwrap_or_else(|| panic!("{table} id = {k} not placed; route log:\n{}\n{}", all.join("\n"), gw.log_tail(3000)));
+        let ours = ours.unwrap_or_else(|| {
+            panic!("{table} id = {k} not placed; route log:\n{}\n{}", all.join("\n"), gw.log_tail(3000))
+        });
         // The kernel keeps the row in the partition the gateway routed the statement by.
         assert_eq!(rows_in_partition(db, table, &ours, k), "1", "{table} id = {k} is not in {ours}");
         assert_eq!(rec[0].target, Some(([127, 0, 0, 1], SQL_PORT).into()));
@@ -164,7 +174,7 @@ fn tables_are_discovered_and_routed_by_partition_on_the_kernel() {
     }
     let text = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
     assert!(text.contains("table discovered through information_schema"), "{}", gw.log_tail(3000));
-    eprintln!("{compared} statements routed to the partition the kernel prunes to");
+    eprintln!("{compared} statements routed by the partition that holds their row on the kernel");
 }
 
 #[test]
@@ -284,7 +294,8 @@ fn scripted_session_matches_the_kernel() {
         assert_eq!(ours, theirs, "{sql}");
     }
     assert_eq!(via[2].1, [[Some("WEAK".to_string())]], "SELECT @@ob_read_consistency after SET WEAK");
-    in_kernel_ns(db, kill_and_processlist(gw.url("root", "", Some("test")))).unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(3000)));
+    in_kernel_ns(db, kill_and_processlist(gw.url("root", "", Some("test"))))
+        .unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(3000)));
 }
 
 /// `[backend] client_identity`: the gateway logs in to the kernel with ODP's proxy-login

@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use gateway_tests::cluster::route_log;
-use gateway_tests::general_log;
 use gateway_tests::gateway::{Gateway, GatewayConfig};
+use gateway_tests::general_log;
 use gateway_tests::mariadb::MariaDb;
 
 const TABLE: &str = "CREATE TABLE dt (id INT PRIMARY KEY, c VARCHAR(20)) PARTITION BY HASH(id) PARTITIONS 4";
@@ -21,7 +21,9 @@ fn ran_on(servers: &[MariaDb], needle: &str) -> Vec<usize> {
             .iter()
             .enumerate()
             .filter(|(_, db)| {
-                general_log::read(&db.general_log_path()).iter().any(|e| e.command == "Query" && e.text.contains(needle))
+                general_log::read(&db.general_log_path())
+                    .iter()
+                    .any(|e| e.command == "Query" && e.text.contains(needle))
             })
             .map(|(i, _)| i)
             .collect();
@@ -79,7 +81,8 @@ fn mariadb_tables_are_discovered_and_routed_by_partition() {
     // The table is re-created with other partitioning: the server's "unknown partition" error
     // makes the entry dirty and the next lookup past min_refetch discovers it again.
     for db in &servers {
-        db.sql("DROP TABLE dt; CREATE TABLE dt (id INT PRIMARY KEY, c VARCHAR(20)) PARTITION BY HASH(id) PARTITIONS 2").unwrap();
+        db.sql("DROP TABLE dt; CREATE TABLE dt (id INT PRIMARY KEY, c VARCHAR(20)) PARTITION BY HASH(id) PARTITIONS 2")
+            .unwrap();
     }
     let refused = cli.run("SELECT c FROM dt PARTITION (p3) WHERE id = 3").unwrap();
     assert!(!refused.success(), "p3 no longer exists");

@@ -110,7 +110,11 @@ impl DiscoveringSource {
 
     /// The metadata connection pool of `tenant`: to the first of its servers that greets, with
     /// the login name that server's kind expects.
-    async fn client(&self, tenant: &str, servers: &[SocketAddr]) -> Result<InformationSchemaSource<MysqlClient>, MetadataError> {
+    async fn client(
+        &self,
+        tenant: &str,
+        servers: &[SocketAddr],
+    ) -> Result<InformationSchemaSource<MysqlClient>, MetadataError> {
         if let Some(c) = lock(&self.clients).get(tenant) {
             return Ok(c.clone());
         }
@@ -120,7 +124,8 @@ impl DiscoveringSource {
                 Ok((_, greeting)) => {
                     let kind = crate::session::server_kind::of(addr, &greeting.server_version);
                     let user = login_name::server_user(&self.config.user, Some(tenant), kind);
-                    let source = InformationSchemaSource::new(MysqlClient::new(options(addr, &user, &self.config.password)));
+                    let source =
+                        InformationSchemaSource::new(MysqlClient::new(options(addr, &user, &self.config.password)));
                     lock(&self.clients).insert(tenant.to_string(), source.clone());
                     return Ok(source);
                 }
@@ -149,9 +154,10 @@ fn options(addr: SocketAddr, user: &str, password: &str) -> mysql_async::Opts {
         .user(Some(user))
         .pass(Some(password))
         .prefer_socket(false)
-        .pool_opts(mysql_async::PoolOpts::default().with_constraints(
-            mysql_async::PoolConstraints::new(0, 2).unwrap_or_default(),
-        ))
+        .pool_opts(
+            mysql_async::PoolOpts::default()
+                .with_constraints(mysql_async::PoolConstraints::new(0, 2).unwrap_or_default()),
+        )
         .into()
 }
 
@@ -230,7 +236,10 @@ mod tests {
         assert_eq!(ids, [Some(1), Some(2), Some(3)]);
         let leaders: Vec<_> = tablets.iter().map(|t| t.replicas[0].addr).collect();
         assert_eq!(leaders, [servers[0], servers[1], servers[0]]);
-        assert_eq!(tablets[1].replicas[1], Replica { addr: servers[0], role: Role::Follower, replica_type: ReplicaType::Full });
+        assert_eq!(
+            tablets[1].replicas[1],
+            Replica { addr: servers[0], role: Role::Follower, replica_type: ReplicaType::Full }
+        );
     }
 
     #[test]

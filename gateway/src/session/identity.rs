@@ -50,7 +50,10 @@ fn client_may_send(key: &[u8]) -> bool {
 
 /// The attributes of a login to an OceanBase server: the client's own (reserved names dropped),
 /// then, with an `identity`, the proxy attributes that carry it.
-pub fn oceanbase_attributes(client: &[(Vec<u8>, Vec<u8>)], identity: Option<&ClientIdentity>) -> Vec<(Vec<u8>, Vec<u8>)> {
+pub fn oceanbase_attributes(
+    client: &[(Vec<u8>, Vec<u8>)],
+    identity: Option<&ClientIdentity>,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out: Vec<(Vec<u8>, Vec<u8>)> = client.iter().filter(|(k, _)| client_may_send(k)).cloned().collect();
     let Some(identity) = identity else { return out };
     let text = |k: &[u8], v: String| (k.to_vec(), v.into_bytes());
@@ -72,12 +75,17 @@ mod tests {
 
     #[test]
     fn identity_attributes_replace_what_a_client_claims() {
-        let client = [kv("_client_name", "libmariadb"), kv("__client_ip", "10.9.9.9"), kv("__mysql_client_type", "__ob_proxy"),
-            kv("__ob_client_name", "OceanBase Connector/J")];
+        let client = [
+            kv("_client_name", "libmariadb"),
+            kv("__client_ip", "10.9.9.9"),
+            kv("__mysql_client_type", "__ob_proxy"),
+            kv("__ob_client_name", "OceanBase Connector/J"),
+        ];
         let id = ClientIdentity { addr: "192.0.2.7:50123".parse().unwrap(), conn_id: 42 };
         let out = oceanbase_attributes(&client, Some(&id));
         assert_eq!(oceanbase_attributes(&client, None), [client[0].clone(), client[3].clone()]);
-        let get = |k: &str| out.iter().filter(|(key, _)| key == k.as_bytes()).map(|(_, v)| v.clone()).collect::<Vec<_>>();
+        let get =
+            |k: &str| out.iter().filter(|(key, _)| key == k.as_bytes()).map(|(_, v)| v.clone()).collect::<Vec<_>>();
         assert_eq!(get("__client_ip"), [b"192.0.2.7".to_vec()]);
         assert_eq!(get("__client_addr_port"), [b"192.0.2.7:50123".to_vec()]);
         assert_eq!(get("__mysql_client_type"), [b"__ob_proxy".to_vec()]);
