@@ -110,7 +110,8 @@ fn weak_reads_run_weak_on_the_kernel() {
         .sql(
             "SET ob_read_consistency = 'WEAK'; SELECT @@ob_read_consistency; SELECT c AS weak_by_set FROM wr WHERE id = 1; \
              SET ob_read_consistency = 'STRONG'; SELECT @@ob_read_consistency; SELECT c AS strong_read FROM wr WHERE id = 1; \
-             SELECT /*+ READ_CONSISTENCY(WEAK) */ c AS weak_by_hint FROM wr WHERE id = 2",
+             SELECT /*+ READ_CONSISTENCY(WEAK) */ c AS weak_by_hint FROM wr WHERE id = 2; \
+             SET ob_read_consistency = 'WEAK', @mixed = 1; SELECT c AS weak_by_mixed FROM wr WHERE id = 2",
         )
         .unwrap();
     // The kernel compiled the statement with the session's consistency: weak after SET WEAK.
@@ -120,12 +121,13 @@ fn weak_reads_run_weak_on_the_kernel() {
     eprintln!("plan-cache ob_read_consistency: weak_by_set {weak:?}, strong_read {strong:?}, weak_by_hint {hinted:?}");
     assert_eq!(
         out.lines().collect::<Vec<_>>(),
-        ["WEAK", "10", "STRONG", "10", "20"],
+        ["WEAK", "10", "STRONG", "10", "20", "20"],
         "gateway log:\n{}",
         gw.log_tail(3000)
     );
     assert_eq!(weak, ["2"], "the SET WEAK statement ran strong on the kernel");
     assert_eq!(strong, ["3"]);
+    assert_eq!(plan_consistency(db, "weak_by_mixed"), ["2"], "a SET the server ran with other variables");
     // The hint travels in the statement; the kernel's views keep the session value (3) for it.
     assert_eq!(hinted.len(), 1, "the hinted statement reached the kernel");
     let all: Vec<String> = route_log::read(&log).iter().map(|r| r.raw.to_string()).collect();
@@ -133,6 +135,7 @@ fn weak_reads_run_weak_on_the_kernel() {
     eprintln!("route log:\n{}", all.join("\n"));
     assert_eq!(consistency("weak_by_set").as_deref().map(str::to_ascii_lowercase).as_deref(), Some("weak"));
     assert_eq!(consistency("weak_by_hint").as_deref().map(str::to_ascii_lowercase).as_deref(), Some("weak"));
+    assert_eq!(consistency("weak_by_mixed").as_deref().map(str::to_ascii_lowercase).as_deref(), Some("weak"));
     assert_eq!(consistency("strong_read").as_deref().map(str::to_ascii_lowercase).as_deref(), Some("strong"));
 }
 

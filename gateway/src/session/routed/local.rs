@@ -72,6 +72,22 @@ pub fn set_action(sql: &[u8], mode: Mode, current: RouteVars) -> SetAction {
 
 /// `ob_read_consistency` by name or by its index on OceanBase (1 FROZEN, 2 WEAK, 3 STRONG);
 /// `DEFAULT` is STRONG. `None`: not a value of the variable.
+/// The route variables after a `SET` that a server ran (one that also set other variables):
+/// its route-variable assignments with a known value applied to `current`.
+pub fn route_vars_after(sql: &[u8], mode: Mode, current: RouteVars) -> RouteVars {
+    let mut vars = current;
+    for a in parse_set(sql, mode).unwrap_or_default() {
+        match &a.target {
+            Target::System(n) if n == "ob_read_consistency" => {
+                vars.read_consistency = consistency(&a.value).or(vars.read_consistency);
+            }
+            Target::System(n) if n == "ob_route_policy" => vars.route_policy = Some(route_policy(&a.value)),
+            _ => {}
+        }
+    }
+    vars
+}
+
 fn consistency(v: &SetValue) -> Option<ReadConsistency> {
     let t = v.text().unwrap_or_default().to_ascii_uppercase();
     match t.as_str() {
@@ -176,5 +192,8 @@ mod tests {
         assert_eq!(set_action(b"SET ob_read_consistency = 'SOMETIMES'", m, none), SetAction::Forward);
         let strong = SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Strong), route_policy: None });
         assert_eq!(set_action(b"SET ob_read_consistency = DEFAULT", m, none), strong);
+        let mixed = route_vars_after(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'", m, none);
+        assert_eq!(mixed.read_consistency, Some(ReadConsistency::Weak));
+        assert_eq!(route_vars_after(b"SET time_zone = '+01:00'", m, mixed), mixed);
     }
 }
