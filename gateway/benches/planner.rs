@@ -23,6 +23,7 @@ fn planner(rt: &tokio::runtime::Runtime) -> Planner {
         config_server_url: None,
         cluster_sys_user: "proxyro@sys".into(),
         cluster_sys_password: String::new(),
+        table_discovery: None,
     };
     match rt.block_on(Planner::from_config(&config)) {
         Ok(p) => p,

@@ -121,6 +121,15 @@ pub struct RoutingConfig {
     /// Password of `cluster_sys_user`. Default empty.
     #[serde(default)]
     pub cluster_sys_password: String,
+    /// Discover the partitioning of tables the topology does not list (`[routing.table_discovery]`
+    /// with `user`, `password`, `source = "information_schema"`): on first use of a table, from
+    /// `information_schema` on a server of its tenant; refreshed like other location-cache entries
+    /// and after errors that say the schema changed (no such table, table definition changed,
+    /// unknown partition). Partition `i` of a discovered table is placed on the tenant's server
+    /// `i mod n` (leader) with the other servers as followers (`metadata::discovery`). Unset: only
+    /// the topology's tables are routed by partition.
+    #[serde(default)]
+    pub table_discovery: Option<crate::metadata::TableDiscoveryConfig>,
     /// Replace server addresses of the topology by server name, e.g. `{ s1 = "127.0.0.1:3307" }`.
     #[serde(default)]
     pub server_addresses: std::collections::HashMap<String, SocketAddr>,
@@ -228,6 +237,16 @@ pub struct BackendConfig {
     /// server's IP address). Default `off`. Applies to new server connections after a reload.
     #[serde(default)]
     pub tls: crate::tls::BackendTls,
+    /// Tell OceanBase servers the application's address and the gateway's session id, as ODP
+    /// does: logins to OceanBase servers carry ODP's proxy-login connection attributes
+    /// (`__mysql_client_type = __ob_proxy`, `__client_ip`, `__proxy_connection_id`;
+    /// `session::identity`), which an OceanBase observer reads into
+    /// `V$OB_PROCESSLIST.USER_CLIENT_IP`, its IP allow-list check and its login log. The seekdb
+    /// kernel has no proxy login mode and ignores them. A proxy login also changes what the
+    /// observer sends (session tracking), so this is off by default. MySQL/MariaDB servers are
+    /// never told. Default false.
+    #[serde(default)]
+    pub client_identity: bool,
 }
 
 /// Authentication plugin the gateway asks a client to use for an account.

@@ -47,12 +47,32 @@ pub struct MariadbCli {
     password: String,
     database: Option<String>,
     args: Vec<String>,
+    host: String,
+    netns: Option<String>,
 }
 
 impl MariadbCli {
     /// `mariadb --no-defaults -h127.0.0.1 -P<port> -uroot` with an empty password.
     pub fn new(port: u16) -> Self {
-        MariadbCli { port, user: "root".into(), password: String::new(), database: None, args: Vec::new() }
+        MariadbCli {
+            port,
+            user: "root".into(),
+            password: String::new(),
+            database: None,
+            args: Vec::new(),
+            host: "127.0.0.1".into(),
+            netns: None,
+        }
+    }
+    /// Server address (default `127.0.0.1`).
+    pub fn host(mut self, host: &str) -> Self {
+        self.host = host.into();
+        self
+    }
+    /// Runs the CLI inside network namespace `ns` (`ip netns exec`), e.g. the seekdb kernel's.
+    pub fn in_netns(mut self, ns: &str) -> Self {
+        self.netns = Some(ns.into());
+        self
     }
     /// Login user.
     pub fn user(mut self, user: &str) -> Self {
@@ -76,10 +96,17 @@ impl MariadbCli {
     }
 
     fn command(&self) -> Command {
-        let mut c = Command::new("mariadb");
+        let mut c = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "mariadb"]);
+                c
+            }
+            None => Command::new("mariadb"),
+        };
         c.arg("--no-defaults")
             .arg("--protocol=TCP")
-            .arg("-h127.0.0.1")
+            .arg(format!("-h{}", self.host))
             .arg(format!("-P{}", self.port))
             .arg(format!("-u{}", self.user))
             .arg("--batch")

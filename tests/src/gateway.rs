@@ -171,12 +171,29 @@ impl Gateway {
 
     /// [`Gateway::start`] with an explicit binary (e.g. a release build), no build step.
     pub fn start_with_bin(bin: &Path, config_toml: &str) -> anyhow::Result<Gateway> {
+        Self::spawn(bin, None, config_toml)
+    }
+
+    /// [`Gateway::start`] inside network namespace `ns` (`ip netns exec`), e.g. next to the
+    /// seekdb kernel; ready when it logs `gateway listening` (its port is not reachable from here).
+    pub fn start_in_netns(ns: &str, config_toml: &str) -> anyhow::Result<Gateway> {
+        Self::spawn(&gateway_bin()?, Some(ns), config_toml)
+    }
+
+    fn spawn(bin: &Path, ns: Option<&str>, config_toml: &str) -> anyhow::Result<Gateway> {
         let port = listen_port(config_toml)?;
         let dir = crate::servers_dir().join(format!("gateway-{}", crate::unique_suffix()));
         std::fs::create_dir_all(&dir)?;
         let config = dir.join("gateway.toml");
         std::fs::write(&config, config_toml)?;
-        let mut cmd = Command::new(bin);
+        let mut cmd = match ns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
         cmd.env("NO_COLOR", "1")
             .arg("run")
             .arg("--config")
@@ -187,17 +204,22 @@ impl Gateway {
         let child = process::spawn_owned(cmd).with_context(|| format!("starting {}", bin.display()))?;
         process::register(child.id(), Some(dir.clone()));
         let mut gw = Gateway { dir, port, child };
-        gw.wait_ready(Duration::from_secs(30))?;
+        gw.wait_ready(Duration::from_secs(30), ns.is_some())?;
         Ok(gw)
     }
 
-    fn wait_ready(&mut self, timeout: Duration) -> anyhow::Result<()> {
+    fn wait_ready(&mut self, timeout: Duration, in_netns: bool) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait()? {
                 bail!("gateway exited with {status} during start-up; stderr:\n{}", self.log_tail(4000));
             }
-            if crate::mariadb::greeting_ok(self.addr()) {
+            let ready = if in_netns {
+                std::fs::read_to_string(self.log_path()).unwrap_or_default().contains("gateway listening")
+            } else {
+                crate::mariadb::greeting_ok(self.addr())
+            };
+            if ready {
                 return Ok(());
             }
             if Instant::now() > deadline {

@@ -62,3 +62,20 @@ pub fn ip(args: &[&str]) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Runs `f` on a new thread that has entered network namespace `ns` (`/run/netns/<ns>`): sockets
+/// it opens (e.g. a tokio runtime built inside `f`) live in that namespace.
+pub fn run_in<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
+    use std::os::fd::AsRawFd;
+    let path = PathBuf::from("/run/netns").join(ns);
+    let handle = std::thread::spawn(move || -> anyhow::Result<T> {
+        let file = std::fs::File::open(&path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
+        // SAFETY: setns on a descriptor that is open for the whole call; it changes only this
+        // thread's network namespace.
+        if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            anyhow::bail!("setns {}: {}", path.display(), std::io::Error::last_os_error());
+        }
+        Ok(f())
+    });
+    handle.join().map_err(|_| anyhow::anyhow!("thread in netns panicked"))?
+}

@@ -25,6 +25,8 @@ pub struct Sysbench {
     pub ps_mode: String,
     /// Extra options, e.g. `--skip_trx=on`.
     pub extra: Vec<String>,
+    /// Network namespace to run in (`ip netns exec NS sysbench …`), e.g. the seekdb kernel's.
+    pub netns: Option<String>,
 }
 
 /// Figures from a `run` report.
@@ -57,11 +59,19 @@ impl Sysbench {
             time: 5,
             ps_mode: "auto".into(),
             extra: Vec::new(),
+            netns: None,
         }
     }
 
     fn command(&self, phase: &str) -> Command {
-        let mut c = Command::new("sysbench");
+        let mut c = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "sysbench"]);
+                c
+            }
+            None => Command::new("sysbench"),
+        };
         c.arg(&self.test)
             .arg("--db-driver=mysql")
             .arg("--mysql-host=127.0.0.1")

@@ -50,6 +50,7 @@ fn login_with(database: Option<&'static str>, charset: u8) -> LoginRequest<'stat
         client_caps: caps::SUPPORTED & !caps::IGNORE_SPACE,
         attributes: &[],
         tls: None,
+        identity: None,
     }
 }
 

@@ -304,6 +304,13 @@ pub static KEYS: &[Key] = &[
         set: None,
     },
     Key {
+        name: "routing.table_discovery",
+        info: "tables the topology does not list are discovered through information_schema (as this user)",
+        effect: Effect::Restart,
+        get: |c| routing(c).and_then(|r| r.table_discovery.as_ref()).map(|d| d.user.clone()).unwrap_or_default(),
+        set: None,
+    },
+    Key {
         name: "routing.server_addresses",
         info: "server name to address overrides of the topology",
         effect: Effect::Restart,
@@ -447,6 +454,7 @@ pub fn keep_restart_only(old: &Config, new: &mut Config) {
             n.cluster_sys_user.clone_from(&o.cluster_sys_user);
             n.cluster_sys_password.clone_from(&o.cluster_sys_password);
             n.server_addresses.clone_from(&o.server_addresses);
+            n.table_discovery.clone_from(&o.table_discovery);
             n.idc.clone_from(&o.idc);
             n.proxy_route_policy.clone_from(&o.proxy_route_policy);
             n.seed = o.seed;

@@ -5,8 +5,10 @@
 //! entry with its partitioning and tablet ids (§4.1, §4.4–§4.6); tablet locations (§4.3).
 //! Sources: [`static_file`] (a TOML topology, the embedded default) and [`information_schema`]
 //! (portable partition definitions). The OceanBase sys-view source implements the same trait.
+//! [`discovery`] combines the static topology with `information_schema` for unlisted tables.
 //! The location cache ([`crate::topology`]) does not know which source filled it.
 
+pub mod discovery;
 pub mod information_schema;
 pub mod static_file;
 pub mod sysview;
@@ -17,6 +19,7 @@ use std::pin::Pin;
 use crate::partition::PartitionError;
 use crate::topology::{Cluster, TableKey, TableMeta, TabletLocation, TenantServers, TopologyError};
 
+pub use discovery::{DiscoveringSource, TableDiscoveryConfig};
 pub use information_schema::InformationSchemaSource;
 pub use static_file::StaticSource;
 

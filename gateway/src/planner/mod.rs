@@ -86,7 +86,11 @@ impl Planner {
             Some("demo") => StaticSource::demo(&config.server_addresses)?,
             Some(path) => StaticSource::load(std::path::Path::new(path), &config.server_addresses)?,
         };
-        let locator = Locator::new(Arc::new(source), config.cache.clone());
+        let source: Arc<dyn crate::metadata::MetadataSource> = match &config.table_discovery {
+            Some(d) => Arc::new(crate::metadata::DiscoveringSource::new(source, d.clone())),
+            None => Arc::new(source),
+        };
+        let locator = Locator::new(source, config.cache.clone());
         locator.refresh_cluster().await?;
         Ok(Planner::with_locator(locator, config))
     }

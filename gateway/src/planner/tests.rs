@@ -17,6 +17,7 @@ fn config(seed: u64) -> RoutingConfig {
         config_server_url: None,
         cluster_sys_user: "proxyro@sys".into(),
         cluster_sys_password: String::new(),
+        table_discovery: None,
     }
 }
 

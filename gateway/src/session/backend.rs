@@ -7,7 +7,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::net::TcpStream;
 
-use super::{Credential, SessionError};
+use super::identity::{oceanbase_attributes, ClientIdentity};
+use super::{server_kind, Credential, SessionError};
 use crate::login_name::{self, ServerKind};
 use crate::protocol::auth::{self, CACHING_SHA2, NATIVE};
 use crate::protocol::frame::Wire;
@@ -58,6 +59,9 @@ pub struct LoginRequest<'a> {
     pub attributes: &'a [(Vec<u8>, Vec<u8>)],
     /// Server-leg TLS (`Shared::server_tls`); `None`: plain TCP.
     pub tls: Option<Arc<ServerTls>>,
+    /// The application behind the login, told to OceanBase servers (`[backend] client_identity`);
+    /// `None`: not told.
+    pub identity: Option<ClientIdentity>,
 }
 
 /// Opens a TCP connection and reads the greeting, within `timeout`.
@@ -94,6 +98,11 @@ pub async fn login(
     if req.database.is_some() {
         capabilities |= caps::CONNECT_WITH_DB & greeting.capabilities;
     }
+    let addr = wire.io.peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
+    let attributes = req.server_attributes(addr, &greeting);
+    if !attributes.is_empty() {
+        capabilities |= caps::CONNECT_ATTRS & greeting.capabilities;
+    }
     let (mut wire, seq) = secure(wire, &greeting, req, &mut capabilities).await?;
     let plugin = greeting.auth_plugin.clone();
     let auth_response = scramble(&plugin, &greeting.salt, req.credential)?;
@@ -101,11 +110,11 @@ pub async fn login(
         capabilities,
         max_packet: 1 << 30,
         charset: req.charset,
-        user: req.server_user(&greeting),
+        user: req.server_user(addr, &greeting),
         auth_response,
         database: req.database.map(str::to_string),
         auth_plugin: Some(plugin.clone()),
-        attributes: req.attributes.to_vec(),
+        attributes,
     };
     wire.write_packet(seq, &response.encode()).await.map_err(SessionError::Backend)?;
     let outcome = auth_loop(&mut wire, &plugin, &greeting.salt, req.credential).await?;
@@ -144,23 +153,33 @@ async fn secure(
 impl LoginRequest<'_> {
     /// The user name this server gets: `user@tenant` if its greeting says OceanBase, else the
     /// bare user (never `#cluster`, which an OceanBase kernel refuses with ERROR 1045).
-    fn server_user(&self, greeting: &Greeting) -> String {
-        login_name::server_user(self.user, self.tenant, ServerKind::of_version(&greeting.server_version))
+    fn server_user(&self, addr: SocketAddr, greeting: &Greeting) -> String {
+        login_name::server_user(self.user, self.tenant, server_kind::of(addr, &greeting.server_version))
+    }
+
+    /// The connection attributes this server gets: the client's, and for an OceanBase server
+    /// the application's identity ([`super::identity`]).
+    fn server_attributes(&self, addr: SocketAddr, greeting: &Greeting) -> Vec<(Vec<u8>, Vec<u8>)> {
+        match server_kind::of(addr, &greeting.server_version) {
+            ServerKind::OceanBase => oceanbase_attributes(self.attributes, self.identity.as_ref()),
+            ServerKind::Mysql => self.attributes.to_vec(),
+        }
     }
 }
 
 impl Backend {
     /// Re-authenticates this connection as another user (COM_CHANGE_USER).
     pub async fn change_user(&mut self, req: &LoginRequest<'_>) -> Result<LoginOutcome, SessionError> {
+        let addr = self.wire.io.tcp().peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
         let plugin = self.greeting.auth_plugin.clone();
         let response = HandshakeResponse {
             capabilities: self.capabilities,
             charset: req.charset,
-            user: req.server_user(&self.greeting),
+            user: req.server_user(addr, &self.greeting),
             auth_response: scramble(&plugin, &self.greeting.salt, req.credential)?,
             database: req.database.map(str::to_string),
             auth_plugin: Some(plugin.clone()),
-            attributes: req.attributes.to_vec(),
+            attributes: req.server_attributes(addr, &self.greeting),
             ..Default::default()
         };
         self.wire.write_packet(0, &encode_change_user(&response)).await.map_err(SessionError::Backend)?;

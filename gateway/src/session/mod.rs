@@ -5,6 +5,7 @@ pub mod backend;
 pub mod client_auth;
 pub mod connection_id;
 pub mod greeting;
+pub mod identity;
 pub mod internal;
 pub mod kill;
 pub mod next_command;
@@ -14,6 +15,7 @@ pub mod processlist;
 pub mod proxy;
 pub mod relay;
 pub mod routed;
+pub mod server_kind;
 pub mod shared;
 pub mod state;
 

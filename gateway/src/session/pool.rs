@@ -47,6 +47,8 @@ pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::state::ConnSync;
+use super::server_kind;
+use crate::login_name::ServerKind;
 use super::SessionError;
 use crate::protocol::message::ErrPacket;
 use crate::protocol::{codes, ProtocolError};
@@ -296,9 +298,26 @@ impl Pool {
                 return Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()));
             }
         }
-        let backend = self.connect(key, login, deadline, started).await?;
-        let sync = ConnSync::new(login.database, login.charset);
+        let mut backend = self.connect(key, login, deadline, started).await?;
+        let (kind, first) = self.server_kind(&mut backend, key.server).await?;
+        if first && kind == ServerKind::OceanBase && login.identity.is_some() {
+            // The login lacked what only OceanBase is told (the client's identity): log in again.
+            backend = self.connect(key, login, deadline, started).await?;
+        }
+        let sync = ConnSync::new(login.database, login.charset).on_oceanbase(kind == ServerKind::OceanBase);
         Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()))
+    }
+
+    /// The kind of a new connection's server, and whether this connection had to find it out
+    /// (its login was made without knowing it; `server_kind`).
+    async fn server_kind(&self, backend: &mut Backend, server: SocketAddr) -> Result<(ServerKind, bool), PoolError> {
+        if let Some(kind) = server_kind::known(server, &backend.greeting.server_version) {
+            return Ok((kind, false));
+        }
+        match server_kind::probe(backend, server, self.inner.cfg.connect_timeout()).await {
+            Some(kind) => Ok((kind, true)),
+            None => Err(PoolError::Connect { server, reason: "no answer to the server-kind probe".into() }),
+        }
     }
 
     /// Makes an idle connection usable for `client` before `deadline`, or closes it (`None`).

@@ -195,6 +195,7 @@ impl<'a> Session<'a> {
             client_caps: login.capabilities,
             attributes: &resp.attributes,
             tls: shared.server_tls(login.name.cluster.as_deref()),
+            identity: shared.client_identity(peer, id),
         };
         let (wire, greeting) = backend::connect(backend_addr, shared.config().connect_timeout())
             .await
@@ -391,6 +392,7 @@ impl<'a> Session<'a> {
             client_caps: self.client_caps,
             attributes: &resp.attributes,
             tls: self.shared.server_tls(login.name.cluster.as_deref()),
+            identity: self.shared.client_identity(self.peer, self.id),
         };
         match self.backend.change_user(&req).await.map_err(|e| at_seq(e, seq))? {
             LoginOutcome::Ok(ok) => {

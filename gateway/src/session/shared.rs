@@ -115,6 +115,12 @@ impl Shared {
         self.config().tls_loaded.server_for(cluster)
     }
 
+    /// The identity OceanBase servers are told for client `peer`, gateway session `id`
+    /// (`[backend] client_identity`); `None` when that is off.
+    pub fn client_identity(&self, peer: std::net::SocketAddr, id: u32) -> Option<super::identity::ClientIdentity> {
+        self.config().backend.client_identity.then_some(super::identity::ClientIdentity { addr: peer, conn_id: id })
+    }
+
     /// A fresh gateway connection id, from [`FIRST_CONNECTION_ID`] on: a range no server's
     /// thread ids reach (MariaDB/MySQL count from 1, OceanBase's session ids lie above 3 << 30),
     /// so a server thread id a client learns elsewhere (`@@pseudo_thread_id`,

@@ -34,6 +34,10 @@ use crate::session::prepared::ConnStatements;
 /// System variables that act on the next statement only: replayed once, like `SET TRANSACTION`.
 const ONE_SHOT: [&str; 3] = ["insert_id", "rand_seed1", "rand_seed2"];
 
+/// Prefix of OceanBase's own session variables (`ob_read_consistency`, `ob_query_timeout`, …):
+/// synced to OceanBase server connections only; a MySQL/MariaDB server does not know them.
+const OCEANBASE_PREFIX: &str = "ob_";
+
 /// Variables that `SET NAMES` / `SET CHARACTER SET` set as a side effect.
 const CHARSET_VARS: [&str; 4] = ["character_set_client", "character_set_connection", "character_set_results", "collation_connection"];
 
@@ -47,6 +51,13 @@ enum Slot {
     SessionTransaction,
     System(String),
     User(String),
+}
+
+impl Slot {
+    /// An OceanBase session variable (`ob_*`).
+    fn is_oceanbase(&self) -> bool {
+        matches!(self, Slot::System(n) if n.starts_with(OCEANBASE_PREFIX))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -82,6 +93,8 @@ pub struct ConnSync {
     /// Counts the resets of this server session: a connection whose generation moved has lost
     /// everything a previous statement left behind (`LAST_INSERT_ID()`, `FOUND_ROWS()`, …).
     generation: u64,
+    /// The server is OceanBase (its greeting says so): it gets the `ob_*` session variables.
+    oceanbase: bool,
 }
 
 /// One action of a sync, in order.
@@ -113,7 +126,27 @@ impl ConnSync {
     /// A freshly logged-in connection: `database` and `collation` as sent in the login.
     pub fn new(database: Option<&str>, collation: u8) -> Self {
         let database = database.map(str::to_string);
-        ConnSync { owner: None, version: 0, database, collation: Some(collation), statements: ConnStatements::default(), generation: 0 }
+        ConnSync {
+            owner: None,
+            version: 0,
+            database,
+            collation: Some(collation),
+            statements: ConnStatements::default(),
+            generation: 0,
+            oceanbase: false,
+        }
+    }
+
+    /// Marks the connection's server as OceanBase (or not): only OceanBase connections get the
+    /// client's `ob_*` session variables.
+    pub fn on_oceanbase(mut self, oceanbase: bool) -> Self {
+        self.oceanbase = oceanbase;
+        self
+    }
+
+    /// Whether the server is OceanBase.
+    pub fn is_oceanbase(&self) -> bool {
+        self.oceanbase
     }
 
     /// After `COM_RESET_CONNECTION`: no client state any more; the database is kept by the server.
@@ -127,7 +160,7 @@ impl ConnSync {
     /// After `COM_CHANGE_USER`: like a new login.
     pub fn relogin(&mut self, database: Option<&str>, collation: u8) {
         let generation = self.generation + 1;
-        *self = ConnSync::new(database, collation);
+        *self = ConnSync::new(database, collation).on_oceanbase(self.oceanbase);
         self.generation = generation;
     }
 
@@ -231,6 +264,19 @@ impl ClientState {
         true
     }
 
+    /// Records the assignments of a `SET` that the gateway answered itself, except those to the
+    /// system variables named in `skip` (kept by the gateway only): they reach servers with the
+    /// next sync. Returns `false` when the statement is not a `SET` the parser understands.
+    pub fn observe_answered_set(&mut self, sql: &[u8], skip: &[&str]) -> bool {
+        let Some(items) = parse_set(sql, self.mode) else { return false };
+        for a in items {
+            if !matches!(&a.target, Target::System(n) if skip.contains(&n.as_str())) {
+                self.apply(a, false);
+            }
+        }
+        true
+    }
+
     /// Applies the session-state block of a server OK that answered a client request on `conn`.
     /// Returns the number of changes recorded.
     pub fn observe_ok(&mut self, block: &[u8], conn: Option<&mut ConnSync>) -> Result<usize, ProtocolError> {
@@ -272,6 +318,7 @@ impl ClientState {
             .entries
             .iter()
             .filter(|e| e.version > since && !(fresh && matches!(e.slot, Slot::User(_)) && e.assignment.value == SetValue::Null))
+            .filter(|e| conn.oceanbase || !e.slot.is_oceanbase())
             .collect();
         let is_mode = |e: &Entry| e.slot == Slot::System("sql_mode".into());
         let mut list: Vec<&Assignment> = Vec::new();

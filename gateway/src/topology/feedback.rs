@@ -12,6 +12,13 @@ pub const ERR_CONNECT: u16 = 4124;
 /// `OB_TENANT_NOT_IN_SERVER`: the tenant has no unit on the target.
 pub const ERR_TENANT_NOT_IN_SERVER: u16 = 5150;
 
+/// `ER_NO_SUCH_TABLE`: the table was dropped or renamed.
+pub const ERR_NO_SUCH_TABLE: u16 = 1146;
+/// `ER_TABLE_DEF_CHANGED`: the table definition has changed.
+pub const ERR_TABLE_DEF_CHANGED: u16 = 1412;
+/// `ER_UNKNOWN_PARTITION`: a partition name the server does not have (OceanBase and MySQL).
+pub const ERR_UNKNOWN_PARTITION: u16 = 1735;
+
 /// What a response (or its absence) said about the entries the route used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Feedback {
@@ -30,6 +37,9 @@ pub enum Feedback {
     PartitionHit,
     /// The last retry failed: everything the route used dirty (`set_dirty_all`).
     AllFailed,
+    /// The server says the table's schema changed (no such table, definition changed, unknown
+    /// partition): the table entry dirty, so that its partitioning is read again. **[GW]**
+    SchemaChanged,
 }
 
 impl Feedback {
@@ -39,6 +49,7 @@ impl Feedback {
             ERR_NOT_MASTER => Some(Feedback::NotMaster),
             ERR_TENANT_NOT_IN_SERVER => Some(Feedback::TenantNotInServer),
             ERR_CONNECT => Some(Feedback::ConnectFailed),
+            ERR_NO_SUCH_TABLE | ERR_TABLE_DEF_CHANGED | ERR_UNKNOWN_PARTITION => Some(Feedback::SchemaChanged),
             _ => None,
         }
     }
@@ -80,6 +91,10 @@ impl LocationCache {
                 FeedbackEffect::default()
             }
             Feedback::TenantNotInServer | Feedback::AllFailed => self.dirty_all(scope),
+            Feedback::SchemaChanged => {
+                let table = scope.table.as_ref().and_then(|t| self.tables.with(t, |e| e.set_dirty())).unwrap_or(false);
+                FeedbackEffect { table, ..Default::default() }
+            }
         };
         tracing::debug!(?fb, tenant = %scope.tenant, table = ?scope.table, tablet = ?scope.tablet_id, ?effect, "location feedback");
         effect

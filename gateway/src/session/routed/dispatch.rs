@@ -140,6 +140,8 @@ impl RoutedSession<'_> {
             match local::set_action(text.as_bytes(), self.state.mode(), self.route_vars) {
                 SetAction::Route(vars) => {
                     self.route_vars = vars;
+                    // OceanBase connections get `ob_read_consistency` with the next sync.
+                    self.state.observe_answered_set(text.as_bytes(), &local::GATEWAY_ONLY);
                     return self.reply_ok(reply_seq).await.map(Some);
                 }
                 SetAction::Hold => {

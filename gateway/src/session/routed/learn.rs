@@ -42,6 +42,9 @@ impl RoutedSession<'_> {
     pub(super) fn learn_statement(&mut self, conn: &mut PooledConn, text: &str, a: &Analysis<'_>) {
         match a.kind {
             StmtKind::Set => {
+                // A SET the server ran may also have set a route variable (OceanBase knows
+                // `ob_read_consistency`): route by it too.
+                self.route_vars = super::local::route_vars_after(text.as_bytes(), self.state.mode(), self.route_vars);
                 if !self.state.observe_statement(text.as_bytes(), Some(&mut conn.sync)) {
                     self.pin("SET the gateway cannot replay");
                 } else if self.state.has_expressions() {

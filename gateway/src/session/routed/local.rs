@@ -5,13 +5,21 @@
 //!   `NULL`, so drivers never learn a server's unix socket and bypass the gateway;
 //! * `SELECT @@tx_read_only` / `@@transaction_read_only` while a `BEGIN` is held (routing.md §9);
 //! * `SET` of the gateway's route variables only (`ob_read_consistency`, `ob_route_policy`):
-//!   kept by the gateway, never sent (MySQL-compatible servers do not know them);
+//!   answered by the gateway, which routes by them. `ob_read_consistency` is also an OceanBase
+//!   server variable: it joins the session state and reaches OceanBase connections with the next
+//!   sync (so a weak read runs weak on the replica), never MySQL-compatible ones. The
+//!   [`GATEWAY_ONLY`] ones (no OceanBase 4.x server knows them) are never sent;
 //! * `SET TRANSACTION …` and one-shot variables (`insert_id`, `rand_seed1/2`): held and replayed
 //!   right before the next statement, on whichever connection serves it;
 //! * `SHOW [FULL] PROCESSLIST` (routing.md §13, see [`crate::session::processlist`]).
 
 use crate::route::ReadConsistency;
 use crate::session::state::{parse_set, Mode, SetValue, Target};
+
+/// Route variables that no server knows (`SELECT @@ob_route_policy` on an OceanBase 4.3.5
+/// kernel: ERROR 1193): kept by the gateway alone. Every other route variable is also the
+/// server's own (`ob_read_consistency`) and is synced to OceanBase connections.
+pub const GATEWAY_ONLY: [&str; 1] = ["ob_route_policy"];
 
 /// Route variables a session sets on the gateway.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,7 +58,11 @@ pub fn set_action(sql: &[u8], mode: Mode, current: RouteVars) -> SetAction {
     let mut vars = current;
     for a in &items {
         match &a.target {
-            Target::System(n) if n == "ob_read_consistency" => vars.read_consistency = Some(consistency(&a.value)),
+            // A value the gateway does not know goes to the server, which answers the error.
+            Target::System(n) if n == "ob_read_consistency" => match consistency(&a.value) {
+                Some(c) => vars.read_consistency = Some(c),
+                None => return SetAction::Forward,
+            },
             Target::System(n) if n == "ob_route_policy" => vars.route_policy = Some(route_policy(&a.value)),
             _ => return SetAction::Forward,
         }
@@ -58,12 +70,31 @@ pub fn set_action(sql: &[u8], mode: Mode, current: RouteVars) -> SetAction {
     SetAction::Route(vars)
 }
 
-fn consistency(v: &SetValue) -> ReadConsistency {
+/// `ob_read_consistency` by name or by its index on OceanBase (1 FROZEN, 2 WEAK, 3 STRONG);
+/// `DEFAULT` is STRONG. `None`: not a value of the variable.
+/// The route variables after a `SET` that a server ran (one that also set other variables):
+/// its route-variable assignments with a known value applied to `current`.
+pub fn route_vars_after(sql: &[u8], mode: Mode, current: RouteVars) -> RouteVars {
+    let mut vars = current;
+    for a in parse_set(sql, mode).unwrap_or_default() {
+        match &a.target {
+            Target::System(n) if n == "ob_read_consistency" => {
+                vars.read_consistency = consistency(&a.value).or(vars.read_consistency);
+            }
+            Target::System(n) if n == "ob_route_policy" => vars.route_policy = Some(route_policy(&a.value)),
+            _ => {}
+        }
+    }
+    vars
+}
+
+fn consistency(v: &SetValue) -> Option<ReadConsistency> {
     let t = v.text().unwrap_or_default().to_ascii_uppercase();
     match t.as_str() {
-        "WEAK" | "2" => ReadConsistency::Weak,
-        "FROZEN" | "1" => ReadConsistency::Frozen,
-        _ => ReadConsistency::Strong,
+        "WEAK" | "2" => Some(ReadConsistency::Weak),
+        "FROZEN" | "1" => Some(ReadConsistency::Frozen),
+        "STRONG" | "3" | "DEFAULT" => Some(ReadConsistency::Strong),
+        _ => None,
     }
 }
 
@@ -158,5 +189,11 @@ mod tests {
         assert_eq!(set_action(b"SET insert_id = 5", m, none), SetAction::Hold);
         assert_eq!(set_action(b"SET time_zone = '+01:00'", m, none), SetAction::Forward);
         assert_eq!(set_action(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'", m, none), SetAction::Forward);
+        assert_eq!(set_action(b"SET ob_read_consistency = 'SOMETIMES'", m, none), SetAction::Forward);
+        let strong = SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Strong), route_policy: None });
+        assert_eq!(set_action(b"SET ob_read_consistency = DEFAULT", m, none), strong);
+        let mixed = route_vars_after(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'", m, none);
+        assert_eq!(mixed.read_consistency, Some(ReadConsistency::Weak));
+        assert_eq!(route_vars_after(b"SET time_zone = '+01:00'", m, mixed), mixed);
     }
 }

@@ -238,6 +238,7 @@ impl<'a> RoutedSession<'a> {
             client_caps: self.client_caps,
             attributes: &self.ident.attributes,
             tls: self.shared.server_tls(self.ident.cluster.as_deref()),
+            identity: self.shared.client_identity(self.peer, self.id),
         }
     }
 

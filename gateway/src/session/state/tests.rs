@@ -84,7 +84,7 @@ fn fresh_connection_gets_everything_in_section_12_order() {
     set(&mut s, "SET sql_mode = 'NO_BACKSLASH_ESCAPES'");
     set(&mut s, "SET @@session.ob_read_consistency = 'WEAK', @gone = NULL");
     s.set_database("db2", None);
-    let plan = s.plan(&fresh_conn());
+    let plan = s.plan(&fresh_conn().on_oceanbase(true));
     assert_eq!(
         queries(&plan),
         [
@@ -229,4 +229,24 @@ fn server_reports_are_ground_truth() {
     s.observe_ok(&block(&[(0, &[b"character_set_client", b"latin1"]), (0, &[b"character_set_results", b""])]), None).unwrap();
     assert!(s.system("character_set_client").is_none());
     assert!(changes(&[0, 5, 1]).is_err(), "truncated block");
+}
+
+#[test]
+fn oceanbase_variables_reach_oceanbase_connections_only() {
+    let mut s = st();
+    assert!(s.observe_answered_set(b"SET ob_read_consistency = 'WEAK', ob_route_policy = 1", &["ob_route_policy"]));
+    set(&mut s, "SET time_zone = '+01:00'");
+    let ob = ConnSync::new(Some("test"), 45).on_oceanbase(true);
+    assert_eq!(queries(&s.plan(&ob)), ["SET @@session.ob_read_consistency = 'WEAK', @@session.time_zone = '+01:00'"]);
+    assert_eq!(queries(&s.plan(&fresh_conn())), ["SET @@session.time_zone = '+01:00'"]);
+    assert_eq!(s.system("ob_route_policy"), None, "a gateway-only variable is never synced");
+    // A synced MySQL connection stays in sync when only an OceanBase variable changes.
+    let mut my = fresh_conn();
+    let plan = s.plan(&my);
+    s.synced(&mut my, &plan);
+    assert!(s.observe_answered_set(b"SET ob_read_consistency = STRONG", &[]));
+    assert!(s.plan(&my).is_empty());
+    let mut relogged = ob.clone();
+    relogged.relogin(None, 45);
+    assert!(relogged.is_oceanbase(), "COM_CHANGE_USER keeps the server kind");
 }

@@ -107,7 +107,19 @@ fn error_codes() {
     assert_eq!(Feedback::from_server_error(4038), Some(Feedback::NotMaster));
     assert_eq!(Feedback::from_server_error(4124), Some(Feedback::ConnectFailed));
     assert_eq!(Feedback::from_server_error(5150), Some(Feedback::TenantNotInServer));
-    assert_eq!(Feedback::from_server_error(1146), None);
+    assert_eq!(Feedback::from_server_error(1146), Some(Feedback::SchemaChanged));
+    assert_eq!(Feedback::from_server_error(1735), Some(Feedback::SchemaChanged));
+    assert_eq!(Feedback::from_server_error(1062), None);
+}
+
+#[test]
+fn schema_change_dirties_the_table_entry() {
+    let t0 = Instant::now();
+    let cache = filled(t0);
+    let later = t0 + Duration::from_secs(30);
+    let fx = cache.feedback(&scope(Some(200063)), Feedback::SchemaChanged, later);
+    assert!(fx.table && !fx.tablet && !fx.tenant);
+    assert_eq!(cache.tables.probe(&key(), later).action, Action::Fetch);
 }
 
 #[test]
