@@ -170,7 +170,7 @@ impl LoginRequest<'_> {
 impl Backend {
     /// Re-authenticates this connection as another user (COM_CHANGE_USER).
     pub async fn change_user(&mut self, req: &LoginRequest<'_>) -> Result<LoginOutcome, SessionError> {
-        let addr = self.wire.io.tcp().peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
+        let addr = self.wire.io.peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
         let plugin = self.greeting.auth_plugin.clone();
         let response = HandshakeResponse {
             capabilities: self.capabilities,

@@ -33,6 +33,11 @@ impl Stream {
         }
     }
 
+    /// The TCP peer's address (the server of a backend connection).
+    pub fn peer_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.tcp().ok_or_else(detached)?.peer_addr()
+    }
+
     /// Takes a plain socket out of tokio's reactor for the kernel splice, whose supervisor
     /// watches it itself (`dataplane::splice`); the stream is [`Stream::Detached`] afterwards.
     /// `None` (nothing changed) for a TLS or already detached stream.

@@ -108,7 +108,7 @@ pub async fn ping(backend: &mut Backend, timeout: Duration) -> bool {
 /// An OceanBase server told the application's identity (`login.identity`) gets COM_CHANGE_USER
 /// straight away: only a new login carries the new client's address and session id.
 pub async fn reset(backend: &mut Backend, login: &LoginRequest<'_>, timeout: Duration) -> Result<bool, String> {
-    let addr = backend.wire.io.tcp().peer_addr().map_err(|e| e.to_string())?;
+    let addr = backend.wire.io.peer_addr().map_err(|e| e.to_string())?;
     let kind = crate::session::server_kind::of(addr, &backend.greeting.server_version);
     if login.identity.is_none() || kind != crate::login_name::ServerKind::OceanBase {
         match command(backend, &[command::RESET_CONNECTION], timeout).await.map_err(|e| e.to_string())? {
