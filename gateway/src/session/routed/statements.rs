@@ -4,7 +4,7 @@
 
 use super::dispatch::{command_state, Request, Route, Served};
 use super::statement_conn::{no_cursor, Execution, Prep};
-use super::transaction::TxnStatement;
+use super::transaction::{StickyReason, TxnStatement};
 use super::{Flow, RoutedSession};
 use crate::protocol::command::{self, Shape};
 use crate::protocol::status;
@@ -135,7 +135,7 @@ impl RoutedSession<'_> {
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
         let req = Request { payload, shape: Shape::Fetch, reply_seq, cmd: "fetch", prep: Prep::Id { client_id }, log_sql: Some(&sql) };
-        let served = self.serve(&req, Route::Held("cursor"), &sql::analyze("")).await?;
+        let served = self.serve(&req, Route::Held(StickyReason::Cursor), &sql::analyze("")).await?;
         if let Some(tracker) = &served.tracker {
             if tracker.failed || tracker.last_status.is_some_and(|st| st & status::LAST_ROW_SENT != 0) {
                 // The server closed the cursor with its last row.
@@ -167,7 +167,7 @@ impl RoutedSession<'_> {
             self.release_unless_sticky();
             return self.reply_ok(reply_seq).await;
         }
-        let why = self.txn.sticky().unwrap_or("cursor");
+        let why = self.txn.sticky().unwrap_or(StickyReason::Cursor);
         let req = Request { payload, shape: Shape::Single, reply_seq, cmd: "reset", prep: Prep::Id { client_id }, log_sql: Some(&sql) };
         let served = self.serve(&req, Route::Held(why), &sql::analyze("")).await?;
         self.after_statement_command(served);
