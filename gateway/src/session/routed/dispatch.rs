@@ -326,7 +326,6 @@ impl RoutedSession<'_> {
             Sent::Retry(err) | Sent::Failed(err) => {
                 if conn.is_broken() {
                     self.txn.lost();
-                    self.pinned.send_replace(false);
                 } else {
                     self.held = Some(conn);
                 }
