@@ -8,7 +8,6 @@ use tracing::debug;
 
 use super::failover;
 use super::local::{self, SetAction};
-use super::learn::command_log_name;
 use super::transaction::{classify, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::statement_conn::Prep;
 use super::statements::is_statement_command;
@@ -196,10 +195,10 @@ impl RoutedSession<'_> {
         if is_statement_command(cmd) {
             return self.statement_command(cmd, payload, reply_seq).await;
         }
-        self.reg.start(command_state(cmd), None);
+        self.reg.start(command::process_name(cmd), None);
         let analysis = sql::analyze("");
         let route = self.command_target().await;
-        let req = Request { payload, shape, reply_seq, cmd: command_log_name(cmd), prep: Prep::None, log_sql: None };
+        let req = Request { payload, shape, reply_seq, cmd: command::log_name(cmd), prep: Prep::None, log_sql: None };
         let served = self.serve(&req, route, &analysis).await?;
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else { return Ok(Flow::Continue) };
         if let Some(st) = tracker.last_status {
@@ -424,19 +423,3 @@ fn sql_state(s: &str) -> [u8; 5] {
     }
     out
 }
-
-/// SHOW PROCESSLIST's `Command` for a command byte.
-pub(super) fn command_state(cmd: u8) -> &'static str {
-    match cmd {
-        command::INIT_DB => "Init DB",
-        command::STMT_PREPARE => "Prepare",
-        command::STMT_EXECUTE => "Execute",
-        command::STMT_FETCH => "Fetch",
-        command::STMT_CLOSE => "Close stmt",
-        command::STMT_RESET => "Reset stmt",
-        command::STMT_SEND_LONG_DATA => "Long Data",
-        command::FIELD_LIST => "Field List",
-        _ => "Query",
-    }
-}
-

@@ -13,7 +13,6 @@ use super::RoutedSession;
 use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
 use crate::planner::{render_explain, Planned};
-use crate::protocol::command;
 use crate::protocol::message::OkPacket;
 use crate::protocol::response::ResponseTracker;
 use crate::protocol::status;
@@ -183,19 +182,3 @@ fn role_name(c: &RankedCandidate) -> &'static str {
     }
 }
 
-/// The route log's `cmd` for a command byte.
-pub(super) fn command_log_name(cmd: u8) -> &'static str {
-    match cmd {
-        command::INIT_DB => "init_db",
-        command::STMT_PREPARE => "prepare",
-        command::STMT_EXECUTE => "execute",
-        command::STMT_FETCH => "fetch",
-        command::STMT_CLOSE => "close",
-        command::STMT_RESET => "reset",
-        command::STMT_SEND_LONG_DATA => "long_data",
-        command::FIELD_LIST => "field_list",
-        command::STATISTICS => "statistics",
-        command::SET_OPTION => "set_option",
-        _ => "other",
-    }
-}

@@ -2,7 +2,7 @@
 //! EXECUTE is planned with its bound values and runs wherever that leads, the statement being
 //! prepared there on first use; an open cursor keeps its connection until the cursor ends.
 
-use super::dispatch::{command_state, Request, Route, Served};
+use super::dispatch::{Request, Route, Served};
 use super::statement_conn::{no_cursor, Execution, Prep};
 use super::transaction::{StickyReason, TxnStatement};
 use super::{Flow, RoutedSession};
@@ -35,7 +35,7 @@ fn wire_id(payload: &[u8]) -> Option<u32> {
 impl RoutedSession<'_> {
     /// A binary prepared-statement command.
     pub(super) async fn statement_command(&mut self, cmd: u8, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
-        self.reg.start(command_state(cmd), None);
+        self.reg.start(command::process_name(cmd), None);
         if self.held.is_none() {
             // Cursors live on the held connection only: without one there are none.
             self.ps.registry.clear_cursors();
