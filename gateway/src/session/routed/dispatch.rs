@@ -299,7 +299,7 @@ impl RoutedSession<'_> {
         if let Some(conn) = &served.conn {
             self.dependent.ran_on(conn);
         }
-        self.log_route(req, &served, consistency, partition, sticky.name(), diag);
+        self.log_route(req, &served, consistency, partition, sticky, diag);
         self.log_slow(req, &served, outcome, slow_ms);
         if served.conn.is_none() {
             self.note_sticky();
