@@ -146,12 +146,15 @@ impl Planner {
     async fn request(&self, a: &Analysis<'_>, ctx: &StatementContext, trace: &mut Trace) -> (RouteRequest, Located) {
         let tenant = self.tenants.facts(&self.locator, &ctx.tenant).await;
         let tenant_servers = &tenant.placed;
-        let mut req = RouteRequest::new(tenant.candidates.clone(), 0);
+        // The tenant's servers are the candidates only where no partition gives replicas: cloned
+        // there, not for every statement.
+        let mut req = RouteRequest::new(Vec::new(), 0);
         self.fill_inputs(&mut req, a, ctx);
         if let Some(pz) = &tenant.primary_zone {
             req.primary_zone = pz.clone();
         }
         let Some(table) = a.table() else {
+            req.candidates = tenant.candidates.clone();
             return (req, Located::default());
         };
         req.names_table = true;
@@ -167,6 +170,7 @@ impl Planner {
         let Some(entry) = lookup.value().cloned() else {
             trace.add(|| steps::no_table_entry(&table.name, &key));
             req.partition = PartitionState::NoLocation;
+            req.candidates = tenant.candidates.clone();
             return (req, Located { table: Some(key), cache, ..Located::default() });
         };
         trace.add(|| steps::table(&table.name, &entry, &lookup));
@@ -191,6 +195,7 @@ impl Planner {
             Err(e) => {
                 trace.add(|| steps::entry_failed(&e));
                 req.partition = PartitionState::NoLocation;
+                req.candidates = tenant.candidates.clone();
             }
         }
         let tablet_id = location.as_ref().and_then(|l| entry.tablet_of(l));
