@@ -8,6 +8,7 @@
 //!   `mariadb-test`, same version as the installed server), one process per case (the program
 //!   stops at its first failure), each in a fresh `client_test_db`, so that one failure does not
 //!   cascade into the next cases (a few cases that need an earlier one's tables fail everywhere).
+//!   A case's pass/fail is its exit status; there are no skips.
 //!
 //! `scripts/setup.sh` puts both under `$GATEWAY_TOOLS/peers` (default `~/.cache/gateway/peers`);
 //! [`PeerTools::find`] says what is missing.
@@ -182,12 +183,20 @@ pub fn client_test_cases(tools: &PeerTools) -> anyhow::Result<Vec<String>> {
 }
 
 /// `mariadb-client-test` against `ep`: every case in its own process (exit status 0 = passed),
-/// in order, cut after `per_case`. The program makes and drops its database `client_test_db`
-/// around each case; it needs the database `test` on the server.
-pub fn client_test(tools: &PeerTools, ep: &Endpoint, scratch: &Path, per_case: Duration) -> anyhow::Result<SuiteRun> {
+/// in order, cut after `per_case`, after `before_each` (which drops the program's database
+/// `client_test_db` on the servers: a failed case exits without dropping it). It needs the
+/// database `test` on the server.
+pub fn client_test(
+    tools: &PeerTools,
+    ep: &Endpoint,
+    scratch: &Path,
+    per_case: Duration,
+    before_each: &dyn Fn() -> anyhow::Result<()>,
+) -> anyhow::Result<SuiteRun> {
     let started = Instant::now();
     let mut cases = BTreeMap::new();
     for name in client_test_cases(tools)? {
+        before_each()?;
         let mut cmd = Command::new(&tools.client_test);
         cmd.arg("--no-defaults")
             .arg("--host=127.0.0.1")

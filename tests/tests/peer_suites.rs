@@ -68,15 +68,15 @@ fn endpoints() -> &'static Endpoints {
 
 /// Runs `suite` in every mode (after `prepare` on that mode's servers), prints the table, and
 /// fails with the differing cases.
-fn compare(title: &str, prepare: &str, suite: impl Fn(&Endpoint) -> anyhow::Result<SuiteRun>) {
+fn compare(title: &str, prepare: &str, suite: impl Fn(&Endpoint, &[&MariaDb]) -> anyhow::Result<SuiteRun>) {
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let eps = endpoints();
     let mut runs = Vec::new();
     for (mode, ep, servers) in eps.modes() {
-        for s in servers {
+        for s in &servers {
             s.sql(prepare).unwrap_or_else(|e| panic!("{mode}: preparing {}: {e:#}", s.name()));
         }
-        let run = suite(&ep).unwrap_or_else(|e| panic!("{mode}: {e:#}"));
+        let run = suite(&ep, &servers).unwrap_or_else(|e| panic!("{mode}: {e:#}"));
         println!("{mode}: {} cases in {:.1} s", run.cases.len(), run.wall.as_secs_f64());
         runs.push((mode, run));
     }
@@ -115,7 +115,7 @@ fn pymysql_suite_same_in_all_modes() {
     let Some(tools) = tools() else { return };
     let scratch = gateway_tests::scratch_dir("peers-pymysql").expect("scratch dir");
     let n = std::sync::atomic::AtomicU32::new(0);
-    compare("PyMySQL 0.10.1 test suite", DATABASES, |ep| {
+    compare("PyMySQL 0.10.1 test suite", DATABASES, |ep, _| {
         let dir = scratch.join(n.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string());
         std::fs::create_dir_all(&dir)?;
         peers::pymysql(&tools, ep, &dir, PER_TEST)
@@ -126,7 +126,9 @@ fn pymysql_suite_same_in_all_modes() {
 fn mariadb_client_test_same_in_all_modes() {
     let Some(tools) = tools() else { return };
     let scratch = gateway_tests::scratch_dir("peers-client-test").expect("scratch dir");
-    compare("mariadb-client-test (MariaDB C API)", "DROP DATABASE IF EXISTS client_test_db", |ep| {
-        peers::client_test(&tools, ep, &scratch, PER_TEST)
+    let drop = "DROP DATABASE IF EXISTS client_test_db";
+    compare("mariadb-client-test (MariaDB C API)", drop, |ep, servers| {
+        let fresh = || servers.iter().try_for_each(|s| s.sql(drop).map(|_| ()));
+        peers::client_test(&tools, ep, &scratch, PER_TEST, &fresh)
     });
 }

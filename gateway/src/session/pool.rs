@@ -15,7 +15,7 @@
 //! * No state leaks: the connections of a client that leaves (or resets its session) are reset
 //!   in the background before they are idle again ([`scrub`]: nothing it left — transaction,
 //!   locks, temporary tables — blocks others); a connection last used by another client is
-//!   reset before it is handed out (COM_RESET_CONNECTION, COM_CHANGE_USER when unsupported or
+//!   reset again before it is handed out (COM_RESET_CONNECTION, COM_CHANGE_USER when unsupported or
 //!   when the new client has no database), and gets back the `IGNORE_SPACE` of its login. One
 //!   going back to the client that used it last keeps its session, so the client's state sync
 //!   ([`super::state`]) only sends what changed. Idle connections of the asking client are
@@ -341,7 +341,7 @@ impl Pool {
             return None;
         }
         if last_client != client {
-            if let Err(e) = self.hand_over(&mut backend, &mut sync, last_client, login, bound).await {
+            if let Err(e) = self.hand_over(&mut backend, &mut sync, login, bound).await {
                 warn!(thread, error = %e, "reset of a pooled connection failed; closed");
                 self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
                 return None;
@@ -350,27 +350,18 @@ impl Pool {
         Some((backend, sync))
     }
 
-    /// Makes a connection last used by `last_client` a fresh session for another client: reset
-    /// (unless [`scrub`] did it when its client left), by a new login when the client has no
-    /// database and the connection has one (COM_RESET_CONNECTION keeps the database; a client
-    /// must not find another's), and `IGNORE_SPACE` back in `sql_mode` when the client asked
-    /// for it at login.
-    async fn hand_over(
-        &self,
-        backend: &mut Backend,
-        sync: &mut ConnSync,
-        last_client: u64,
-        login: &LoginRequest<'_>,
-        bound: Duration,
-    ) -> Result<(), String> {
+    /// Makes a connection last used by another client a fresh session: reset now, even when
+    /// [`scrub`] reset it as its client left (a new session takes the global variables as they
+    /// are when it starts), by a new login when the client has no database and the connection
+    /// has one (COM_RESET_CONNECTION keeps the database; a client must not find another's), and
+    /// `IGNORE_SPACE` back in `sql_mode` when the client asked for it at login.
+    async fn hand_over(&self, backend: &mut Backend, sync: &mut ConnSync, login: &LoginRequest<'_>, bound: Duration) -> Result<(), String> {
         let unselect = login.database.is_none() && sync.database().is_some();
-        if last_client != scrub::SCRUBBED || unselect {
-            match health::reset(backend, login, bound, unselect).await? {
-                false => sync.reset(),
-                true => sync.relogin(login.database, login.charset),
-            }
-            self.inner.counters.resets.fetch_add(1, Ordering::Relaxed);
+        match health::reset(backend, login, bound, unselect).await? {
+            false => sync.reset(),
+            true => sync.relogin(login.database, login.charset),
         }
+        self.inner.counters.resets.fetch_add(1, Ordering::Relaxed);
         if login.client_caps & crate::protocol::caps::IGNORE_SPACE != 0 && !scrub::restore_ignore_space(backend, bound).await {
             return Err("restoring IGNORE_SPACE in sql_mode failed".into());
         }

@@ -19,7 +19,9 @@ use crate::protocol::command;
 use crate::session::backend::Backend;
 use crate::session::state::ConnSync;
 
-/// `Idle::last_client` of a connection reset since its last client: no client's state is on it.
+/// `Idle::last_client` of a connection reset since its last client left (no client's state is on
+/// it; it is reset again when handed out, so that the new session sees the global variables as
+/// they are then).
 pub(super) const SCRUBBED: u64 = 0;
 
 /// The statement that puts `IGNORE_SPACE` back into the session `sql_mode` after a reset, for a
