@@ -136,3 +136,20 @@ fn wait_timeout_of_the_client_session_closes_it() {
     let longer = after_idle(&r.gw, "4", &["set=30"]);
     assert_eq!(longer, "ok", "SET wait_timeout=30, idle 4 s: pooled connections closed by their servers are replaced");
 }
+
+#[tokio::test]
+async fn a_new_client_gets_the_global_values_of_now() {
+    let r = start("leftovers-globals", "");
+    let url = r.gw.url("root", "", Some("test"));
+    let mut a = connect(&url).await.expect("client a");
+    assert_eq!(query_one(&mut a, "SELECT 1").await.expect("select").as_deref(), Some("1"));
+    a.disconnect().await.expect("a leaves");
+    // Its connections were reset as it left; the servers' globals change after that.
+    for s in &r.servers {
+        s.sql("SET GLOBAL max_join_size = 10000").expect("set global");
+    }
+    let mut b = connect(&url).await.expect("client b");
+    let got = query_one(&mut b, "SELECT @@session.max_join_size").await.expect("select");
+    assert_eq!(got.as_deref(), Some("10000"), "a new session starts with the global value of when it starts");
+    b.disconnect().await.expect("b leaves");
+}
