@@ -100,11 +100,12 @@ fn warnings(gw: &Gateway) -> String {
     lines[lines.len().saturating_sub(15)..].join("\n")
 }
 
-fn tools() -> Option<PeerTools> {
+/// The installed suites, or `None` after recording why `test` is skipped.
+fn tools(test: &str) -> Option<PeerTools> {
     match PeerTools::find() {
         Ok(t) => Some(t),
         Err(why) => {
-            println!("SKIP: {why}");
+            gateway_tests::skip::skip(test, &why);
             None
         }
     }
@@ -112,7 +113,7 @@ fn tools() -> Option<PeerTools> {
 
 #[test]
 fn pymysql_suite_same_in_all_modes() {
-    let Some(tools) = tools() else { return };
+    let Some(tools) = tools("pymysql_suite_same_in_all_modes") else { return };
     let scratch = gateway_tests::scratch_dir("peers-pymysql").expect("scratch dir");
     let n = std::sync::atomic::AtomicU32::new(0);
     compare("PyMySQL 0.10.1 test suite", DATABASES, |ep, _| {
@@ -124,7 +125,7 @@ fn pymysql_suite_same_in_all_modes() {
 
 #[test]
 fn mariadb_client_test_same_in_all_modes() {
-    let Some(tools) = tools() else { return };
+    let Some(tools) = tools("mariadb_client_test_same_in_all_modes") else { return };
     let scratch = gateway_tests::scratch_dir("peers-client-test").expect("scratch dir");
     let drop = "DROP DATABASE IF EXISTS client_test_db";
     compare("mariadb-client-test (MariaDB C API)", drop, |ep, servers| {

@@ -127,11 +127,6 @@ impl Planner {
         self.run(analysis, ctx, Trace::off()).await
     }
 
-    /// [`Planner::plan_bound`] for execution, without the trace.
-    pub async fn route_bound<'a>(&self, sql: &'a str, params: &[sql::Value<'a>], ctx: &StatementContext) -> Planned {
-        self.route(&sql::analyze_prepared(sql, params), ctx).await
-    }
-
     async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, mut trace: Trace) -> Planned {
         let (mut req, Located { location, table, tablet_id, partitioned, cache }) = self.request(analysis, ctx, &mut trace).await;
         req.seed = self.config.seed.unwrap_or_else(rand::random);

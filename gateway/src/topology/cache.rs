@@ -211,9 +211,4 @@ impl LocationCache {
         out
     }
 
-    /// Deletes a table entry and its tablet entries (the next lookup rebuilds them).
-    pub fn delete_table(&self, key: &TableKey) {
-        self.tables.with(key, |e| e.delete());
-        self.tablets.remove_where(|k| &k.table == key);
-    }
 }

@@ -41,7 +41,6 @@ mod xa_start;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use tokio::sync::watch;
 use tracing::{debug, info};
 
 use super::backend::LoginRequest;
@@ -102,7 +101,6 @@ pub struct RoutedSession<'a> {
     /// Requests routed so far (the route log's `seq`).
     requests: u64,
     reg: Registration<'a>,
-    pinned: watch::Sender<bool>,
     /// The client's prepared statements (binary and text).
     ps: statement_conn::Statements,
     /// Kernel splice once pinned for good ([`splice`]).
@@ -157,7 +155,6 @@ pub async fn serve(
         route_time: None,
         requests: 0,
         reg,
-        pinned: watch::channel(false).0,
         ps: statement_conn::Statements::default(),
         // The gateway does not terminate TLS yet: the client leg is plain.
         splice: splice::PinSplice::new(shared, client_tls),
@@ -221,19 +218,11 @@ impl<'a> RoutedSession<'a> {
         self.txn.pin.is_some()
     }
 
-    /// A receiver that turns `true` when the session becomes pinned to one server connection
-    /// for good: from then on its bytes go to one server connection only. The kernel splice of
-    /// pinned sessions ([`splice`]) checks [`Self::is_pinned`] at the end of each answer.
-    pub fn pinned_signal(&self) -> watch::Receiver<bool> {
-        self.pinned.subscribe()
-    }
-
     /// Pins the session to its current connection for good.
     fn pin(&mut self, why: &'static str) {
         if self.txn.pin.is_none() {
             debug!(why, "session pinned to its server connection");
             self.txn.pin = Some(why);
-            self.pinned.send_replace(true);
         }
     }
 
@@ -387,7 +376,6 @@ impl<'a> RoutedSession<'a> {
         self.txn = Transaction::default();
         self.last_server = None;
         self.dependent = dependent::Dependent::default();
-        self.pinned.send_replace(false);
         self.note_sticky();
         self.ps = statement_conn::Statements::default();
     }
