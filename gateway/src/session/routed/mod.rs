@@ -15,6 +15,8 @@
 //! * Prepared statements ([`statements`], [`text_statements`], [`statement_conn`]): client ids,
 //!   each EXECUTE routed by its bound values, prepared on a connection when first run there.
 //! * Local answers ([`local`]), SHOW PROCESSLIST and KILL on gateway ids ([`processlist`]).
+//! * The client session's `wait_timeout` / `interactive_timeout` ([`idle_timeout`]): an idle
+//!   session is closed as its server would close it.
 //! * Kernel splice ([`splice`]): with `[dataplane] splice`, a session pinned for good is handed
 //!   to the kernel at the end of the answer that pinned it, when nothing else keeps it here.
 
@@ -22,6 +24,7 @@ mod attempt;
 mod dependent;
 mod dispatch;
 mod failover;
+mod idle_timeout;
 mod learn;
 mod local;
 mod processlist;
@@ -102,6 +105,8 @@ pub struct RoutedSession<'a> {
     ps: statement_conn::Statements,
     /// Kernel splice once pinned for good ([`splice`]).
     splice: splice::PinSplice,
+    /// The servers' idle limit for this client, unless it sets `wait_timeout` ([`idle_timeout`]).
+    idle_default: idle_timeout::Defaults,
 }
 
 /// Serves an authenticated client in routed mode until it quits, is killed or fails.
@@ -153,6 +158,7 @@ pub async fn serve(
         ps: statement_conn::Statements::default(),
         // The gateway does not terminate TLS yet: the client leg is plain.
         splice: splice::PinSplice::new(shared, client_tls),
+        idle_default: idle_timeout::Defaults::default(),
     };
     if let Err(err) = s.validate_login().await {
         return Err(SessionError::Refused { err, seq });
@@ -168,12 +174,16 @@ pub async fn serve(
             Ok(())
         }
     };
-    // Killed or failed: connections in use are closed (in-flight ones close themselves).
+    // Killed or failed: connections in use are closed (in-flight ones close themselves). Else
+    // they are reset before they are idle again: nothing of this client stays on them.
     if let Some(mut held) = s.held.take() {
         if result.is_err() || *s.reg.killed.borrow() {
             held.mark_broken();
+        } else {
+            held.scrub_on_release();
         }
     }
+    shared.pool.release_client(s.state.id());
     result
 }
 
@@ -261,6 +271,12 @@ impl<'a> RoutedSession<'a> {
                 Ok(mut conn) => match conn.sync_state(&mut self.state).await {
                     Ok(_) => {
                         self.last_server = Some(cand.addr);
+                        conn.set_in_flight(true);
+                        let timeout = self.shared.pool.config().connect_timeout();
+                        if let Some(d) = idle_timeout::server_defaults(&mut conn, cand.addr, timeout).await {
+                            conn.set_in_flight(false);
+                            self.idle_default = d;
+                        }
                         return Ok(());
                     }
                     Err(e) if e.is_retryable() || matches!(e, super::pool::PoolError::Lost { .. }) => last = Some(e),
@@ -280,7 +296,13 @@ impl<'a> RoutedSession<'a> {
 
     async fn command_loop(&mut self) -> Result<(), SessionError> {
         loop {
-            let Some(next) = crate::session::next_command::read(self.client, self.shared).await? else { return Ok(()) };
+            let idle = idle_timeout::limit(&self.state, self.idle_default.for_client(self.client_caps));
+            let read = tokio::time::timeout(idle, crate::session::next_command::read(self.client, self.shared)).await;
+            let Ok(read) = read else {
+                info!(idle_secs = idle.as_secs(), "wait_timeout passed: session closed");
+                return Ok(());
+            };
+            let Some(next) = read? else { return Ok(()) };
             let flow = self.command(next.cmd, &next.payload, next.reply_seq).await;
             let flow = self.after_request(flow).await?;
             self.reg.idle(self.state.database());
@@ -345,7 +367,10 @@ impl<'a> RoutedSession<'a> {
     /// COM_RESET_CONNECTION: a fresh client state (new id: connections are reset before the
     /// session uses them again), the login's database, nothing held or pinned.
     fn reset(&mut self) {
-        self.held = None;
+        if let Some(mut held) = self.held.take() {
+            held.scrub_on_release();
+        }
+        self.shared.pool.release_client(self.state.id());
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
         self.route_vars = local::RouteVars::default();
         self.txn = Transaction::default();

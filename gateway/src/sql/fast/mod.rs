@@ -34,7 +34,7 @@ pub fn analyze(sql: &str) -> Option<Analysis<'_>> {
 
 /// The recognisers over the whole token list (a statement with tokens left over is declined).
 fn recognise<'a>(sql: &'a str, toks: &[Token]) -> Option<Analysis<'a>> {
-    let mut c = Cursor { sql, toks, pos: 0, depth: 0 };
+    let mut c = Cursor { sql, toks, pos: 0, depth: 0, counted: (0, 0) };
     let first = c.next_word()?;
     let mut an = dispatch(&mut c, first)?;
     an.path = Path::Fast;
@@ -109,6 +109,9 @@ pub(super) struct Cursor<'t, 'a> {
     pos: usize,
     /// Current expression nesting ([`MAX_DEPTH`] bounds it).
     depth: u32,
+    /// Placeholders among the first `.0` tokens: `.1` (the cursor only moves forward, so
+    /// [`Cursor::placeholder_index`] counts each token once, not once per placeholder).
+    counted: (usize, u32),
 }
 
 impl<'t, 'a> Cursor<'t, 'a> {
@@ -196,9 +199,12 @@ impl<'t, 'a> Cursor<'t, 'a> {
     }
 
     /// Zero-based index of the placeholder token just before the cursor.
-    fn placeholder_index(&self) -> u32 {
-        let before = &self.toks[..self.pos.saturating_sub(1)];
-        before.iter().filter(|t| t.kind == Kind::Placeholder).count() as u32
+    fn placeholder_index(&mut self) -> u32 {
+        let end = self.pos.saturating_sub(1).min(self.toks.len());
+        let (from, mut n) = if self.counted.0 <= end { self.counted } else { (0, 0) };
+        n += self.toks[from..end].iter().filter(|t| t.kind == Kind::Placeholder).count() as u32;
+        self.counted = (end, n);
+        n
     }
 }
 
