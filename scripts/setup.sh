@@ -44,6 +44,15 @@ apt_packages() {
 }
 
 rust_toolchains() {
+    # rustfmt and clippy on the default toolchain: scripts/test.sh checks formatting and lints.
+    local have
+    have=$(rustup component list --installed 2>/dev/null)
+    if ! grep -q '^rustfmt' <<<"$have" || ! grep -q '^clippy' <<<"$have"; then
+        log "adding rustfmt and clippy"
+        rustup component add rustfmt clippy
+    else
+        log "rustfmt and clippy present"
+    fi
     if ! rustup run "$EBPF_NIGHTLY" rustc --version >/dev/null 2>&1 \
         || ! rustup component list --toolchain "$EBPF_NIGHTLY" --installed 2>/dev/null | grep -q '^rust-src'; then
         log "installing $EBPF_NIGHTLY with rust-src"
