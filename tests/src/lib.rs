@@ -24,7 +24,7 @@
 //!   against one endpoint with each case's outcome by name.
 //! * [`skip`] — `SKIP: reason` for tests that cannot run here, recorded for the run's summary.
 //!
-//! Everything binds 127.0.0.1 only (environment.md §0). Servers live under
+//! Everything binds 127.0.0.1 only (docs/architecture.md §3). Servers live under
 //! `<workspace>/target/test-servers/` and are stopped by PID when their owner is dropped, at exit
 //! for the per-file shared stacks, or by a parent-death signal if the test binary is killed.
 //!

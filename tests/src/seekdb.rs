@@ -1,9 +1,9 @@
-//! The real OceanBase kernel (`seekdb`, environment.md §3) in a private network namespace.
+//! The real OceanBase kernel (`seekdb`, docs/architecture.md §3) in a private network namespace.
 //!
 //! [`Seekdb::start`] creates a test-owned namespace `gwt-ob-<pid>-<n>` with `lo` up and a veth
 //! pair whose both ends live inside it (127.0.0.2/32 on one end: the kernel refuses to start
-//! without a non-loopback interface that has an IPv4 address and a MAC, §3.2), starts the server
-//! there with `ip netns exec` (it binds 0.0.0.0 and must never run in the host namespace, §0), and
+//! without a non-loopback interface that has an IPv4 address and a MAC, docs/architecture.md §3), starts the server
+//! there with `ip netns exec` (it binds 0.0.0.0 and must never run in the host namespace, docs/architecture.md §3), and
 //! polls `select 1` through the `mariadb` CLI until it answers. Every client runs inside the
 //! namespace and reaches the server at `127.0.0.1:2881`.
 //!
@@ -246,7 +246,7 @@ fn ip(args: &[&str]) -> anyhow::Result<()> {
 }
 
 /// `ip netns add`, `lo` up, a veth pair with both ends inside, 127.0.0.2/32 on one end
-/// (environment.md §3.3). Deletes the namespace again if a later step fails.
+/// (docs/architecture.md §3). Deletes the namespace again if a later step fails.
 fn create_namespace(ns: &str) -> anyhow::Result<()> {
     ip(&["netns", "add", ns])?;
     let guard = NsGuard(Some(ns.to_string()));

@@ -1,4 +1,4 @@
-//! Privileged eBPF test: direct route (`[dataplane] direct_route`, docs/ebpf.md §3.2) with two
+//! Privileged eBPF test: direct route (`[dataplane] direct_route`, docs/dataplane.md §2) with two
 //! real MariaDB servers and PyMySQL.
 //!
 //! ```text

@@ -1,7 +1,7 @@
 //! Privileged eBPF tests of the VIP steering modes, with a real MariaDB, the real gateway binary
 //! and the `mariadb` CLI, each in network namespaces the test creates and deletes (even on failure).
 //!
-//! Router mode (docs/ebpf.md §3.3):
+//! Router mode (docs/dataplane.md §2):
 //!
 //! ```text
 //!  netns gwr-<pid>-cli                     netns gwr-<pid>-gw
@@ -10,7 +10,7 @@
 //!  mariadb -h 10.255.0.1 -P 3306  ───────▶  gateway 0.0.0.0:<port> ──▶ mariadbd 127.0.0.1:<port>
 //! ```
 //!
-//! sk_lookup mode (§3.4): one namespace holding client, gateway and MariaDB; the client dials
+//! sk_lookup mode (docs/dataplane.md §2): one namespace holding client, gateway and MariaDB; the client dials
 //! 10.254.0.7:3306, the gateway owns 10.254.0.0/24 through its local route.
 //!
 //! Processes are stopped by PID (SIGTERM, which also checks the clean detach); without root, or

@@ -1,4 +1,4 @@
-//! Privileged eBPF tests of the kernel splice (`gateway::dataplane::splice`, docs/ebpf.md §4).
+//! Privileged eBPF tests of the kernel splice (`gateway::dataplane::splice`, docs/dataplane.md §3).
 //!
 //! 1. `mariadb_session_through_gateway`: the real gateway with `[dataplane] splice = true` and
 //!    `passthrough_users = ["root"]` in front of a real MariaDB; queries, a large result set and
@@ -208,7 +208,7 @@ fn volume_one_gib_each_way() {
     let pair = h.pair(budget).expect("pair");
     let (up, down) = (Pattern::new(1), Pattern::new(2));
     let (mut client, mut server) = (pair.client, pair.server);
-    // One direction at a time (as in docs/ebpf.md §5), then the half-closes.
+    // One direction at a time (as in docs/dataplane.md §6), then the half-closes.
     let timed = |from: &TcpStream, to: &TcpStream, p: &Arc<Pattern>| -> Result<Duration> {
         let (mut w, mut r, p2) = (from.try_clone()?, to.try_clone()?, Arc::clone(p));
         let started = Instant::now();

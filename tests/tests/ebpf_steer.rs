@@ -1,4 +1,4 @@
-//! Privileged eBPF test: steering mode `cgroup` (docs/ebpf.md §3.2) with real servers and clients.
+//! Privileged eBPF test: steering mode `cgroup` (docs/dataplane.md §2) with real servers and clients.
 //!
 //! ```text
 //!  cgroup gwt-steer-<pid>-app            cgroup gwt-steer-<pid>-gw

@@ -1,11 +1,11 @@
-//! The partitioned-table model the calculation needs (§1): columns, levels, partitions, bounds.
+//! The partitioned-table model the calculation needs (docs/partition.md §1): columns, levels, partitions, bounds.
 
 use super::cast::{cast, CastContext};
 use super::expr::Expr;
 use super::value::{Datum, KeyValue};
 use super::PartitionError;
 
-/// Partition function (OceanBase 4.x `ObPartitionFuncTypeV4`, §1.1).
+/// Partition function (OceanBase 4.x `ObPartitionFuncTypeV4`, docs/partition.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PartFunc {
     /// `HASH(expr)` (0).
@@ -123,7 +123,7 @@ pub struct SubPartition {
     pub tablet_id: Option<u64>,
 }
 
-/// A first-level partition with its own sub-partition list (non-template, §1.3).
+/// A first-level partition with its own sub-partition list (non-template, docs/partition.md §5).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Partition {
     /// Name (`p0`, or as declared).

@@ -111,7 +111,7 @@ impl Planner {
     }
 
     /// Plans an execution of the prepared statement `sql` with its bound parameter values
-    /// (partition.md §9: a `?` in a key predicate routes by the value bound to it), traced.
+    /// (docs/partition.md §2: a `?` in a key predicate routes by the value bound to it), traced.
     pub async fn plan_bound<'a>(&self, sql: &'a str, params: &[sql::Value<'a>], ctx: &StatementContext) -> Planned {
         self.plan_analysis(&sql::analyze_prepared(sql, params), "COM_STMT_EXECUTE", ctx).await
     }
@@ -275,7 +275,7 @@ impl Planner {
             }
             _ => RequestKind::OtherStatement,
         };
-        // A multi-statement is always STRONG (routing.md §10): whatever its hint or the session says.
+        // A multi-statement is always STRONG (docs/routing.md §9): whatever its hint or the session says.
         let multi = a.statements > 1;
         req.consistency = ConsistencyInputs {
             is_select: a.kind == StmtKind::Select,

@@ -160,7 +160,7 @@ impl PoolError {
         }
     }
 
-    /// Whether another server may be tried: nothing reached this one (routing.md §15.3).
+    /// Whether another server may be tried: nothing reached this one (docs/routing.md §7).
     pub fn is_retryable(&self) -> bool {
         matches!(self, PoolError::Busy { .. } | PoolError::ConnectQueue { .. } | PoolError::Connect { .. } | PoolError::Tls { .. })
     }

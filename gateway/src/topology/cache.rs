@@ -203,7 +203,7 @@ impl LocationCache {
     }
 
     /// Every cached tablet location of a table, in any state (for "a random partition of the
-    /// table" when the partition cannot be calculated, routing.md §2.6).
+    /// table" when the partition cannot be calculated, docs/routing.md §12).
     pub fn tablets_of(&self, key: &TableKey) -> Vec<Arc<TabletLocation>> {
         let mut out: Vec<Arc<TabletLocation>> = self
             .tablets

@@ -1,5 +1,5 @@
 //! Partition-placement conformance: the OceanBase kernel is the oracle, `gateway locate` the
-//! subject (partition.md §11).
+//! subject (docs/partition.md §10).
 //!
 //! For every table of the catalogue ([`tables`], [`tables_rl`], [`tables_sub`]) the run creates
 //! the table in one shared kernel ([`crate::seekdb::Seekdb`]), bulk-inserts ≥ 1,000 deterministic

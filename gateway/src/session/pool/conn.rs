@@ -91,7 +91,7 @@ impl PooledConn {
         Some((backend, std::mem::take(&mut self.sync)))
     }
 
-    /// Brings the connection's session up to `state` (routing.md §12 steps 4–5 and the held
+    /// Brings the connection's session up to `state` (docs/routing.md §11 steps 4–5 and the held
     /// one-shots): runs [`ClientState::plan`], then records it with [`ClientState::synced`].
     /// Returns the number of statements sent. On failure the connection is marked broken.
     pub async fn sync_state(&mut self, state: &mut ClientState) -> Result<usize, PoolError> {

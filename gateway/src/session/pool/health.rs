@@ -1,6 +1,6 @@
 //! Connection checks and resets (liveness, COM_PING, COM_RESET_CONNECTION / COM_CHANGE_USER),
 //! and the [`ServerHealth`] hook through which the pool reports connect outcomes to congestion
-//! control (routing.md §15.2).
+//! control (docs/routing.md §6).
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;

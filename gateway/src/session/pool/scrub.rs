@@ -1,7 +1,7 @@
 //! Cleaning the connections of a client that is gone: each is reset (COM_RESET_CONNECTION) in the
 //! background before it is idle again, so that a departed client's transaction, `LOCK TABLES`,
 //! `GET_LOCK` locks, temporary tables and variables never stay on a pooled server connection,
-//! where other clients would wait on them (routing.md §12).
+//! where other clients would wait on them (docs/routing.md §11).
 //!
 //! MariaDB's COM_RESET_CONNECTION rolls back the transaction, releases table and user locks,
 //! drops temporary tables, clears user variables and prepared statements and sets session

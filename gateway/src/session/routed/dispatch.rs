@@ -1,6 +1,6 @@
 //! One request of a routed session: local answers, the target (held connection, previous
 //! server, or the route decision with its retry candidates), state sync, held `BEGIN` replay,
-//! send, relay, and what the answer teaches (routing.md §2.1 stages 8–10, §9, §12).
+//! send, relay, and what the answer teaches (docs/routing.md §1 stages 8–10, docs/routing.md §8, docs/routing.md §11).
 
 use std::net::SocketAddr;
 
@@ -175,7 +175,7 @@ impl RoutedSession<'_> {
         Ok(None)
     }
 
-    /// `SELECT @@tx_read_only` inside a held transaction start (routing.md §9).
+    /// `SELECT @@tx_read_only` inside a held transaction start (docs/routing.md §8).
     async fn tx_read_only(&mut self, column: &str, reply_seq: u8) -> Result<Flow, SessionError> {
         let session = ["tx_read_only", "transaction_read_only"]
             .iter()
@@ -351,7 +351,7 @@ impl RoutedSession<'_> {
         }
     }
 
-    /// The route decision's candidates in order, until one serves the request (§15.3).
+    /// The route decision's candidates in order, until one serves the request (docs/routing.md §7).
     async fn on_planned(&mut self, req: &Request<'_>, planned: &Planned) -> Result<Served, SessionError> {
         let decision = match &planned.decision {
             Ok(d) => d,

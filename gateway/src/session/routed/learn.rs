@@ -1,4 +1,4 @@
-//! What an answer teaches a routed session (routing.md §9, §12): transaction status, session
+//! What an answer teaches a routed session (docs/routing.md §8, §11): transaction status, session
 //! state (`SET`, `USE`, the OK's session-state block), pins; then whether the connection stays
 //! with the session or goes back to the pool; the route log line and the diagnosis and
 //! slow-statement log lines (`[log] route_diagnosis`, `slow_statement_ms`).

@@ -1,5 +1,5 @@
 //! Routed sessions: with `[routing]` configured, each client request is planned on its own and
-//! served by a pooled server connection of the chosen server (routing.md §2, §9–§15), so that
+//! served by a pooled server connection of the chosen server (docs/routing.md §1, §8, §6), so that
 //! one client connection is many server connections and the client cannot tell.
 //!
 //! * Login: the client is authenticated by the gateway, then its login is validated on a
@@ -188,7 +188,7 @@ pub async fn serve(
 }
 
 /// The session's user, tenant and database from an authenticated login: the bare user and the
-/// tenant its login name resolved to (routing.md §16; `client_auth` checked both).
+/// tenant its login name resolved to (docs/routing.md §14; `client_auth` checked both).
 fn identity(shared: &Shared, login: &ClientLogin) -> Identity {
     let resp = &login.response;
     let config = shared.config();

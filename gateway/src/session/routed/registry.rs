@@ -1,4 +1,4 @@
-//! The gateway's own session list (routing.md §13): one entry per routed client session, keyed by
+//! The gateway's own session list (docs/routing.md §13): one entry per routed client session, keyed by
 //! gateway connection id, with what SHOW PROCESSLIST shows and what KILL needs (the server
 //! connection the session is using right now, and a handle that ends the session).
 

@@ -1,4 +1,4 @@
-//! The client's binary prepared-statement commands in a routed session (routing.md §11): each
+//! The client's binary prepared-statement commands in a routed session (docs/routing.md §10): each
 //! EXECUTE is planned with its bound values and runs wherever that leads, the statement being
 //! prepared there on first use; an open cursor keeps its connection until the cursor ends.
 

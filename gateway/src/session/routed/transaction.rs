@@ -1,4 +1,4 @@
-//! Transaction state of a routed session (routing.md §9): the held `BEGIN` / `START TRANSACTION`
+//! Transaction state of a routed session (docs/routing.md §8): the held `BEGIN` / `START TRANSACTION`
 //! / `XA START`, stickiness while the server reports a transaction (or `autocommit = 0` after a
 //! first statement, or an open XA transaction), session pins, and open cursors.
 
