@@ -121,14 +121,31 @@ impl Planner {
         self.run(analysis, ctx, Trace::on(steps::parse(analysis, cmd))).await
     }
 
+    /// Plans a command without a statement (the login's validation, COM_PING, COM_STATISTICS …
+    /// before any statement chose a server), traced: a request of kind
+    /// [`RequestKind::Command`], which read-only zones accept (docs/routing.md §5) where an
+    /// unparsed statement would be refused under FORCE_READONLY_ZONE.
+    pub async fn plan_command(&self, ctx: &StatementContext) -> Planned {
+        let a = sql::analyze("");
+        self.run_as(&a, ctx, Trace::on(steps::parse(&a, "command")), Some(RequestKind::Command)).await
+    }
+
     /// [`Planner::plan_analysis`] for execution: the same decision and location, without the
     /// EXPLAIN trace (`plan` is empty). The per-statement path of a routed session.
     pub async fn route(&self, analysis: &Analysis<'_>, ctx: &StatementContext) -> Planned {
         self.run(analysis, ctx, Trace::off()).await
     }
 
-    async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, mut trace: Trace) -> Planned {
+    async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, trace: Trace) -> Planned {
+        self.run_as(analysis, ctx, trace, None).await
+    }
+
+    /// [`Planner::run`], with the request kind given instead of taken from the statement.
+    async fn run_as(&self, analysis: &Analysis<'_>, ctx: &StatementContext, mut trace: Trace, kind: Option<RequestKind>) -> Planned {
         let (mut req, Located { location, table, tablet_id, partitioned, cache }) = self.request(analysis, ctx, &mut trace).await;
+        if let Some(kind) = kind {
+            req.kind = kind;
+        }
         req.seed = self.config.seed.unwrap_or_else(rand::random);
         let (decision, plan) = match trace.into_steps() {
             Some(ours) => {

@@ -103,3 +103,17 @@ async fn multi_statement_is_strong_despite_weak_hint_and_session() {
         assert_eq!(d.server().to_string(), "127.0.0.1:3312", "p3's leader: {sql}");
     }
 }
+
+#[tokio::test]
+async fn a_command_without_a_statement_goes_to_a_readonly_zone_under_force_readonly_zone() {
+    let forced = RoutingConfig { proxy_route_policy: Some("FORCE_READONLY_ZONE".into()), ..config(7) };
+    let planner = Planner::from_config(&forced).await.unwrap();
+    // A statement-less command (the login's validation, COM_PING first thing) is a Command
+    // request: accepted, on the read-only server s3.
+    let p = planner.plan_command(&ctx()).await;
+    let d = p.decision.as_ref().expect("a command is routed under FORCE_READONLY_ZONE");
+    assert_eq!(d.server().to_string(), "127.0.0.1:3313", "s3 is the read-only zone's server");
+    // An empty statement analysed as SQL is refused (what the sessions sent before): the test
+    // can fail.
+    assert!(planner.plan("", &ctx()).await.decision.is_err(), "a non-weak statement is refused");
+}

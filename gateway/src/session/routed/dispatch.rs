@@ -227,7 +227,7 @@ impl RoutedSession<'_> {
         }
         match self.last_server {
             Some(s) => Route::Server(s, Tie::Previous),
-            None => Route::Planned(Box::new(self.planner.plan("", &self.context()).await)),
+            None => Route::Planned(Box::new(self.planner.plan_command(&self.context()).await)),
         }
     }
 

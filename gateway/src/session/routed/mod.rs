@@ -262,7 +262,7 @@ impl<'a> RoutedSession<'a> {
     /// Validates the login on a tenant server: a pooled connection logged in as the client,
     /// in its database. The server's refusal is the client's answer.
     async fn validate_login(&mut self) -> Result<(), ErrPacket> {
-        let planned = self.planner.plan("", &self.context()).await;
+        let planned = self.planner.plan_command(&self.context()).await;
         let decision = planned.decision.map_err(|e| ErrPacket::new(e.mysql_errno(), e.to_string()))?;
         let max = self.max_attempts(&decision);
         let mut last = None;
