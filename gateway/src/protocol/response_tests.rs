@@ -105,10 +105,25 @@ fn prepare_counts_definitions_and_eofs() {
 
 #[test]
 fn cursor_execute_ends_after_column_eof() {
-    let (steps, _) = run(Shape::Results, false, &[vec![1], col(), eof(status::CURSOR_EXISTS | 2)]);
+    let execute_with_cursor = [0x17, 1, 0, 0, 0, 0x01, 1, 0, 0, 0];
+    let mut t = ResponseTracker::for_command(Shape::Results, &execute_with_cursor, false);
+    let steps: Vec<Step> =
+        [vec![1], col(), eof(status::CURSOR_EXISTS | 2)].iter().map(|p| t.on_frame(p).unwrap()).collect();
     assert_ends_at_last(&steps);
     let (steps, _) = run(Shape::Fetch, false, &[vec![0, 0, 1, b'a'], eof(status::LAST_ROW_SENT | 2)]);
     assert_ends_at_last(&steps);
+}
+
+#[test]
+fn cursor_flag_of_a_procedure_result_set_does_not_end_it() {
+    // MariaDB, inside a procedure with an open cursor: CURSOR_EXISTS on an ordinary result set.
+    let flagged = status::CURSOR_EXISTS | 2;
+    for payload in [&b"\x03CALL p()"[..], &[0x17, 1, 0, 0, 0, 0x00, 1, 0, 0, 0]] {
+        let mut t = ResponseTracker::for_command(Shape::Results, payload, false);
+        let packets = [vec![1], col(), eof(flagged), row(b"a"), eof(flagged | status::MORE_RESULTS_EXISTS), ok(2)];
+        let steps: Vec<Step> = packets.iter().map(|p| t.on_frame(p).unwrap()).collect();
+        assert_ends_at_last(&steps);
+    }
 }
 
 #[test]

@@ -338,7 +338,7 @@ impl<'a> Session<'a> {
     /// Relays the backend's answer to `payload` (sent); `true` when it was an error.
     async fn relay_answer(&mut self, payload: &[u8], shape: command::Shape, reply_seq: u8) -> Result<bool, SessionError> {
         let cmd = payload[0];
-        let mut tracker = ResponseTracker::new(shape, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
+        let mut tracker = ResponseTracker::for_command(shape, payload, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
         if tracker.is_done() {
             return Ok(false);
         }

@@ -57,7 +57,7 @@ impl RoutedSession<'_> {
             debug!(%server, error = %e, "sending failed");
             return if retry { Sent::Retry(self.lost(server)) } else { Sent::Failed(self.lost(server)) };
         }
-        let mut tracker = ResponseTracker::new(req.shape, conn.capabilities & caps::DEPRECATE_EOF != 0);
+        let mut tracker = ResponseTracker::for_command(req.shape, payload, conn.capabilities & caps::DEPRECATE_EOF != 0);
         if let Some(sent) = self.refused_before_execution(conn, retry, tracker.is_done()).await {
             return sent;
         }
