@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use gateway_tests::mysql::{connect, query_values, value_string};
 use gateway_tests::stack::{demo_routing, demo_servers, shared, Stack};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
+use gateway_tests::clients;
+use gateway_tests::raw::{Outcome, RawConn};
+use gateway_tests::{Gateway, GatewayConfig, MariaDb, MariaDbOptions, UserEntry};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 
@@ -18,6 +20,7 @@ const PROC: &str = "CREATE PROCEDURE rows_with_cursor() BEGIN \
 
 fn setup(db: &MariaDb) -> anyhow::Result<()> {
     db.create_user("alice", "alice-pw")?;
+    db.create_user("idler", "idler-pw")?;
     db.sql("CREATE TABLE IF NOT EXISTS test.big (id INT PRIMARY KEY, v VARCHAR(200)); \
             INSERT IGNORE INTO test.big SELECT seq, REPEAT('x', 200) FROM seq_1_to_20000")?;
     // A procedure body holds `;`: sent whole over the protocol, on a thread of its own (setup
@@ -40,7 +43,9 @@ fn setup(db: &MariaDb) -> anyhow::Result<()> {
 static ONE: OnceLock<Result<Stack, String>> = OnceLock::new();
 
 fn one() -> &'static Stack {
-    shared(&ONE, || Stack::start("mdbsess", setup, |c| c.user(UserEntry::native("alice", "alice-pw"))))
+    shared(&ONE, || Stack::start("mdbsess", setup, |c| {
+        c.user(UserEntry::native("alice", "alice-pw")).user(UserEntry::native("idler", "idler-pw"))
+    }))
 }
 
 /// The three demo servers with a routing gateway.
@@ -109,4 +114,90 @@ async fn procedure_result_set_with_an_open_cursor_comes_whole() {
         assert_eq!(one, Some(1), "{what}");
         let _ = c.disconnect().await;
     }
+}
+
+/// Three demo servers started with `--autocommit=0`, a 1:1 gateway in front of the first and a
+/// routing gateway over all three.
+struct NoAutocommit {
+    servers: Vec<MariaDb>,
+    one: Gateway,
+    routed: Gateway,
+}
+
+static NO_AUTOCOMMIT: OnceLock<Result<NoAutocommit, String>> = OnceLock::new();
+
+fn no_autocommit() -> &'static NoAutocommit {
+    let start = || -> anyhow::Result<NoAutocommit> {
+        let mut servers = Vec::new();
+        for i in 1..=3 {
+            let opts = MariaDbOptions { extra_args: vec!["--autocommit=0".into()], ..MariaDbOptions::default() };
+            let db = MariaDb::start_with(&format!("mdbsess-ac{i}"), opts)?;
+            db.sql("CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
+                    CREATE TABLE ac (v VARCHAR(64)); COMMIT")?;
+            db.create_user("alice", "alice-pw")?;
+            servers.push(db);
+        }
+        let config = GatewayConfig::new(servers[0].addr())?.user(UserEntry::native("alice", "alice-pw"));
+        let one = Gateway::start(&config.to_toml())?;
+        let mut toml = GatewayConfig::new(servers[0].addr())?.user(UserEntry::native("alice", "alice-pw")).to_toml();
+        toml.push_str(&demo_routing(&servers));
+        let routed = Gateway::start(&toml)?;
+        Ok(NoAutocommit { servers, one, routed })
+    };
+    match NO_AUTOCOMMIT.get_or_init(|| start().map_err(|e| format!("{e:#}"))) {
+        Ok(r) => r,
+        Err(e) => panic!("autocommit=0 servers did not start: {e}"),
+    }
+}
+
+/// With the servers' global autocommit off, PyMySQL's `autocommit=True` must really turn it on:
+/// it trusts the greeting's status flag and sends `SET autocommit` only when that says off.
+#[test]
+fn greeting_reports_the_servers_autocommit() {
+    let s = no_autocommit();
+    let endpoints = [("direct", s.servers[0].port()), ("1:1", s.one.port()), ("routed", s.routed.port())];
+    for (what, port) in endpoints {
+        let value = format!("ac-{}", what.replace(':', ""));
+        let out = clients::python("autocommit_write.py", &["127.0.0.1", &port.to_string(), "alice", "alice-pw", "test", &value])
+            .expect("python");
+        let kv = clients::parse_kv(&out.stdout);
+        assert_eq!(kv.get("inserted"), Some(&value), "{what}: {out:?}");
+        assert_eq!(kv.get("session_autocommit").map(String::as_str), Some("1"), "{what}: {out:?}");
+        // The write is there once the client has gone: on some server (routed: where it ran).
+        let found = s.servers.iter().any(|db| {
+            db.sql(&format!("SELECT COUNT(*) FROM test.ac WHERE v = '{value}'")).is_ok_and(|n| n.trim() == "1")
+        });
+        assert!(found, "{what}: the autocommit write was lost");
+    }
+}
+
+/// Polls `f` until it returns `Some`, for at most `limit`.
+fn poll<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// 1:1: the backend connection of an idle client is killed on the server: the gateway closes
+/// the client's connection (a driver then reconnects), as the server itself would have.
+#[test]
+fn idle_client_is_closed_when_its_backend_dies() {
+    let s = one();
+    let mut c = RawConn::login(s.gw.addr(), "idler", "idler-pw", Some("test")).expect("login through the gateway");
+    let list = "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'idler'";
+    let thread = poll(Duration::from_secs(10), || s.db.sql(list).ok().filter(|t| !t.trim().is_empty()))
+        .expect("the backend connection is listed");
+    s.db.sql(&format!("KILL CONNECTION {}", thread.trim())).expect("KILL on the server");
+    match c.outcome(Duration::from_secs(10)) {
+        Outcome::Closed | Outcome::Reset => {}
+        other => panic!("client connection not closed after its backend died: {other:?}\n{}", s.gw_log()),
+    }
+    s.assert_healthy();
 }

@@ -7,7 +7,7 @@ use super::{SessionError, Shared};
 use crate::protocol::auth::{self, NATIVE};
 use crate::protocol::frame::{Packet, Wire};
 use crate::protocol::handshake::{Greeting, HandshakeResponse};
-use crate::protocol::{caps, codes, status, ProtocolError};
+use crate::protocol::{caps, codes, ProtocolError};
 use crate::tls::{Stream, TlsMode};
 
 /// Largest handshake response accepted.
@@ -54,7 +54,9 @@ pub async fn greet(wire: &mut Wire<Stream>, shared: &Shared, connection_id: u32,
         salt: salt.clone(),
         capabilities: announced,
         charset: profile.charset,
-        status: status::AUTOCOMMIT,
+        // What a new server session starts with (the server's global autocommit), as learnt
+        // from the servers' greetings: a client that trusts it must not skip SET autocommit.
+        status: profile.status,
         auth_plugin: NATIVE.into(),
     };
     wire.write_packet(0, &greeting.encode()).await.map_err(SessionError::Client)?;

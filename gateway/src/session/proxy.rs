@@ -273,7 +273,16 @@ impl<'a> Session<'a> {
 
     async fn command_loop(&mut self, reg: &Registration<'_>) -> Result<(), SessionError> {
         loop {
-            let Some(packet) = super::next_command::read(self.client, self.shared).await? else { return Ok(()) };
+            // A backend that goes away while the client is idle ends the session: the client sees
+            // its connection close (as with a server), not an in-band error on its next command.
+            let next = tokio::select! {
+                next = super::next_command::read(self.client, self.shared) => next?,
+                why = backend_gone(&mut self.backend.wire) => {
+                    info!(why, "backend connection ended while the client was idle; closing the client");
+                    return Ok(());
+                }
+            };
+            let Some(packet) = next else { return Ok(()) };
             let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
             if let Some(internal) = internal::recognise(&packet.payload) {
                 let caller = internal::Caller {
@@ -405,6 +414,16 @@ impl<'a> Session<'a> {
             }
             LoginOutcome::Denied(err) => Err(SessionError::Refused { err, seq }),
         }
+    }
+}
+
+/// Waits until the idle backend connection says something: its end (KILL, wait_timeout, a
+/// restart), or a packet no command asked for (the error a server sends as it closes).
+async fn backend_gone(backend: &mut Wire<Stream>) -> String {
+    match backend.fill().await {
+        Ok(false) => "closed by the server".into(),
+        Ok(true) => "the server sent a packet unasked".into(),
+        Err(e) => e.to_string(),
     }
 }
 

@@ -144,7 +144,8 @@ pub async fn serve(
         ident,
         state,
         route_vars: local::RouteVars::default(),
-        txn: Transaction::default(),
+        // A new server session's autocommit is the servers' global one (learnt from greetings).
+        txn: Transaction::starting(shared.profile().status),
         held: None,
         last_server: None,
         dependent: dependent::Dependent::default(),
