@@ -201,3 +201,52 @@ fn idle_client_is_closed_when_its_backend_dies() {
     }
     s.assert_healthy();
 }
+
+/// What a client sees when its streaming statement is killed from another connection.
+async fn killed_while_streaming(what: &str, url: &str, verb: &str) -> String {
+    let mut a = open(what, url).await;
+    let mut b = open(what, url).await;
+    let id: u32 = a.query_first("SELECT CONNECTION_ID()").await.expect("id").expect("a row");
+    let mut result = a.query_iter("SELECT id, v, SLEEP(0.001) FROM big ORDER BY id").await.expect("query starts");
+    let first: Option<mysql_async::Row> = result.next().await.expect("first row");
+    assert!(first.is_some(), "{what}: no first row");
+    b.query_drop(format!("{verb} {id}")).await.unwrap_or_else(|e| panic!("{what}: {verb}: {e:?}"));
+    let outcome = loop {
+        match tokio::time::timeout(Duration::from_secs(30), result.next()).await {
+            Err(_) => break "hangs".to_string(),
+            Ok(Ok(Some(_))) => continue,
+            Ok(Ok(None)) => break "completed".to_string(),
+            Ok(Err(mysql_async::Error::Server(e))) => break format!("server error {}", e.code),
+            Ok(Err(e)) => break format!("client error: {e}"),
+        }
+    };
+    drop(result);
+    let after = tokio::time::timeout(Duration::from_secs(10), a.query_first::<i64, _>("SELECT 1")).await;
+    let after = match after {
+        Ok(Ok(Some(1))) => "usable".to_string(),
+        Ok(Err(mysql_async::Error::Server(e))) => format!("then server error {}", e.code),
+        Ok(other) => format!("then {other:?}"),
+        Err(_) => "then hangs".into(),
+    };
+    format!("{outcome}, {after}")
+}
+
+/// KILL QUERY: the statement ends with the server's error 1317 and the session goes on, as
+/// directly. KILL (connection): the client's next packet is the well-formed error 1927 — directly,
+/// MariaDB may cut a row it was writing, so there the stream is compared to nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_statement_ends_with_the_servers_error() {
+    let mut seen = Vec::new();
+    for (what, url) in endpoints() {
+        seen.push((what, killed_while_streaming(what, &url, "KILL QUERY").await));
+    }
+    eprintln!("KILL QUERY: {seen:#?}");
+    for (what, outcome) in &seen {
+        assert_eq!(outcome, "server error 1317, usable", "KILL QUERY through {what}");
+    }
+    for (what, url) in endpoints().into_iter().filter(|(w, _)| *w != "direct") {
+        let outcome = killed_while_streaming(what, &url, "KILL").await;
+        assert!(outcome.starts_with("server error 1927, then "), "KILL through {what}: {outcome}");
+        assert!(!outcome.ends_with("usable"), "KILL through {what}: {outcome}");
+    }
+}

@@ -101,6 +101,11 @@ impl ResponseTracker {
         self.state == State::Done && !self.in_continuation
     }
 
+    /// Whether the last frame was a full 16 MiB frame: the packet goes on in the next one.
+    pub fn in_continuation(&self) -> bool {
+        self.in_continuation
+    }
+
     /// Feeds one frame's payload (the whole frame, at most 16 MiB).
     pub fn on_frame(&mut self, payload: &[u8]) -> Result<Step, ProtocolError> {
         let continued = self.in_continuation;

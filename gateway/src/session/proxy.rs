@@ -129,14 +129,10 @@ async fn run(
         reg.start("Spliced", None);
         return session.spliced(splice).await;
     }
-    let mut killed = reg.killed.clone();
-    tokio::select! {
-        r = session.command_loop(&reg) => r,
-        _ = killed.wait_for(|k| *k) => {
-            info!("session killed");
-            Ok(())
-        }
-    }
+    // A kill ends an idle session at once and a streaming answer with the kill's error (the
+    // relay watches the signal); other steps of a command finish first.
+    session.killed = Some(reg.killed.clone());
+    session.command_loop(&reg).await
 }
 
 /// An authenticated session with its backend connection.
@@ -168,6 +164,8 @@ struct Session<'a> {
     kills: ids::PreparedKills,
     /// The framed command being sent (reused from command to command).
     out: Vec<u8>,
+    /// The session's kill signal (KILL CONNECTION), watched while an answer streams.
+    killed: relay::KillSignal,
 }
 
 /// Largest send buffer a session keeps between commands.
@@ -241,7 +239,7 @@ impl<'a> Session<'a> {
         let client_caps = login.capabilities;
         let salt = login.salt;
         let kills = ids::PreparedKills::default();
-        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills, out: Vec::new() })
+        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills, out: Vec::new(), killed: None })
     }
 
     /// A pinned session spliced in the kernel: supervised until both sides close. The splice
@@ -279,6 +277,10 @@ impl<'a> Session<'a> {
                 next = super::next_command::read(self.client, self.shared) => next?,
                 why = backend_gone(&mut self.backend.wire) => {
                     info!(why, "backend connection ended while the client was idle; closing the client");
+                    return Ok(());
+                }
+                () = relay::killed(&mut self.killed) => {
+                    info!("session killed");
                     return Ok(());
                 }
             };
@@ -351,7 +353,7 @@ impl<'a> Session<'a> {
         if tracker.is_done() {
             return Ok(false);
         }
-        match relay::answer(&mut self.backend.wire, self.client, &mut tracker).await {
+        match relay::answer(&mut self.backend.wire, self.client, &mut tracker, self.killed.clone()).await {
             Ok(()) => {
                 if cmd == command::INIT_DB && !tracker.failed {
                     self.database = Some(String::from_utf8_lossy(&payload[1..]).into_owned());
@@ -361,6 +363,9 @@ impl<'a> Session<'a> {
             Err(RelayError::BackendBeforeAnswer(e)) => Err(lost_backend(e, reply_seq)),
             Err(RelayError::Backend(e)) => Err(SessionError::Backend(e)),
             Err(RelayError::Client(e)) => Err(SessionError::Client(e)),
+            Err(RelayError::Killed { next_seq }) => {
+                Err(SessionError::Refused { err: relay::connection_killed(), seq: next_seq.unwrap_or(reply_seq) })
+            }
         }
     }
 

@@ -122,6 +122,12 @@ impl Session<'_> {
             Ok(Victim::Itself) => (Some((self.backend_addr, self.backend.greeting.connection_id)), true),
             Ok(Victim::Other(info)) => (info.current, false),
         };
+        // The victim's session is marked first: when its backend connection then breaks under a
+        // streaming answer, its client gets the kill's error, not a broken stream.
+        if !k.query_only && !own {
+            self.shared.sessions.kill(k.id);
+            info!(victim = k.id, "session killed by KILL CONNECTION");
+        }
         let answer = match current {
             Some((server, thread)) if server == self.backend_addr => self.kill_on_backend(k, thread).await?,
             // A session on another server (a routed session): its gateway session ends; its
@@ -131,10 +137,6 @@ impl Session<'_> {
             }
             _ => Ok(()),
         };
-        if !k.query_only && !own {
-            self.shared.sessions.kill(k.id);
-            info!(victim = k.id, "session killed by KILL CONNECTION");
-        }
         match answer {
             Ok(()) => {
                 self.reply_ok(reply_seq).await?;

@@ -88,6 +88,11 @@ impl RoutedSession<'_> {
             }
             Err(RelayError::Backend(e)) => Sent::Fatal(SessionError::Backend(e)),
             Err(RelayError::Client(e)) => Sent::Fatal(SessionError::Client(e)),
+            Err(RelayError::Killed { next_seq }) => {
+                // Mid-answer: the connection cannot go back to the pool.
+                conn.mark_broken();
+                Sent::Fatal(SessionError::Refused { err: crate::session::relay::connection_killed(), seq: next_seq.unwrap_or(req.reply_seq) })
+            }
         }
     }
 

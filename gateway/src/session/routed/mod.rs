@@ -129,7 +129,6 @@ pub async fn serve(
         current: None,
     };
     let reg = shared.sessions.register(id, info);
-    let mut killed = reg.killed.clone();
     let state = ClientState::new(ident.database.as_deref(), ident.charset);
     let client_tls = client.io.is_tls();
     let mut s = RoutedSession {
@@ -165,13 +164,9 @@ pub async fn serve(
     s.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
     info!(user = %s.ident.user, tenant = %s.ident.tenant, db = ?s.ident.database, "routed session open");
     s.reg.idle(s.state.database());
-    let result = tokio::select! {
-        r = s.command_loop() => r,
-        _ = killed.wait_for(|k| *k) => {
-            info!("session killed");
-            Ok(())
-        }
-    };
+    // A kill ends an idle session at once and a streaming answer with the kill's error (the
+    // relay watches the signal); other steps of a request finish first.
+    let result = s.command_loop().await;
     // Killed or failed: connections in use are closed (in-flight ones close themselves).
     if let Some(mut held) = s.held.take() {
         if result.is_err() || *s.reg.killed.borrow() {
@@ -292,7 +287,15 @@ impl<'a> RoutedSession<'a> {
 
     async fn command_loop(&mut self) -> Result<(), SessionError> {
         loop {
-            let Some(next) = crate::session::next_command::read(self.client, self.shared).await? else { return Ok(()) };
+            let mut killed = Some(self.reg.killed.clone());
+            let next = tokio::select! {
+                next = crate::session::next_command::read(self.client, self.shared) => next?,
+                () = crate::session::relay::killed(&mut killed) => {
+                    info!("session killed");
+                    return Ok(());
+                }
+            };
+            let Some(next) = next else { return Ok(()) };
             let flow = self.command(next.cmd, &next.payload, next.reply_seq).await;
             let flow = self.after_request(flow).await?;
             self.reg.idle(self.state.database());
