@@ -250,3 +250,130 @@ async fn a_killed_statement_ends_with_the_servers_error() {
         assert!(!outcome.ends_with("usable"), "KILL through {what}: {outcome}");
     }
 }
+
+/// Routed SHOW PROCESSLIST lists gateway ids; the asking session's own row shows the statement
+/// as the client sent it — comment-prefixed forms included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routed_processlist_shows_gateway_ids_and_the_sent_text() {
+    let r = routed();
+    let mut c = open("routed", &r.gw.url("alice", "alice-pw", Some("test"))).await;
+    let id: u32 = c.query_first("SELECT CONNECTION_ID()").await.expect("id").expect("a row");
+    for sql in ["show processlist", "/* app tag */ SHOW PROCESSLIST", "-- x\nSHOW FULL PROCESSLIST", "/* a */ show full processlist"] {
+        let rows = query_values(&mut c, sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        let rows = strings(rows);
+        let own: Vec<_> = rows.iter().filter(|r| r[0].as_deref() == Some(&id.to_string())).collect();
+        assert_eq!(own.len(), 1, "{sql}: own row under the gateway id {id}: {rows:?}");
+        assert_eq!(own[0][7].as_deref(), Some(sql), "{sql}: own row's Info");
+    }
+}
+
+/// MARIADB_CLIENT_PROGRESS, MARIADB_CLIENT_STMT_BULK_OPERATIONS.
+const EXT_PROGRESS: u32 = 1;
+const EXT_BULK: u32 = 1 << 2;
+
+/// A COM_STMT_BULK_EXECUTE body: statement id, flags (types sent), BIGINT types, then each row's
+/// parameters as indicator 0 + 8-byte value.
+fn bulk_body(stmt: u32, rows: &[[i64; 2]]) -> Vec<u8> {
+    let mut b = stmt.to_le_bytes().to_vec();
+    b.extend_from_slice(&128u16.to_le_bytes());
+    b.extend_from_slice(&[8, 0, 8, 0]);
+    for row in rows {
+        for v in row {
+            b.push(0);
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    b
+}
+
+/// Affected rows of an OK packet.
+fn affected(ok: &[u8]) -> Option<u64> {
+    match *ok.get(1)? {
+        n @ 0..=0xFA => Some(u64::from(n)),
+        0xFC => Some(u64::from(u16::from_le_bytes([*ok.get(2)?, *ok.get(3)?]))),
+        _ => None,
+    }
+}
+
+/// Bulk INSERT (OK with affected rows) and bulk INSERT … RETURNING (a result set with a row per
+/// parameter row), on `table`; returns (affected rows, RETURNING rows as text, rows in the table).
+fn bulk_round(addr: std::net::SocketAddr, db: &MariaDb, table: &str) -> (Option<u64>, usize, String) {
+    db.sql(&format!("DROP TABLE IF EXISTS test.{table}; CREATE TABLE test.{table} (id BIGINT PRIMARY KEY, v BIGINT)")).expect("table");
+    let mut c = RawConn::login_ext(addr, "alice", "alice-pw", Some("test"), EXT_BULK).expect("login");
+    assert_ne!(c.greeting.ext_capabilities & EXT_BULK, 0, "{table}: bulk operations announced");
+    let ins = c.prepare(&format!("INSERT INTO {table} VALUES (?, ?)")).expect("prepare");
+    c.command(0xFA, &bulk_body(ins.id, &[[1, 10], [2, 20], [3, 30]])).expect("bulk");
+    let answer = c.read_response(false).expect("bulk answer");
+    assert_eq!(answer.len(), 1, "{table}: one OK: {answer:02x?}");
+    let rows = affected(&answer[0]);
+    let ret = c.prepare(&format!("INSERT INTO {table} VALUES (?, ?) RETURNING id, v")).expect("prepare RETURNING");
+    c.command(0xFA, &bulk_body(ret.id, &[[4, 40], [5, 50]])).expect("bulk RETURNING");
+    let answer = c.read_response(false).expect("RETURNING answer");
+    assert!(answer[0][0] != 0xFF, "{table}: RETURNING failed: {answer:02x?}");
+    // Column count, 2 definitions, EOF, rows, EOF.
+    let returned = answer.len().saturating_sub(5);
+    let after: Vec<Vec<u8>> = c.query("SELECT 1").expect("session goes on");
+    assert!(after.len() > 1, "{table}: after bulk");
+    (rows, returned, db.sql(&format!("SELECT id, v FROM test.{table} ORDER BY id")).expect("read back"))
+}
+
+/// MariaDB's bulk execution through the 1:1 gateway: announced when the server offers it,
+/// relayed, same answers as directly (affected rows, RETURNING rows, rows written). A routing
+/// gateway does not announce it and refuses the command with a well-formed error.
+#[test]
+fn bulk_execution_is_relayed_in_one_to_one_mode() {
+    let s = one();
+    let direct = bulk_round(s.db.addr(), &s.db, "bulk_direct");
+    let gw = bulk_round(s.gw.addr(), &s.db, "bulk_gw");
+    assert_eq!(direct.0, Some(3), "direct affected rows");
+    assert_eq!(direct.1, 2, "direct RETURNING rows");
+    assert_eq!((gw.0, gw.1), (direct.0, direct.1), "through the gateway");
+    assert_eq!(gw.2, direct.2, "rows written");
+    let r = routed();
+    let mut c = RawConn::login_ext(r.gw.addr(), "alice", "alice-pw", Some("test"), EXT_BULK).expect("routed login");
+    assert_eq!(c.greeting.ext_capabilities, 0, "a routing gateway announces no extended capabilities");
+    c.command(0xFA, &bulk_body(1, &[[1, 1]])).expect("send");
+    match c.outcome(Duration::from_secs(10)) {
+        Outcome::Err(e) => assert_eq!(e.code, 1235, "{e:?}"),
+        other => panic!("routed bulk: {other:?}"),
+    }
+    assert!(c.query("SELECT 1").expect("session goes on").len() > 1);
+}
+
+/// Packets of one answer, progress reports (0xFF 0xFFFF) counted apart, up to its OK or ERR.
+fn answer_with_progress(c: &mut RawConn) -> (usize, Vec<u8>) {
+    let mut progress = 0;
+    loop {
+        let p = c.read_packet().expect("answer packet");
+        if p.len() > 3 && p[..3] == [0xFF, 0xFF, 0xFF] {
+            progress += 1;
+            continue;
+        }
+        return (progress, p);
+    }
+}
+
+/// Progress reports of a long ALTER TABLE reach a client that asked for them, through the 1:1
+/// gateway as directly, and never a client that did not ask.
+#[test]
+fn progress_reports_reach_only_clients_that_asked() {
+    let s = one();
+    s.db.sql("CREATE TABLE IF NOT EXISTS test.prog (id INT PRIMARY KEY, v VARCHAR(100)); \
+              INSERT IGNORE INTO test.prog SELECT seq, REPEAT('p', 100) FROM seq_1_to_400000")
+        .expect("table");
+    for (what, addr) in [("direct", s.db.addr()), ("1:1", s.gw.addr())] {
+        for ext in [EXT_PROGRESS, 0] {
+            let mut c = RawConn::login_ext(addr, "alice", "alice-pw", Some("test"), ext).expect("login");
+            assert_eq!(c.greeting.ext_capabilities & EXT_PROGRESS, EXT_PROGRESS, "{what}: progress announced");
+            c.query("SET SESSION progress_report_time = 1").expect("set");
+            c.command(3, b"ALTER TABLE prog ENGINE=InnoDB, ALGORITHM=COPY").expect("alter");
+            let (progress, end) = answer_with_progress(&mut c);
+            assert_eq!(end[0], 0, "{what}: ALTER ends with OK: {end:02x?}");
+            if ext == 0 {
+                assert_eq!(progress, 0, "{what}: progress sent to a client that did not ask");
+            } else {
+                assert!(progress > 0, "{what}: no progress report (the ALTER may have been too quick)");
+            }
+        }
+    }
+}

@@ -192,6 +192,8 @@ impl ResponseTracker {
                 self.last_ok = Some(p.to_vec());
                 Ok(self.after_result(st))
             }
+            // MariaDB's progress report (MARIADB_CLIENT_PROGRESS): the statement goes on.
+            ERR if p.get(1..3) == Some(&[0xFF, 0xFF]) => Ok(Step::More),
             ERR => {
                 self.on_err(p);
                 Ok(self.finish())

@@ -176,3 +176,16 @@ fn reports_the_final_ok_and_the_error_code() {
     let (_, t) = run(Shape::Single, false, &[ErrPacket::new(1049, "no db").encode()]);
     assert_eq!(t.error_code, Some(1049));
 }
+
+#[test]
+fn mariadb_progress_reports_do_not_end_the_answer() {
+    // 0xFF, error code 0xFFFF, stage 1 of 2, progress 50 %, state "copy".
+    let progress = vec![0xFF, 0xFF, 0xFF, 1, 1, 2, 0x20, 0xA1, 0x07, 4, b'c', b'o', b'p', b'y'];
+    let (steps, t) = run(Shape::Results, false, &[progress.clone(), progress, ok(2)]);
+    assert_ends_at_last(&steps);
+    assert!(!t.failed);
+    let err = ErrPacket::new(1064, "x").encode();
+    let (steps, t) = run(Shape::Results, false, &[err]);
+    assert_ends_at_last(&steps);
+    assert!(t.failed);
+}

@@ -191,6 +191,8 @@ impl<'a> Session<'a> {
             database: database.as_deref(),
             charset: resp.charset,
             client_caps: login.capabilities,
+            // Relayed as they are: the backend's answers pass through (greeting::announced_ext).
+            client_ext_caps: resp.ext_capabilities & crate::protocol::ext_caps::RELAYED,
             attributes: &resp.attributes,
             tls: shared.server_tls(login.name.cluster.as_deref()),
             identity: shared.client_identity(peer, id),
@@ -404,6 +406,8 @@ impl<'a> Session<'a> {
             database: database.as_deref(),
             charset: resp.charset,
             client_caps: self.client_caps,
+            // COM_CHANGE_USER keeps the connection's negotiated capabilities.
+            client_ext_caps: 0,
             attributes: &resp.attributes,
             tls: self.shared.server_tls(login.name.cluster.as_deref()),
             identity: self.shared.client_identity(self.peer, self.id),

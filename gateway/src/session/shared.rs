@@ -22,6 +22,8 @@ pub struct BackendProfile {
     /// The status a new server session starts with: SERVER_STATUS_AUTOCOMMIT when the server's
     /// global autocommit is on (the only flag a greeting carries that clients act on).
     pub status: u16,
+    /// The backend's MariaDB extended capabilities (when it clears CLIENT_MYSQL).
+    pub ext_capabilities: u32,
 }
 
 impl Default for BackendProfile {
@@ -31,6 +33,7 @@ impl Default for BackendProfile {
             capabilities: caps::SUPPORTED,
             charset: 45, // utf8mb4_general_ci
             status: crate::protocol::status::AUTOCOMMIT,
+            ext_capabilities: 0,
         }
     }
 }
@@ -193,6 +196,7 @@ impl Shared {
             p.capabilities = g.capabilities;
             p.charset = g.charset;
             p.status = g.status & crate::protocol::status::AUTOCOMMIT;
+            p.ext_capabilities = g.ext_capabilities;
         }
     }
 }
