@@ -92,27 +92,28 @@ fn strings(rows: Vec<Vec<mysql_async::Value>>) -> Vec<Vec<Option<String>>> {
     rows.into_iter().map(|r| r.into_iter().map(value_string).collect()).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn procedure_result_set_with_an_open_cursor_comes_whole() {
-    for (what, url) in endpoints() {
-        let mut c = open(what, &url).await;
-        // Text protocol.
-        let rows = tokio::time::timeout(Duration::from_secs(10), query_values(&mut c, "CALL rows_with_cursor()"))
-            .await
-            .unwrap_or_else(|_| panic!("{what}: text CALL hangs"))
-            .unwrap_or_else(|e| panic!("{what}: text CALL: {e:?}"));
-        assert_eq!(strings(rows), vec![vec![Some("10".into())], vec![Some("20".into())]], "{what}: text");
-        // Binary protocol (COM_STMT_EXECUTE without a cursor).
-        let rows: Vec<mysql_async::Row> = tokio::time::timeout(Duration::from_secs(10), c.exec("CALL rows_with_cursor()", ()))
-            .await
-            .unwrap_or_else(|_| panic!("{what}: binary CALL hangs"))
-            .unwrap_or_else(|e| panic!("{what}: binary CALL: {e:?}"));
-        let rows: Vec<i64> = rows.into_iter().map(|r| r.get::<i64, _>(0).unwrap_or(-1)).collect();
-        assert_eq!(rows, vec![10, 20], "{what}: binary");
-        // The session goes on.
-        let one: Option<i64> = c.query_first("SELECT 1").await.unwrap_or_else(|e| panic!("{what}: after: {e:?}"));
-        assert_eq!(one, Some(1), "{what}");
-        let _ = c.disconnect().await;
+/// Rows (text or binary) of an answer read by the raw client, as their raw payloads.
+fn row_payloads(answer: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    // Column count 1, one definition, EOF, rows…, EOF (more results), OK.
+    answer.iter().skip(3).take_while(|p| !(p.len() < 9 && p.as_slice().first() == Some(&0xFE))).cloned().collect()
+}
+
+/// CALL of a procedure that returns rows while one of its cursors is open, without
+/// DEPRECATE_EOF (the raw client, like libmariadb): MariaDB flags the result set's column EOF
+/// with CURSOR_EXISTS; its rows must still come, in both protocols, and the session go on.
+#[test]
+fn procedure_result_set_with_an_open_cursor_comes_whole() {
+    let s = one();
+    let r = routed();
+    for (what, addr) in [("direct", s.db.addr()), ("1:1", s.gw.addr()), ("routed", r.gw.addr())] {
+        let mut c = RawConn::login(addr, "alice", "alice-pw", Some("test")).expect("login");
+        let text = c.query("CALL rows_with_cursor()").unwrap_or_else(|e| panic!("{what}: text CALL: {e:#}"));
+        assert_eq!(row_payloads(&text), vec![b"\x0210".to_vec(), b"\x0220".to_vec()], "{what}: text rows");
+        let stmt = c.prepare("CALL rows_with_cursor()").unwrap_or_else(|e| panic!("{what}: prepare: {e:#}"));
+        let binary = c.execute(stmt.id, 0, &[]).unwrap_or_else(|e| panic!("{what}: binary CALL: {e:#}"));
+        assert_eq!(row_payloads(&binary).len(), 2, "{what}: binary rows: {binary:02x?}");
+        let after = c.query("SELECT 1").unwrap_or_else(|e| panic!("{what}: after: {e:#}"));
+        assert!(after.len() > 1, "{what}: session goes on");
     }
 }
 
@@ -258,7 +259,14 @@ async fn routed_processlist_shows_gateway_ids_and_the_sent_text() {
     let r = routed();
     let mut c = open("routed", &r.gw.url("alice", "alice-pw", Some("test"))).await;
     let id: u32 = c.query_first("SELECT CONNECTION_ID()").await.expect("id").expect("a row");
-    for sql in ["show processlist", "/* app tag */ SHOW PROCESSLIST", "-- x\nSHOW FULL PROCESSLIST", "/* a */ show full processlist"] {
+    let forms = [
+        "show processlist",
+        "/* app tag */ SHOW PROCESSLIST",
+        "-- x\nSHOW FULL PROCESSLIST",
+        "SHOW /* a */ FULL PROCESSLIST",
+        "SHOW PROCESSLIST /* app tag */",
+    ];
+    for sql in forms {
         let rows = query_values(&mut c, sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
         let rows = strings(rows);
         let own: Vec<_> = rows.iter().filter(|r| r[0].as_deref() == Some(&id.to_string())).collect();
@@ -373,6 +381,60 @@ fn progress_reports_reach_only_clients_that_asked() {
                 assert_eq!(progress, 0, "{what}: progress sent to a client that did not ask");
             } else {
                 assert!(progress > 0, "{what}: no progress report (the ALTER may have been too quick)");
+            }
+        }
+    }
+}
+
+/// MARIADB_CLIENT_EXTENDED_TYPE_INFO.
+const EXT_TYPE_INFO: u32 = 1 << 3;
+
+/// Whether a column definition carries the extended type information field (a lenenc block
+/// after the six names, then the 0x0C fixed part of 12 bytes).
+fn has_type_info(def: &[u8]) -> bool {
+    let mut at = 0;
+    let lenenc = |at: &mut usize| -> Option<usize> {
+        let n = match *def.get(*at)? {
+            n @ 0..=0xFA => (usize::from(n), 1),
+            0xFC => (usize::from(u16::from_le_bytes([*def.get(*at + 1)?, *def.get(*at + 2)?])), 3),
+            _ => return None,
+        };
+        *at += n.1 + n.0;
+        Some(n.0)
+    };
+    for _ in 0..6 {
+        if lenenc(&mut at).is_none() {
+            return false;
+        }
+    }
+    if def.len() - at == 13 && def[at] == 0x0C {
+        return false;
+    }
+    lenenc(&mut at).is_some() && def.get(at) == Some(&0x0C) && def.len() - at == 13
+}
+
+/// Column definitions of a one-result-set answer (column count, definitions, …).
+fn definitions(answer: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let n = usize::from(answer[0][0]);
+    answer[1..=n].to_vec()
+}
+
+/// Extended type information: a client that negotiated it gets it in every column definition —
+/// the server's (relayed) and the gateway's own (SHOW PROCESSLIST) — and one that did not, never.
+#[test]
+fn extended_type_info_follows_the_client() {
+    let s = one();
+    for (what, addr) in [("direct", s.db.addr()), ("1:1", s.gw.addr())] {
+        for ext in [EXT_TYPE_INFO, 0] {
+            let mut c = RawConn::login_ext(addr, "alice", "alice-pw", Some("test"), ext).expect("login");
+            assert_ne!(c.greeting.ext_capabilities & EXT_TYPE_INFO, 0, "{what}: extended type info announced");
+            for sql in ["SELECT 1 AS a, 'x' AS b", "SHOW PROCESSLIST"] {
+                let answer = c.query(sql).expect(sql);
+                let defs = definitions(&answer);
+                assert!(!defs.is_empty(), "{what}: {sql}");
+                for d in &defs {
+                    assert_eq!(has_type_info(d), ext != 0, "{what} ext={ext}: {sql}: {d:02x?}");
+                }
             }
         }
     }

@@ -114,8 +114,9 @@ pub mod ext_caps {
     pub const CACHE_METADATA: u32 = 1 << 4;
 
     /// What a 1:1 session relays: the backend's answers are forwarded as they are, the
-    /// tracker passes progress packets on.
-    pub const RELAYED: u32 = PROGRESS | STMT_BULK_OPERATIONS;
+    /// tracker passes progress packets on, gateway-made result sets get the extended type
+    /// information field (`resultset::with_extended_type_info`).
+    pub const RELAYED: u32 = PROGRESS | STMT_BULK_OPERATIONS | EXTENDED_TYPE_INFO;
 }
 
 /// Server status flags (`SERVER_*`) carried in OK and EOF packets.

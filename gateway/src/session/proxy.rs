@@ -166,6 +166,8 @@ struct Session<'a> {
     out: Vec<u8>,
     /// The session's kill signal (KILL CONNECTION), watched while an answer streams.
     killed: relay::KillSignal,
+    /// MariaDB extended capabilities negotiated on both legs.
+    client_ext: u32,
 }
 
 /// Largest send buffer a session keeps between commands.
@@ -239,9 +241,10 @@ impl<'a> Session<'a> {
         let tenant = login.name.tenant.clone();
         let cluster = login.name.cluster.clone();
         let client_caps = login.capabilities;
+        let client_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED & backend.greeting.ext_capabilities;
         let salt = login.salt;
         let kills = ids::PreparedKills::default();
-        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills, out: Vec::new(), killed: None })
+        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills, out: Vec::new(), killed: None, client_ext })
     }
 
     /// A pinned session spliced in the kernel: supervised until both sides close. The splice
@@ -298,7 +301,7 @@ impl<'a> Session<'a> {
                     id: reg.id(),
                 };
                 let answer = internal::answer(&internal, &caller).await;
-                self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
+                self.write_made(answer).await?;
                 continue;
             }
             started(reg, cmd, &packet.payload);
@@ -369,6 +372,16 @@ impl<'a> Session<'a> {
                 Err(SessionError::Refused { err: relay::connection_killed(), seq: next_seq.unwrap_or(reply_seq) })
             }
         }
+    }
+
+    /// Writes an answer the gateway made (result sets shaped for the client's capabilities).
+    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
+        let answer = if self.client_ext & crate::protocol::ext_caps::EXTENDED_TYPE_INFO != 0 {
+            crate::protocol::resultset::with_extended_type_info(answer)
+        } else {
+            answer
+        };
+        self.client.write_raw(&answer).await.map_err(SessionError::Client)
     }
 
     /// Routing facts of this session for the planner.

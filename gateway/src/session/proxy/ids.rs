@@ -85,7 +85,7 @@ impl Session<'_> {
         if let Some(q) = processlist::recognise_table(&text, self.id) {
             let tenant = self.asker_tenant();
             let rs = processlist::table(self.shared, Asker { id: self.id, user: &self.user, tenant: &tenant }, &q);
-            self.client.write_raw(&rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await.map_err(SessionError::Client)?;
+            self.write_made(rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await?;
             return Ok(Outcome::Continue);
         }
         let first = connection_id::first_word(&text);
@@ -107,8 +107,7 @@ impl Session<'_> {
     async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Outcome, SessionError> {
         let tenant = self.asker_tenant();
         let rs = processlist::list(self.shared, Asker { id: self.id, user: &self.user, tenant: &tenant }, full);
-        let out = rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS);
-        self.client.write_raw(&out).await.map_err(SessionError::Client)?;
+        self.write_made(rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await?;
         Ok(Outcome::Continue)
     }
 
