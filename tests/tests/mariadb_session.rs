@@ -50,7 +50,8 @@ fn one() -> &'static Stack {
 
 /// The three demo servers with a routing gateway.
 struct Routed {
-    servers: Vec<MariaDb>,
+    /// Kept running for the gateway's lifetime.
+    _servers: Vec<MariaDb>,
     gw: Gateway,
 }
 
@@ -65,7 +66,7 @@ fn routed() -> &'static Routed {
         let mut toml = GatewayConfig::new(servers[0].addr())?.user(UserEntry::native("alice", "alice-pw")).to_toml();
         toml.push_str(&demo_routing(&servers));
         let gw = Gateway::start(&toml)?;
-        Ok(Routed { servers, gw })
+        Ok(Routed { _servers: servers, gw })
     };
     match ROUTED.get_or_init(|| start().map_err(|e| format!("{e:#}"))) {
         Ok(r) => r,
