@@ -79,13 +79,13 @@ pub async fn greet(wire: &mut Wire<Stream>, shared: &Shared, connection_id: u32,
 
 /// MariaDB extended capabilities offered to clients: those of a MariaDB backend that a 1:1
 /// session relays ([`ext_caps::RELAYED`]). Routed sessions share pooled server connections
-/// whose negotiated capabilities do not follow each client, so routed gateways offer none.
+/// whose negotiated capabilities do not follow each client: a routing gateway offers bulk
+/// execution only (progress reports and extended metadata would change the answers of
+/// connections shared with clients that did not ask).
 fn announced_ext(shared: &Shared, profile: &super::shared::BackendProfile) -> u32 {
     let mariadb = profile.capabilities & caps::LONG_PASSWORD == 0;
-    if !mariadb || shared.clusters.routed() {
-        return 0;
-    }
-    profile.ext_capabilities & ext_caps::RELAYED
+    let offered = if shared.clusters.routed() { ext_caps::STMT_BULK_OPERATIONS } else { ext_caps::RELAYED };
+    if mariadb { profile.ext_capabilities & offered } else { 0 }
 }
 
 /// The TLS handshake after an SSLRequest. A failed handshake leaves nothing to answer on.

@@ -232,8 +232,9 @@ impl<'a> RoutedSession<'a> {
             database: self.state.database(),
             charset: self.ident.charset,
             client_caps: self.client_caps,
-            // Pooled connections negotiate none (greeting::announced_ext).
-            client_ext_caps: 0,
+            // Bulk execution only (greeting::announced_ext): it changes nothing else on the wire,
+            // so connections shared by clients that did not ask stay as they expect.
+            client_ext_caps: crate::protocol::ext_caps::STMT_BULK_OPERATIONS,
             attributes: &self.ident.attributes,
             tls: self.shared.server_tls(self.ident.cluster.as_deref()),
             identity: self.shared.client_identity(self.peer, self.id),
@@ -326,12 +327,6 @@ impl<'a> RoutedSession<'a> {
         }
         if super::kill::refused(payload) {
             return self.reply_err(reply_seq, &super::kill::unsupported()).await;
-        }
-        if cmd == command::STMT_BULK_EXECUTE {
-            // Not announced by a routing gateway (greeting::announced_ext): the statement id
-            // would name no statement on the pooled connection.
-            let err = ErrPacket::new(codes::NOT_SUPPORTED, "gateway: COM_STMT_BULK_EXECUTE is not supported by a routing gateway");
-            return self.reply_err(reply_seq, &err).await;
         }
         match command::handling(cmd) {
             Handling::Forward(shape) => self.request(cmd, payload, shape, reply_seq).await,
