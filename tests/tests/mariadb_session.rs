@@ -441,3 +441,30 @@ fn extended_type_info_follows_the_client() {
         }
     }
 }
+
+/// MariaDB's own C-API test program (`mariadb-client-test`, fetched by `scripts/setup.sh` from
+/// the Debian package mariadb-test), its bulk-execution cases, directly and through both modes.
+#[test]
+fn mariadb_client_test_bulk_cases_pass_through_both_modes() {
+    let bin = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default()
+        .join(".cache/gateway/peers/mariadb-client-test");
+    if !bin.exists() {
+        println!("SKIP: {} not found (scripts/setup.sh fetches it)", bin.display());
+        return;
+    }
+    let cases = ["test_bulk_autoinc", "test_bulk_delete", "test_bulk_replace", "test_bulk_insert_returning", "test_bulk_delete_returning"];
+    let s = one();
+    let r = routed();
+    for (what, port) in [("direct", s.db.port()), ("1:1", s.gw.port()), ("routed", r.gw.port())] {
+        let out = std::process::Command::new(&bin)
+            .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root", "--silent"])
+            .args(cases)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("mariadb-client-test runs");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{what}: {}", &text[text.len().saturating_sub(3000)..]);
+    }
+}

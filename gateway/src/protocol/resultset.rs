@@ -105,7 +105,7 @@ fn extend_definitions(answer: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let columns = super::buf::Reader::new(first).lenenc().ok()?;
-    let mut out = Vec::with_capacity(answer.len() + 8 * columns as usize);
+    let mut out = Vec::with_capacity(answer.len() + usize::try_from(columns).unwrap_or(0).min(4096));
     out.extend_from_slice(&answer[..4 + len]);
     let mut at = 4 + len;
     for _ in 0..columns {
