@@ -60,23 +60,13 @@ impl Seekdb {
     }
 
     /// Why kernel tests cannot run here (not root, binary or tools missing), or `None`.
-    /// Tests print `SKIP: <reason>` to stderr and return.
+    /// Tests record it with [`crate::skip::skip`] and return.
     pub fn skip_reason() -> Option<String> {
-        // SAFETY: plain getter.
-        if unsafe { libc::geteuid() } != 0 {
-            return Some("seekdb tests need root (network namespaces); CI runs as root".into());
-        }
+        use crate::skip::{unmet, Need};
         let bin = Self::binary();
-        if !bin.is_file() {
-            return Some(format!("{} not found: run scripts/setup.sh (or set GATEWAY_TOOLS)", bin.display()));
-        }
-        for tool in ["ip", "mariadb"] {
-            let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
-            if found.is_err() {
-                return Some(format!("`{tool}` is not installed: run scripts/setup.sh"));
-            }
-        }
-        None
+        unmet(&[Need::Root, Need::Tools(&["ip", "mariadb"])]).or_else(|| {
+            (!bin.is_file()).then(|| format!("{} not found: run scripts/setup.sh (or set GATEWAY_TOOLS)", bin.display()))
+        })
     }
 
     /// Creates the namespace, starts the kernel in it and waits until `select 1` answers

@@ -17,11 +17,12 @@
 //! with a gateway built with `AYA_BUILD_SKIP`, the privileged tests print why they skip. The
 //! status test without eBPF runs everywhere.
 
+use gateway_tests::skip::{unmet, Need};
+use gateway_tests::{ebpf_unmet, skip_if};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gateway::dataplane;
 use gateway_tests::netns::{ip, Netns};
 use gateway_tests::process;
 
@@ -35,10 +36,7 @@ const QUERY: &str = "SELECT CONCAT('served-by-', @@port), 6*7";
 
 #[test]
 fn router_mode_steers_vip_connections_across_a_veth() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_router (router): {reason}");
-        return;
-    }
+    skip_if!("ebpf_router/router", skip_reason());
     let nets = netns_for(&["gw", "cli"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let (gw, cli) = (nets.name(0), nets.name(1));
     let setup = || -> Result<()> {
@@ -65,7 +63,7 @@ fn router_mode_steers_vip_connections_across_a_veth() {
     let mut gateway = NsGateway::start(gw, &format!("0.0.0.0:{listen}"), db.port, &dataplane)
         .unwrap_or_else(|e| panic!("gateway in {gw}: {e}"));
     if let Some(reason) = gateway.unavailable() {
-        eprintln!("SKIP ebpf_router (router): {reason}");
+        gateway_tests::skip::skip("ebpf_router/router", &reason);
         return;
     }
     assert!(
@@ -133,10 +131,7 @@ fn router_mode_steers_vip_connections_across_a_veth() {
 
 #[test]
 fn sk_lookup_mode_serves_a_local_vip() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_router (sk_lookup): {reason}");
-        return;
-    }
+    skip_if!("ebpf_router/sk_lookup", skip_reason());
     let nets = netns_for(&["skl"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let ns = nets.name(0);
     ip(&["-n", ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("{e}"));
@@ -146,7 +141,7 @@ fn sk_lookup_mode_serves_a_local_vip() {
     let mut gateway = NsGateway::start(ns, &format!("127.0.0.1:{listen}"), db.port, &dataplane)
         .unwrap_or_else(|e| panic!("gateway in {ns}: {e}"));
     if let Some(reason) = gateway.unavailable() {
-        eprintln!("SKIP ebpf_router (sk_lookup): {reason}");
+        gateway_tests::skip::skip("ebpf_router/sk_lookup", &reason);
         return;
     }
     let out = mariadb_cli(ns, "10.254.0.7", 3306, QUERY)
@@ -186,10 +181,7 @@ fn sk_lookup_mode_serves_a_local_vip() {
 /// Without capabilities the gateway says why and serves clients in userspace; nothing is attached.
 #[test]
 fn without_privilege_the_gateway_runs_userspace_only() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_router (unprivileged): {reason}");
-        return;
-    }
+    skip_if!("ebpf_router/unprivileged", skip_reason());
     let nets = netns_for(&["upr"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let ns = nets.name(0);
     ip(&["-n", ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("{e}"));
@@ -314,21 +306,9 @@ fn counter(status: &str, event: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Why this file's tests cannot run here, or `None`.
 fn skip_reason() -> Option<String> {
-    if !dataplane::object_available() {
-        return Some("gateway was built without its eBPF object (AYA_BUILD_SKIP)".into());
-    }
-    if let Err(e) = dataplane::check_permitted() {
-        return Some(e.to_string());
-    }
-    for tool in ["ip", "mariadbd", "mariadb", "mariadb-install-db"] {
-        let found = std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
-        if !found {
-            return Some(format!("`{tool}` not on PATH"));
-        }
-    }
-    None
+    ebpf_unmet!().or_else(|| unmet(&[Need::Tools(&["ip", "mariadbd", "mariadb", "mariadb-install-db"])]))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -292,7 +292,7 @@ fn mariadb_partition_definitions() {
 #[test]
 fn oceanbase_kernel_partition_definitions() {
     if let Some(reason) = Seekdb::skip_reason() {
-        eprintln!("SKIP: metadata_information_schema/oceanbase: {reason}");
+        gateway_tests::skip::skip("metadata_information_schema/oceanbase", &reason);
         return;
     }
     let db = Seekdb::start("metadata-is").expect("seekdb");

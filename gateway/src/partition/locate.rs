@@ -73,7 +73,7 @@ fn locate_with(scheme: &TableScheme, values: &[KeyValue], ctx: &CastContext, mut
         return Err(PartitionError::Arity { expected: keys.len(), got: values.len() });
     }
     let mut datums = Vec::with_capacity(keys.len());
-    for (v, &c) in values.iter().zip(&keys) {
+    for (v, &c) in values.iter().zip(keys) {
         let col = &scheme.columns[c];
         let d = cast(v, col, ctx)?;
         trace.push(|| format!("{} = {v} -> {d}", col.name));

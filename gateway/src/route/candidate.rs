@@ -165,12 +165,6 @@ impl Candidate {
         self
     }
 
-    /// Sets the congestion state.
-    pub fn with_congestion(mut self, congestion: CongestionState) -> Self {
-        self.congestion = congestion;
-        self
-    }
-
     /// The server leads the target tablet.
     pub fn is_leader(&self) -> bool {
         self.partition_server && self.role == Role::Leader

@@ -455,7 +455,7 @@ fn started(reg: &Registration<'_>, cmd: u8, payload: &[u8]) {
     if cmd == command::QUERY {
         reg.start_text("Query", &String::from_utf8_lossy(&payload[1..]));
     } else {
-        reg.start(command::name(cmd), None);
+        reg.start(command::process_name(cmd), None);
     }
 }
 

@@ -177,7 +177,9 @@ pub struct Cluster {
     zones: Vec<Arc<Zone>>,
     servers: Vec<Arc<Server>>,
     tenants: Vec<Arc<Tenant>>,
-    by_addr: HashMap<SocketAddr, usize>,
+    /// Server index by address (foldhash: looked up for every candidate of every routed
+    /// statement; the addresses come from the topology, not from clients).
+    by_addr: HashMap<SocketAddr, usize, foldhash::fast::RandomState>,
 }
 
 impl Cluster {
@@ -188,7 +190,7 @@ impl Cluster {
         servers: Vec<Server>,
         tenants: Vec<Tenant>,
     ) -> Result<Cluster, TopologyError> {
-        let mut by_addr = HashMap::new();
+        let mut by_addr = HashMap::with_hasher(foldhash::fast::RandomState::default());
         for (i, s) in servers.iter().enumerate() {
             if !zones.iter().any(|z| z.name == s.zone) {
                 return Err(TopologyError::Invalid(format!("server {} is in unknown zone {}", s.name, s.zone)));

@@ -163,10 +163,6 @@ impl PlacedServer {
         self.zone.as_ref().is_some_and(|z| z.merging)
     }
 
-    /// Whether the server appears in the server list.
-    pub fn is_known(&self) -> bool {
-        self.server.is_some()
-    }
 }
 
 /// A replica with its server's placement, as the route engine consumes it.

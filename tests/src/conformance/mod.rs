@@ -79,7 +79,7 @@ pub fn selected(name: &str) -> bool {
 /// cannot run here.
 pub fn run_group(group: &str, specs: Vec<TableSpec>) {
     if let Some(reason) = Seekdb::skip_reason() {
-        eprintln!("SKIP: partition_conformance/{group}: {reason}");
+        crate::skip::skip(&format!("partition_conformance/{group}"), &reason);
         return;
     }
     let db = kernel().unwrap_or_else(|e| panic!("seekdb did not start: {e}"));

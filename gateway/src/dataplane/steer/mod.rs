@@ -345,11 +345,6 @@ impl Steering {
         &self.targets6
     }
 
-    /// Where steered connects go.
-    pub fn rewrite_targets(&self) -> RewriteTargets {
-        self.rewrite
-    }
-
     /// The loaded application-cgroup programs and their kernel ids.
     pub fn programs(&self) -> &[Attached] {
         &self.programs

@@ -165,7 +165,6 @@ impl RoutedSession<'_> {
     pub(super) fn lost_before(&mut self, server: SocketAddr) -> ErrPacket {
         let in_txn = self.txn.sticky().is_some();
         self.txn.lost();
-        self.pinned.send_replace(false);
         let tail = if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
         ErrPacket::new(codes::BACKEND_LOST, format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"))
     }
@@ -176,7 +175,6 @@ impl RoutedSession<'_> {
         let in_txn = self.txn.sticky().is_some() || self.held.is_some() || self.txn.held.is_some();
         self.txn.lost();
         self.txn.held = None;
-        self.pinned.send_replace(false);
         let tail = if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
         ErrPacket::new(
             codes::BACKEND_LOST,

@@ -8,8 +8,7 @@ use tracing::debug;
 
 use super::failover;
 use super::local::{self, SetAction};
-use super::learn::command_log_name;
-use super::transaction::{classify, TxnStatement, DEPENDENT_PINS};
+use super::transaction::{classify, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::statement_conn::Prep;
 use super::statements::is_statement_command;
 use super::{Flow, RoutedSession};
@@ -28,12 +27,34 @@ use crate::sql::{self, Analysis, StmtKind};
 
 /// Where a request goes.
 pub(super) enum Route {
-    /// The session's held connection (transaction, pin).
-    Held(&'static str),
+    /// The session's held connection (transaction, pin, cursor).
+    Held(StickyReason),
     /// The server of the previous statement (dependent functions, commands without a route).
-    Server(SocketAddr, &'static str),
+    Server(SocketAddr, Tie),
     /// The route decision, with its retry candidates.
     Planned(Box<Planned>),
+}
+
+/// Why a statement goes to a server connection other than the one its route decision picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tie {
+    /// Nothing ties it: a route decision, or a command without a route going to the previous server.
+    Previous,
+    /// It depends on the previous statement's server (`LAST_INSERT_ID()`, `FOUND_ROWS()`, …).
+    Dependent,
+    /// The session keeps its connection.
+    Sticky(StickyReason),
+}
+
+impl Tie {
+    /// The route log's `sticky` field: `none`, `dependent`, `trans`, `pin`, `cursor`.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Tie::Previous => "none",
+            Tie::Dependent => "dependent",
+            Tie::Sticky(why) => why.name(),
+        }
+    }
 }
 
 /// One request as sent.
@@ -120,12 +141,12 @@ impl RoutedSession<'_> {
             }
         }
         match txn {
-            TxnStatement::Start(held) if self.txn.sticky() != Some("trans") && self.txn.held.is_none() => {
+            TxnStatement::Start(held) if self.txn.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() => {
                 debug!(xa = held.xa, "transaction start held");
                 self.txn.held = Some(held.clone());
                 return self.reply_ok(reply_seq).await.map(Some);
             }
-            TxnStatement::End if self.txn.held.is_some() && self.txn.sticky() != Some("trans") => {
+            TxnStatement::End if self.txn.held.is_some() && self.txn.sticky() != Some(StickyReason::Transaction) => {
                 debug!("COMMIT / ROLLBACK of a held transaction start: answered locally");
                 self.txn.held = None;
                 return self.reply_ok(reply_seq).await.map(Some);
@@ -175,10 +196,10 @@ impl RoutedSession<'_> {
         if is_statement_command(cmd) {
             return self.statement_command(cmd, payload, reply_seq).await;
         }
-        self.reg.start(command_state(cmd), None);
+        self.reg.start(command::process_name(cmd), None);
         let analysis = sql::analyze("");
         let route = self.command_target().await;
-        let req = Request { payload, shape, reply_seq, cmd: command_log_name(cmd), prep: Prep::None, log_sql: None };
+        let req = Request { payload, shape, reply_seq, cmd: command::log_name(cmd), prep: Prep::None, log_sql: None };
         let served = self.serve(&req, route, &analysis).await?;
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else { return Ok(Flow::Continue) };
         if let Some(st) = tracker.last_status {
@@ -206,7 +227,7 @@ impl RoutedSession<'_> {
             return Route::Held(why);
         }
         match self.last_server {
-            Some(s) => Route::Server(s, "none"),
+            Some(s) => Route::Server(s, Tie::Previous),
             None => Route::Planned(Box::new(self.planner.plan("", &self.context()).await)),
         }
     }
@@ -218,7 +239,7 @@ impl RoutedSession<'_> {
         }
         if a.pins.0 & DEPENDENT_PINS.0 != 0 {
             if let Some(s) = self.last_server {
-                return Route::Server(s, "dependent");
+                return Route::Server(s, Tie::Dependent);
             }
         }
         // Untraced unless `[log] route_diagnosis = "trace"`: building the trace doubles the cost.
@@ -247,8 +268,8 @@ impl RoutedSession<'_> {
             (c.log.route_diagnosis, c.log.slow_statement_ms)
         };
         let (served, consistency, partition, sticky) = match route {
-            Route::Held(why) => (self.on_held(req).await?, None, None, why),
-            Route::Server(addr, why) => (self.on_server(req, addr, why == "dependent").await?, None, None, why),
+            Route::Held(why) => (self.on_held(req).await?, None, None, Tie::Sticky(why)),
+            Route::Server(addr, tie) => (self.on_server(req, addr, tie == Tie::Dependent).await?, None, None, tie),
             Route::Planned(planned) => {
                 if let Some(c) = planned.cache {
                     metrics.cache_lookup(c);
@@ -263,12 +284,12 @@ impl RoutedSession<'_> {
                 if diag == RouteDiagnosis::Trace && !planned.plan.steps.is_empty() {
                     self.log_trace(req, &planned);
                 }
-                (self.on_planned(req, &planned).await?, consistency, partition, "none")
+                (self.on_planned(req, &planned).await?, consistency, partition, Tie::Previous)
             }
         };
         let outcome = match (&served.target, &served.candidate) {
             (None, _) => RouteOutcome::Error,
-            (Some(_), _) if sticky != "none" => RouteOutcome::Sticky,
+            (Some(_), _) if sticky != Tie::Previous => RouteOutcome::Sticky,
             (Some(_), Some(c)) => super::learn::outcome(c),
             (Some(_), None) => RouteOutcome::TenantServer,
         };
@@ -305,7 +326,6 @@ impl RoutedSession<'_> {
             Sent::Retry(err) | Sent::Failed(err) => {
                 if conn.is_broken() {
                     self.txn.lost();
-                    self.pinned.send_replace(false);
                 } else {
                     self.held = Some(conn);
                 }
@@ -404,19 +424,3 @@ fn sql_state(s: &str) -> [u8; 5] {
     }
     out
 }
-
-/// SHOW PROCESSLIST's `Command` for a command byte.
-pub(super) fn command_state(cmd: u8) -> &'static str {
-    match cmd {
-        command::INIT_DB => "Init DB",
-        command::STMT_PREPARE => "Prepare",
-        command::STMT_EXECUTE => "Execute",
-        command::STMT_FETCH => "Fetch",
-        command::STMT_CLOSE => "Close stmt",
-        command::STMT_RESET => "Reset stmt",
-        command::STMT_SEND_LONG_DATA => "Long Data",
-        command::FIELD_LIST => "Field List",
-        _ => "Query",
-    }
-}
-
