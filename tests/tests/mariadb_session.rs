@@ -6,10 +6,10 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use gateway_tests::mysql::{connect, query_values, value_string};
-use gateway_tests::stack::{demo_routing, demo_servers, shared, Stack};
 use gateway_tests::clients;
+use gateway_tests::mysql::{connect, query_values, value_string};
 use gateway_tests::raw::{Outcome, RawConn};
+use gateway_tests::stack::{demo_routing, demo_servers, shared, Stack};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb, MariaDbOptions, UserEntry};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
@@ -21,8 +21,10 @@ const PROC: &str = "CREATE PROCEDURE rows_with_cursor() BEGIN \
 fn setup(db: &MariaDb) -> anyhow::Result<()> {
     db.create_user("alice", "alice-pw")?;
     db.create_user("idler", "idler-pw")?;
-    db.sql("CREATE TABLE IF NOT EXISTS test.big (id INT PRIMARY KEY, v VARCHAR(200)); \
-            INSERT IGNORE INTO test.big SELECT seq, REPEAT('x', 200) FROM seq_1_to_20000")?;
+    db.sql(
+        "CREATE TABLE IF NOT EXISTS test.big (id INT PRIMARY KEY, v VARCHAR(200)); \
+            INSERT IGNORE INTO test.big SELECT seq, REPEAT('x', 200) FROM seq_1_to_20000",
+    )?;
     // A procedure body holds `;`: sent whole over the protocol, on a thread of its own (setup
     // runs inside the test's runtime).
     let url = db.url("root", "", Some("test"));
@@ -43,9 +45,11 @@ fn setup(db: &MariaDb) -> anyhow::Result<()> {
 static ONE: OnceLock<Result<Stack, String>> = OnceLock::new();
 
 fn one() -> &'static Stack {
-    shared(&ONE, || Stack::start("mdbsess", setup, |c| {
-        c.user(UserEntry::native("alice", "alice-pw")).user(UserEntry::native("idler", "idler-pw"))
-    }))
+    shared(&ONE, || {
+        Stack::start("mdbsess", setup, |c| {
+            c.user(UserEntry::native("alice", "alice-pw")).user(UserEntry::native("idler", "idler-pw"))
+        })
+    })
 }
 
 /// The three demo servers with a routing gateway.
@@ -133,8 +137,10 @@ fn no_autocommit() -> &'static NoAutocommit {
         for i in 1..=3 {
             let opts = MariaDbOptions { extra_args: vec!["--autocommit=0".into()], ..MariaDbOptions::default() };
             let db = MariaDb::start_with(&format!("mdbsess-ac{i}"), opts)?;
-            db.sql("CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
-                    CREATE TABLE ac (v VARCHAR(64)); COMMIT")?;
+            db.sql(
+                "CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
+                    CREATE TABLE ac (v VARCHAR(64)); COMMIT",
+            )?;
             db.create_user("alice", "alice-pw")?;
             servers.push(db);
         }
@@ -159,8 +165,11 @@ fn greeting_reports_the_servers_autocommit() {
     let endpoints = [("direct", s.servers[0].port()), ("1:1", s.one.port()), ("routed", s.routed.port())];
     for (what, port) in endpoints {
         let value = format!("ac-{}", what.replace(':', ""));
-        let out = clients::python("autocommit_write.py", &["127.0.0.1", &port.to_string(), "alice", "alice-pw", "test", &value])
-            .expect("python");
+        let out = clients::python(
+            "autocommit_write.py",
+            &["127.0.0.1", &port.to_string(), "alice", "alice-pw", "test", &value],
+        )
+        .expect("python");
         let kv = clients::parse_kv(&out.stdout);
         assert_eq!(kv.get("inserted"), Some(&value), "{what}: {out:?}");
         assert_eq!(kv.get("session_autocommit").map(String::as_str), Some("1"), "{what}: {out:?}");
@@ -308,8 +317,10 @@ fn affected(ok: &[u8]) -> Option<u64> {
 /// rows, each server's rows as text).
 fn bulk_round(addr: std::net::SocketAddr, dbs: &[&MariaDb], table: &str) -> (Option<u64>, usize, Vec<String>) {
     for db in dbs {
-        db.sql(&format!("DROP TABLE IF EXISTS test.{table}; CREATE TABLE test.{table} (id BIGINT PRIMARY KEY, v BIGINT)"))
-            .expect("table");
+        db.sql(&format!(
+            "DROP TABLE IF EXISTS test.{table}; CREATE TABLE test.{table} (id BIGINT PRIMARY KEY, v BIGINT)"
+        ))
+        .expect("table");
     }
     let mut c = RawConn::login_ext(addr, "alice", "alice-pw", Some("test"), EXT_BULK).expect("login");
     assert_ne!(c.greeting.ext_capabilities & EXT_BULK, 0, "{table}: bulk operations announced");
@@ -326,7 +337,10 @@ fn bulk_round(addr: std::net::SocketAddr, dbs: &[&MariaDb], table: &str) -> (Opt
     let returned = answer.len().saturating_sub(5);
     let after: Vec<Vec<u8>> = c.query("SELECT 1").expect("session goes on");
     assert!(after.len() > 1, "{table}: after bulk");
-    let contents = dbs.iter().map(|db| db.sql(&format!("SELECT id, v FROM test.{table} ORDER BY id")).expect("read back")).collect();
+    let contents = dbs
+        .iter()
+        .map(|db| db.sql(&format!("SELECT id, v FROM test.{table} ORDER BY id")).expect("read back"))
+        .collect();
     (rows, returned, contents)
 }
 
@@ -368,9 +382,11 @@ fn answer_with_progress(c: &mut RawConn) -> (usize, Vec<u8>) {
 #[test]
 fn progress_reports_reach_only_clients_that_asked() {
     let s = one();
-    s.db.sql("CREATE TABLE IF NOT EXISTS test.prog (id INT PRIMARY KEY, v VARCHAR(100)); \
-              INSERT IGNORE INTO test.prog SELECT seq, REPEAT('p', 100) FROM seq_1_to_400000")
-        .expect("table");
+    s.db.sql(
+        "CREATE TABLE IF NOT EXISTS test.prog (id INT PRIMARY KEY, v VARCHAR(100)); \
+              INSERT IGNORE INTO test.prog SELECT seq, REPEAT('p', 100) FROM seq_1_to_400000",
+    )
+    .expect("table");
     for (what, addr) in [("direct", s.db.addr()), ("1:1", s.gw.addr())] {
         for ext in [EXT_PROGRESS, 0] {
             let mut c = RawConn::login_ext(addr, "alice", "alice-pw", Some("test"), ext).expect("login");
@@ -446,15 +462,17 @@ fn extended_type_info_follows_the_client() {
 /// the Debian package mariadb-test), its bulk-execution cases, directly and through both modes.
 #[test]
 fn mariadb_client_test_bulk_cases_pass_through_both_modes() {
-    let bin = std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_default()
-        .join(".cache/gateway/peers/mariadb-client-test");
-    if !bin.exists() {
-        println!("SKIP: {} not found (scripts/setup.sh fetches it)", bin.display());
-        return;
-    }
-    let cases = ["test_bulk_autoinc", "test_bulk_delete", "test_bulk_replace", "test_bulk_insert_returning", "test_bulk_delete_returning"];
+    let bin = match gateway_tests::peers::PeerTools::find() {
+        Ok(tools) => tools.client_test,
+        Err(reason) => return gateway_tests::skip::skip("mariadb_session/mariadb_client_test_bulk_cases", &reason),
+    };
+    let cases = [
+        "test_bulk_autoinc",
+        "test_bulk_delete",
+        "test_bulk_replace",
+        "test_bulk_insert_returning",
+        "test_bulk_delete_returning",
+    ];
     let s = one();
     let r = routed();
     for (what, port) in [("direct", s.db.port()), ("1:1", s.gw.port()), ("routed", r.gw.port())] {

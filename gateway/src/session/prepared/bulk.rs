@@ -42,7 +42,12 @@ impl<'a> Bulk<'a> {
 
 /// The bulk execution for the connection's statement `server_id`, with the parameter types
 /// inserted when the client did not send them and the connection's statement has none yet.
-pub fn rewrite(payload: &[u8], params: u16, server_id: u32, insert_types: Option<&ParamTypes>) -> Result<Vec<u8>, PreparedError> {
+pub fn rewrite(
+    payload: &[u8],
+    params: u16,
+    server_id: u32,
+    insert_types: Option<&ParamTypes>,
+) -> Result<Vec<u8>, PreparedError> {
     let bulk = Bulk::parse(payload, params)?;
     let mut out = match (bulk.types, insert_types) {
         (None, Some(types)) if types.wire().len() == 2 * usize::from(params) => {
