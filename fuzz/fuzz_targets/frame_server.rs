@@ -49,9 +49,9 @@ fuzz_target!(|data: &[u8]| {
     let mut front = Wire::new(ChunkedStream::new(client, chunks));
     let result = block_on(async {
         if hold_last {
-            relay::answer_holding_last(&mut backend, &mut front, &mut tracker).await
+            relay::answer_holding_last(&mut backend, &mut front, &mut tracker, None).await
         } else {
-            relay::answer(&mut backend, &mut front, &mut tracker)
+            relay::answer(&mut backend, &mut front, &mut tracker, None)
                 .await
                 .map(|()| None)
         }

@@ -48,6 +48,7 @@ fn login_with(database: Option<&'static str>, charset: u8) -> LoginRequest<'stat
         charset,
         // CLIENT_IGNORE_SPACE would add IGNORE_SPACE to the login's sql_mode, which a reset drops.
         client_caps: caps::SUPPORTED & !caps::IGNORE_SPACE,
+        client_ext_caps: 0,
         attributes: &[],
         tls: None,
         identity: None,

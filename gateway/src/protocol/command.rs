@@ -32,6 +32,9 @@ pub const STMT_FETCH: u8 = 0x1C;
 pub const DAEMON: u8 = 0x1D;
 pub const BINLOG_DUMP_GTID: u8 = 0x1E;
 pub const RESET_CONNECTION: u8 = 0x1F;
+/// MariaDB's COM_STMT_BULK_EXECUTE (MARIADB_CLIENT_STMT_BULK_OPERATIONS): one prepared
+/// statement run for an array of parameter rows; answered like COM_STMT_EXECUTE.
+pub const STMT_BULK_EXECUTE: u8 = 0xFA;
 
 /// What the server sends back for a command, which tells the forwarder where the answer ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +74,7 @@ pub enum Handling {
 pub fn handling(cmd: u8) -> Handling {
     use Shape::*;
     match cmd {
-        QUERY | STMT_EXECUTE | PROCESS_INFO => Handling::Forward(Results),
+        QUERY | STMT_EXECUTE | PROCESS_INFO | STMT_BULK_EXECUTE => Handling::Forward(Results),
         INIT_DB | PING | REFRESH | PROCESS_KILL | DEBUG | SET_OPTION | STMT_RESET | RESET_CONNECTION
         | CREATE_DB | DROP_DB | STATISTICS => Handling::Forward(Single),
         STMT_CLOSE | STMT_SEND_LONG_DATA => Handling::Forward(None),
@@ -115,6 +118,7 @@ fn names(cmd: u8) -> (&'static str, &'static str, &'static str) {
         SET_OPTION => ("COM_SET_OPTION", "Set option", "set_option"),
         STMT_FETCH => ("COM_STMT_FETCH", "Fetch", "fetch"),
         RESET_CONNECTION => ("COM_RESET_CONNECTION", "Reset connection", "reset_connection"),
+        STMT_BULK_EXECUTE => ("COM_STMT_BULK_EXECUTE", "Execute", "bulk_execute"),
         _ => ("COM_OTHER", "Query", "other"),
     }
 }

@@ -20,6 +20,9 @@ pub struct Greeting {
     pub status: u16,
     /// Default authentication plugin.
     pub auth_plugin: String,
+    /// MariaDB extended capabilities ([`super::ext_caps`]); meaningful when CLIENT_MYSQL
+    /// (`caps::LONG_PASSWORD`) is clear.
+    pub ext_capabilities: u32,
 }
 
 impl Greeting {
@@ -39,7 +42,11 @@ impl Greeting {
         let cap_high = u32::from(r.u16()?);
         let capabilities = cap_low | cap_high << 16;
         let salt_len = usize::from(r.u8()?);
-        r.take(10)?;
+        let filler = r.take(10)?;
+        let ext_capabilities = match filler.get(6..10) {
+            Some(b) if capabilities & caps::LONG_PASSWORD == 0 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            _ => 0,
+        };
         if capabilities & caps::SECURE_CONNECTION != 0 {
             let n = salt_len.saturating_sub(8).max(13);
             let part2 = r.take(n.min(r.remaining()))?;
@@ -50,7 +57,7 @@ impl Greeting {
         } else {
             "mysql_native_password".into()
         };
-        Ok(Greeting { server_version, connection_id, salt, capabilities, charset, status, auth_plugin })
+        Ok(Greeting { server_version, connection_id, salt, capabilities, charset, status, auth_plugin, ext_capabilities })
     }
 
     /// Encodes the greeting payload. The salt must be 20 bytes.
@@ -67,8 +74,8 @@ impl Greeting {
         out.extend_from_slice(&((self.capabilities >> 16) as u16).to_le_bytes());
         out.push((self.salt.len() + 1) as u8);
         out.extend_from_slice(&[0u8; 6]);
-        // MariaDB puts its extended capabilities here; the gateway announces none.
-        out.extend_from_slice(&[0u8; 4]);
+        // MariaDB's extended capabilities (zero unless CLIENT_MYSQL is clear).
+        out.extend_from_slice(&self.ext_capabilities.to_le_bytes());
         put_nul_bytes(&mut out, &self.salt[8..]);
         put_nul_bytes(&mut out, self.auth_plugin.as_bytes());
         out
@@ -94,6 +101,9 @@ pub struct HandshakeResponse {
     pub auth_plugin: Option<String>,
     /// Raw connection attributes (CONNECT_ATTRS), key/value lenenc strings.
     pub attributes: Vec<(Vec<u8>, Vec<u8>)>,
+    /// MariaDB extended capabilities (last 4 bytes of the reserved area), when CLIENT_MYSQL
+    /// (`caps::LONG_PASSWORD`) is clear.
+    pub ext_capabilities: u32,
 }
 
 impl HandshakeResponse {
@@ -122,7 +132,11 @@ impl HandshakeResponse {
         }
         let max_packet = r.u32()?;
         let charset = r.u8()?;
-        r.take(23)?;
+        let reserved = r.take(23)?;
+        let ext_capabilities = match reserved.get(19..23) {
+            Some(b) if capabilities & caps::LONG_PASSWORD == 0 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            _ => 0,
+        };
         let user = String::from_utf8_lossy(r.nul_bytes()).into_owned();
         let auth_response = if capabilities & caps::PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
             r.lenenc_bytes()?.to_vec()
@@ -138,6 +152,7 @@ impl HandshakeResponse {
             charset,
             user,
             auth_response,
+            ext_capabilities,
             ..Default::default()
         };
         if capabilities & caps::CONNECT_WITH_DB != 0 && r.remaining() > 0 {
@@ -161,7 +176,9 @@ impl HandshakeResponse {
         out.extend_from_slice(&self.capabilities.to_le_bytes());
         out.extend_from_slice(&self.max_packet.to_le_bytes());
         out.push(self.charset);
-        out.extend_from_slice(&[0u8; 23]);
+        out.extend_from_slice(&[0u8; 19]);
+        let ext = if self.capabilities & caps::LONG_PASSWORD == 0 { self.ext_capabilities } else { 0 };
+        out.extend_from_slice(&ext.to_le_bytes());
         put_nul_bytes(&mut out, self.user.as_bytes());
         if self.capabilities & caps::PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
             put_lenenc_bytes(&mut out, &self.auth_response);
@@ -283,8 +300,11 @@ mod tests {
             charset: 45,
             status: 2,
             auth_plugin: "mysql_native_password".into(),
+            ext_capabilities: 0,
         };
         assert_eq!(Greeting::parse(&g.encode()).unwrap(), g);
+        let mariadb = Greeting { capabilities: caps::SUPPORTED & !caps::LONG_PASSWORD, ext_capabilities: 0b1101, ..g };
+        assert_eq!(Greeting::parse(&mariadb.encode()).unwrap(), mariadb);
     }
 
     #[test]
@@ -298,8 +318,11 @@ mod tests {
             database: Some("db1".into()),
             auth_plugin: Some("caching_sha2_password".into()),
             attributes: vec![(b"_client_name".to_vec(), b"x".to_vec())],
+            ext_capabilities: 0,
         };
         assert_eq!(HandshakeResponse::parse(&h.encode()).unwrap(), h);
+        let mariadb = HandshakeResponse { capabilities: caps::SUPPORTED & !caps::LONG_PASSWORD, ext_capabilities: 5, ..h.clone() };
+        assert_eq!(HandshakeResponse::parse(&mariadb.encode()).unwrap(), mariadb);
         let bare = HandshakeResponse { capabilities: caps::PROTOCOL_41 | caps::SECURE_CONNECTION, ..h.clone() };
         let p = HandshakeResponse::parse(&bare.encode()).unwrap();
         assert_eq!((p.user.as_str(), p.database, p.auth_plugin), ("alice", None, None));

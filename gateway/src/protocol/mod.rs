@@ -97,6 +97,28 @@ pub mod caps {
         | DEPRECATE_EOF;
 }
 
+/// MariaDB's extended capabilities (`MARIADB_CLIENT_*` >> 32): 4 bytes in the greeting's filler and
+/// in the last 4 bytes of the client's reserved area, when the server clears CLIENT_MYSQL
+/// (`caps::LONG_PASSWORD`, bit 0) and the client does too.
+pub mod ext_caps {
+    /// Progress reports (0xFF 0xFFFF packets) during long statements.
+    pub const PROGRESS: u32 = 1;
+    /// COM_MULTI (never announced).
+    pub const COM_MULTI: u32 = 1 << 1;
+    /// COM_STMT_BULK_EXECUTE.
+    pub const STMT_BULK_OPERATIONS: u32 = 1 << 2;
+    /// Extended type information in column definitions.
+    pub const EXTENDED_TYPE_INFO: u32 = 1 << 3;
+    /// Result-set metadata skipped when unchanged (changes the binary result format; never
+    /// announced: the response tracker counts column definitions).
+    pub const CACHE_METADATA: u32 = 1 << 4;
+
+    /// What a 1:1 session relays: the backend's answers are forwarded as they are, the
+    /// tracker passes progress packets on, gateway-made result sets get the extended type
+    /// information field (`resultset::with_extended_type_info`).
+    pub const RELAYED: u32 = PROGRESS | STMT_BULK_OPERATIONS | EXTENDED_TYPE_INFO;
+}
+
 /// Server status flags (`SERVER_*`) carried in OK and EOF packets.
 pub mod status {
     pub const IN_TRANS: u16 = 1;

@@ -47,6 +47,9 @@ pub struct ResponseTracker {
     state: State,
     deprecate_eof: bool,
     in_continuation: bool,
+    /// The command was a COM_STMT_EXECUTE that asked for a cursor: a column EOF with
+    /// SERVER_STATUS_CURSOR_EXISTS then means "cursor opened, rows come by COM_STMT_FETCH".
+    cursor_requested: bool,
     /// Server status of the last OK/EOF seen (transaction state, autocommit, …).
     pub last_status: Option<u16>,
     /// Set when the answer was a successful prepare.
@@ -76,6 +79,7 @@ impl ResponseTracker {
             state,
             deprecate_eof,
             in_continuation: false,
+            cursor_requested: false,
             last_status: None,
             prepared: None,
             failed: false,
@@ -84,9 +88,22 @@ impl ResponseTracker {
         }
     }
 
+    /// A tracker for the answer to the command `payload` (its first byte is the command): a
+    /// COM_STMT_EXECUTE whose flags ask for a cursor may end after its column definitions.
+    pub fn for_command(shape: Shape, payload: &[u8], deprecate_eof: bool) -> Self {
+        let mut t = Self::new(shape, deprecate_eof);
+        t.cursor_requested = asks_for_cursor(payload);
+        t
+    }
+
     /// Whether the answer is complete before any frame (commands without an answer).
     pub fn is_done(&self) -> bool {
         self.state == State::Done && !self.in_continuation
+    }
+
+    /// Whether the last frame was a full 16 MiB frame: the packet goes on in the next one.
+    pub fn in_continuation(&self) -> bool {
+        self.in_continuation
     }
 
     /// Feeds one frame's payload (the whole frame, at most 16 MiB).
@@ -134,7 +151,9 @@ impl ResponseTracker {
                     return Err(ProtocolError::Malformed("expected EOF after column definitions"));
                 }
                 let st = super::message::eof_status(p)?;
-                if st & status::CURSOR_EXISTS != 0 {
+                // Inside a stored procedure that has a cursor open, MariaDB sets CURSOR_EXISTS on
+                // the column EOF of an ordinary result set: its rows follow all the same.
+                if st & status::CURSOR_EXISTS != 0 && self.cursor_requested {
                     self.last_status = Some(st);
                     return Ok(self.after_result(st));
                 }
@@ -173,6 +192,8 @@ impl ResponseTracker {
                 self.last_ok = Some(p.to_vec());
                 Ok(self.after_result(st))
             }
+            // MariaDB's progress report (MARIADB_CLIENT_PROGRESS): the statement goes on.
+            ERR if p.get(1..3) == Some(&[0xFF, 0xFF]) => Ok(Step::More),
             ERR => {
                 self.on_err(p);
                 Ok(self.finish())
@@ -249,6 +270,12 @@ impl ResponseTracker {
         self.state = State::Done;
         Step::Done
     }
+}
+
+/// Whether a command payload is a COM_STMT_EXECUTE whose flags byte asks for a cursor
+/// (`CURSOR_TYPE_*` in its low bits; MariaDB's 0x80 flag means something else).
+pub fn asks_for_cursor(payload: &[u8]) -> bool {
+    payload.first() == Some(&super::command::STMT_EXECUTE) && payload.get(5).is_some_and(|f| f & 0x0F != 0)
 }
 
 /// Status flags of an OK packet payload.

@@ -105,10 +105,25 @@ fn prepare_counts_definitions_and_eofs() {
 
 #[test]
 fn cursor_execute_ends_after_column_eof() {
-    let (steps, _) = run(Shape::Results, false, &[vec![1], col(), eof(status::CURSOR_EXISTS | 2)]);
+    let execute_with_cursor = [0x17, 1, 0, 0, 0, 0x01, 1, 0, 0, 0];
+    let mut t = ResponseTracker::for_command(Shape::Results, &execute_with_cursor, false);
+    let steps: Vec<Step> =
+        [vec![1], col(), eof(status::CURSOR_EXISTS | 2)].iter().map(|p| t.on_frame(p).unwrap()).collect();
     assert_ends_at_last(&steps);
     let (steps, _) = run(Shape::Fetch, false, &[vec![0, 0, 1, b'a'], eof(status::LAST_ROW_SENT | 2)]);
     assert_ends_at_last(&steps);
+}
+
+#[test]
+fn cursor_flag_of_a_procedure_result_set_does_not_end_it() {
+    // MariaDB, inside a procedure with an open cursor: CURSOR_EXISTS on an ordinary result set.
+    let flagged = status::CURSOR_EXISTS | 2;
+    for payload in [&b"\x03CALL p()"[..], &[0x17, 1, 0, 0, 0, 0x00, 1, 0, 0, 0]] {
+        let mut t = ResponseTracker::for_command(Shape::Results, payload, false);
+        let packets = [vec![1], col(), eof(flagged), row(b"a"), eof(flagged | status::MORE_RESULTS_EXISTS), ok(2)];
+        let steps: Vec<Step> = packets.iter().map(|p| t.on_frame(p).unwrap()).collect();
+        assert_ends_at_last(&steps);
+    }
 }
 
 #[test]
@@ -160,4 +175,17 @@ fn reports_the_final_ok_and_the_error_code() {
     assert_eq!((t.failed, t.error_code), (true, Some(1146)));
     let (_, t) = run(Shape::Single, false, &[ErrPacket::new(1049, "no db").encode()]);
     assert_eq!(t.error_code, Some(1049));
+}
+
+#[test]
+fn mariadb_progress_reports_do_not_end_the_answer() {
+    // 0xFF, error code 0xFFFF, stage 1 of 2, progress 50 %, state "copy".
+    let progress = vec![0xFF, 0xFF, 0xFF, 1, 1, 2, 0x20, 0xA1, 0x07, 4, b'c', b'o', b'p', b'y'];
+    let (steps, t) = run(Shape::Results, false, &[progress.clone(), progress, ok(2)]);
+    assert_ends_at_last(&steps);
+    assert!(!t.failed);
+    let err = ErrPacket::new(1064, "x").encode();
+    let (steps, t) = run(Shape::Results, false, &[err]);
+    assert_ends_at_last(&steps);
+    assert!(t.failed);
 }

@@ -86,6 +86,47 @@ fn eof(server_status: u16) -> Vec<u8> {
     v
 }
 
+/// A gateway-made answer (framed packets) for a client that negotiated MariaDB's
+/// EXTENDED_TYPE_INFO: each column definition of its first result set gets the (empty) extended
+/// type information that such clients read after the column name. Other answers come back as
+/// they were; so does anything that does not parse (it was made here).
+pub fn with_extended_type_info(answer: Vec<u8>) -> Vec<u8> {
+    extend_definitions(&answer).unwrap_or(answer)
+}
+
+fn extend_definitions(answer: &[u8]) -> Option<Vec<u8>> {
+    let frame = |at: usize| -> Option<(usize, u8)> {
+        let h = answer.get(at..at + 4)?;
+        Some((usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16, h[3]))
+    };
+    let (len, _) = frame(0)?;
+    let first = answer.get(4..4 + len)?;
+    if matches!(first.first(), Some(0x00 | 0xFE | 0xFF) | None) {
+        return None;
+    }
+    let columns = super::buf::Reader::new(first).lenenc().ok()?;
+    let mut out = Vec::with_capacity(answer.len() + usize::try_from(columns).unwrap_or(0).min(4096));
+    out.extend_from_slice(&answer[..4 + len]);
+    let mut at = 4 + len;
+    for _ in 0..columns {
+        let (len, seq) = frame(at)?;
+        let def = answer.get(at + 4..at + 4 + len)?;
+        let mut r = super::buf::Reader::new(def);
+        for _ in 0..6 {
+            r.lenenc_bytes().ok()?;
+        }
+        let names = def.len() - r.remaining();
+        let mut p = Vec::with_capacity(def.len() + 1);
+        p.extend_from_slice(&def[..names]);
+        p.push(0); // no extended type information
+        p.extend_from_slice(&def[names..]);
+        encode_packet(&mut out, seq, &p);
+        at += 4 + len;
+    }
+    out.extend_from_slice(&answer[at..]);
+    Some(out)
+}
+
 fn column_definition(name: &str, kind: ColumnKind, width: u32) -> Vec<u8> {
     let mut p = Vec::with_capacity(32 + name.len());
     put_lenenc_bytes(&mut p, b"def");
@@ -132,6 +173,38 @@ mod tests {
             }
         }
         panic!("answer never ended");
+    }
+
+    #[test]
+    fn extended_type_info_is_added_to_each_column_definition() {
+        let mut rs = TextResultSet::with_text_columns(&["a", "bb"]);
+        rs.rows.push(vec![Some("x".into()), None]);
+        let plain = rs.encode(1, caps::PROTOCOL_41, 2);
+        let extended = with_extended_type_info(plain.clone());
+        assert_eq!(extended.len(), plain.len() + 2, "one byte per column definition");
+        let mut pos = 0;
+        let mut defs = Vec::new();
+        while let Some((len, _)) = header(&extended[pos..]) {
+            defs.push(extended[pos + HEADER..pos + HEADER + len].to_vec());
+            pos += HEADER + len;
+        }
+        // def, "", "", "", name, name, then the empty extended info before the 0x0C block.
+        assert_eq!(&defs[1][..13], b"\x03def\x00\x00\x00\x01a\x01a\x00\x0c");
+        assert_eq!(&defs[2][..15], b"\x03def\x00\x00\x00\x02bb\x02bb\x00\x0c");
+        assert_eq!(defs[3..], frames(&plain)[3..], "EOF and rows unchanged");
+        let ok = OkPacket::with_status(2).encode(caps::PROTOCOL_41);
+        let mut framed = Vec::new();
+        encode_packet(&mut framed, 1, &ok);
+        assert_eq!(with_extended_type_info(framed.clone()), framed, "an OK is left alone");
+    }
+
+    fn frames(bytes: &[u8]) -> Vec<Vec<u8>> {
+        let (mut pos, mut out) = (0, Vec::new());
+        while let Some((len, _)) = header(&bytes[pos..]) {
+            out.push(bytes[pos + HEADER..pos + HEADER + len].to_vec());
+            pos += HEADER + len;
+        }
+        out
     }
 
     #[test]

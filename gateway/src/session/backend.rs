@@ -55,6 +55,9 @@ pub struct LoginRequest<'a> {
     pub charset: u8,
     /// Capabilities of the client leg (the backend leg asks for the same).
     pub client_caps: u32,
+    /// MariaDB extended capabilities of the client leg (the backend leg asks for those the
+    /// server offers); 0 for none.
+    pub client_ext_caps: u32,
     /// Connection attributes to pass on.
     pub attributes: &'a [(Vec<u8>, Vec<u8>)],
     /// Server-leg TLS (`Shared::server_tls`); `None`: plain TCP.
@@ -103,6 +106,11 @@ pub async fn login(
     if !attributes.is_empty() {
         capabilities |= caps::CONNECT_ATTRS & greeting.capabilities;
     }
+    // MariaDB's extended capabilities: asked for by clearing CLIENT_MYSQL.
+    let ext_capabilities = req.client_ext_caps & greeting.ext_capabilities;
+    if ext_capabilities != 0 && greeting.capabilities & caps::LONG_PASSWORD == 0 {
+        capabilities &= !caps::LONG_PASSWORD;
+    }
     let (mut wire, seq) = secure(wire, &greeting, req, &mut capabilities).await?;
     let plugin = greeting.auth_plugin.clone();
     let auth_response = scramble(&plugin, &greeting.salt, req.credential)?;
@@ -115,6 +123,7 @@ pub async fn login(
         database: req.database.map(str::to_string),
         auth_plugin: Some(plugin.clone()),
         attributes,
+        ext_capabilities,
     };
     wire.write_packet(seq, &response.encode()).await.map_err(SessionError::Backend)?;
     let outcome = auth_loop(&mut wire, &plugin, &greeting.salt, req.credential).await?;

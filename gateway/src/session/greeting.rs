@@ -7,7 +7,7 @@ use super::{SessionError, Shared};
 use crate::protocol::auth::{self, NATIVE};
 use crate::protocol::frame::{Packet, Wire};
 use crate::protocol::handshake::{Greeting, HandshakeResponse};
-use crate::protocol::{caps, codes, status, ProtocolError};
+use crate::protocol::{caps, codes, ext_caps, ProtocolError};
 use crate::tls::{Stream, TlsMode};
 
 /// Largest handshake response accepted.
@@ -42,11 +42,13 @@ pub async fn greet(wire: &mut Wire<Stream>, shared: &Shared, connection_id: u32,
     let salt = auth::new_salt();
     let profile = shared.profile();
     let offer_tls = mode != TlsMode::Off && shared.config().tls_loaded.acceptor.is_some();
+    let ext_capabilities = announced_ext(shared, &profile);
     let announced = (profile.capabilities & caps::SUPPORTED)
         | caps::PROTOCOL_41
         | caps::SECURE_CONNECTION
         | caps::PLUGIN_AUTH
-        | caps::LONG_PASSWORD
+        // CLIENT_MYSQL: cleared when MariaDB's extended capabilities are announced.
+        | if ext_capabilities == 0 { caps::LONG_PASSWORD } else { 0 }
         | if offer_tls { caps::SSL } else { 0 };
     let greeting = Greeting {
         server_version: profile.server_version,
@@ -54,8 +56,11 @@ pub async fn greet(wire: &mut Wire<Stream>, shared: &Shared, connection_id: u32,
         salt: salt.clone(),
         capabilities: announced,
         charset: profile.charset,
-        status: status::AUTOCOMMIT,
+        // What a new server session starts with (the server's global autocommit), as learnt
+        // from the servers' greetings: a client that trusts it must not skip SET autocommit.
+        status: profile.status,
         auth_plugin: NATIVE.into(),
+        ext_capabilities,
     };
     wire.write_packet(0, &greeting.encode()).await.map_err(SessionError::Client)?;
     let packet = wire.read_frame_exact(MAX_RESPONSE).await.map_err(|e| handshake_error(e, 2))?;
@@ -70,6 +75,17 @@ pub async fn greet(wire: &mut Wire<Stream>, shared: &Shared, connection_id: u32,
         (false, _) if mode == TlsMode::Required => Err(SessionError::refuse(codes::SECURE_TRANSPORT_REQUIRED, seq, INSECURE)),
         (false, _) => Ok(Answer::Plain(hello)),
     }
+}
+
+/// MariaDB extended capabilities offered to clients: those of a MariaDB backend that a 1:1
+/// session relays ([`ext_caps::RELAYED`]). Routed sessions share pooled server connections
+/// whose negotiated capabilities do not follow each client: a routing gateway offers bulk
+/// execution only (progress reports and extended metadata would change the answers of
+/// connections shared with clients that did not ask).
+fn announced_ext(shared: &Shared, profile: &super::shared::BackendProfile) -> u32 {
+    let mariadb = profile.capabilities & caps::LONG_PASSWORD == 0;
+    let offered = if shared.clusters.routed() { ext_caps::STMT_BULK_OPERATIONS } else { ext_caps::RELAYED };
+    if mariadb { profile.ext_capabilities & offered } else { 0 }
 }
 
 /// The TLS handshake after an SSLRequest. A failed handshake leaves nothing to answer on.

@@ -38,10 +38,30 @@ pub enum Victim {
     Other(Box<SessionInfo>),
 }
 
-/// `SHOW [FULL] PROCESSLIST` (leading comments allowed): `Some(full)`.
+/// `SHOW [FULL] PROCESSLIST` (comments allowed anywhere, as the server takes them): `Some(full)`.
 pub fn recognise(sql: &str) -> Option<bool> {
-    let t = skip_leading_comments(sql).trim().trim_end_matches(';').trim_end();
-    let words: Vec<&str> = t.split_ascii_whitespace().take(4).collect();
+    if sql.len() > 1024 {
+        return None;
+    }
+    let mut words = Vec::with_capacity(4);
+    let mut t = sql;
+    while words.len() < 4 {
+        t = skip_leading_comments(t);
+        let Some(word) = t.split(|c: char| c.is_ascii_whitespace() || c == '/' || c == '#' || c == ';').next() else { break };
+        if word.is_empty() {
+            if t.starts_with(';') {
+                t = &t[1..];
+                continue;
+            }
+            // A comment the skip does not take (`/*!…*/`, a lone `/`): not this statement.
+            if !t.is_empty() {
+                return None;
+            }
+            break;
+        }
+        words.push(word);
+        t = &t[word.len()..];
+    }
     match words.as_slice() {
         [s, p] if s.eq_ignore_ascii_case("show") && p.eq_ignore_ascii_case("processlist") => Some(false),
         [s, f, p] if s.eq_ignore_ascii_case("show") && f.eq_ignore_ascii_case("full") && p.eq_ignore_ascii_case("processlist") => {
@@ -173,6 +193,10 @@ mod tests {
         assert_eq!(recognise("show full processlist;"), Some(true));
         assert_eq!(recognise("SHOW PROCESSLIST"), Some(false));
         assert_eq!(recognise("/* mariadb */ SHOW PROCESSLIST"), Some(false));
+        assert_eq!(recognise("SHOW /* x */ PROCESSLIST"), Some(false));
+        assert_eq!(recognise("SHOW PROCESSLIST /* app */;"), Some(false));
+        assert_eq!(recognise("# c\nSHOW FULL -- y\n PROCESSLIST"), Some(true));
+        assert_eq!(recognise("SHOW PROCESSLIST; SELECT 1"), None);
         assert_eq!(recognise("-- x\nshow full processlist"), Some(true));
         assert_eq!(recognise("SHOW PROCESSLIST x"), None);
         assert_eq!(recognise("SELECT 'SHOW PROCESSLIST'"), None);

@@ -129,14 +129,10 @@ async fn run(
         reg.start("Spliced", None);
         return session.spliced(splice).await;
     }
-    let mut killed = reg.killed.clone();
-    tokio::select! {
-        r = session.command_loop(&reg) => r,
-        _ = killed.wait_for(|k| *k) => {
-            info!("session killed");
-            Ok(())
-        }
-    }
+    // A kill ends an idle session at once and a streaming answer with the kill's error (the
+    // relay watches the signal); other steps of a command finish first.
+    session.killed = Some(reg.killed.clone());
+    session.command_loop(&reg).await
 }
 
 /// An authenticated session with its backend connection.
@@ -168,6 +164,10 @@ struct Session<'a> {
     kills: ids::PreparedKills,
     /// The framed command being sent (reused from command to command).
     out: Vec<u8>,
+    /// The session's kill signal (KILL CONNECTION), watched while an answer streams.
+    killed: relay::KillSignal,
+    /// MariaDB extended capabilities negotiated on both legs.
+    client_ext: u32,
 }
 
 /// Largest send buffer a session keeps between commands.
@@ -193,6 +193,8 @@ impl<'a> Session<'a> {
             database: database.as_deref(),
             charset: resp.charset,
             client_caps: login.capabilities,
+            // Relayed as they are: the backend's answers pass through (greeting::announced_ext).
+            client_ext_caps: resp.ext_capabilities & crate::protocol::ext_caps::RELAYED,
             attributes: &resp.attributes,
             tls: shared.server_tls(login.name.cluster.as_deref()),
             identity: shared.client_identity(peer, id),
@@ -239,9 +241,10 @@ impl<'a> Session<'a> {
         let tenant = login.name.tenant.clone();
         let cluster = login.name.cluster.clone();
         let client_caps = login.capabilities;
+        let client_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED & backend.greeting.ext_capabilities;
         let salt = login.salt;
         let kills = ids::PreparedKills::default();
-        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills, out: Vec::new() })
+        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills, out: Vec::new(), killed: None, client_ext })
     }
 
     /// A pinned session spliced in the kernel: supervised until both sides close. The splice
@@ -273,7 +276,20 @@ impl<'a> Session<'a> {
 
     async fn command_loop(&mut self, reg: &Registration<'_>) -> Result<(), SessionError> {
         loop {
-            let Some(packet) = super::next_command::read(self.client, self.shared).await? else { return Ok(()) };
+            // A backend that goes away while the client is idle ends the session: the client sees
+            // its connection close (as with a server), not an in-band error on its next command.
+            let next = tokio::select! {
+                next = super::next_command::read(self.client, self.shared) => next?,
+                why = backend_gone(&mut self.backend.wire) => {
+                    info!(why, "backend connection ended while the client was idle; closing the client");
+                    return Ok(());
+                }
+                () = relay::killed(&mut self.killed) => {
+                    info!("session killed");
+                    return Ok(());
+                }
+            };
+            let Some(packet) = next else { return Ok(()) };
             let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
             if let Some(internal) = internal::recognise(&packet.payload) {
                 let caller = internal::Caller {
@@ -285,7 +301,7 @@ impl<'a> Session<'a> {
                     id: reg.id(),
                 };
                 let answer = internal::answer(&internal, &caller).await;
-                self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
+                self.write_made(answer).await?;
                 continue;
             }
             started(reg, cmd, &packet.payload);
@@ -338,11 +354,11 @@ impl<'a> Session<'a> {
     /// Relays the backend's answer to `payload` (sent); `true` when it was an error.
     async fn relay_answer(&mut self, payload: &[u8], shape: command::Shape, reply_seq: u8) -> Result<bool, SessionError> {
         let cmd = payload[0];
-        let mut tracker = ResponseTracker::new(shape, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
+        let mut tracker = ResponseTracker::for_command(shape, payload, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
         if tracker.is_done() {
             return Ok(false);
         }
-        match relay::answer(&mut self.backend.wire, self.client, &mut tracker).await {
+        match relay::answer(&mut self.backend.wire, self.client, &mut tracker, self.killed.clone()).await {
             Ok(()) => {
                 if cmd == command::INIT_DB && !tracker.failed {
                     self.database = Some(String::from_utf8_lossy(&payload[1..]).into_owned());
@@ -352,7 +368,20 @@ impl<'a> Session<'a> {
             Err(RelayError::BackendBeforeAnswer(e)) => Err(lost_backend(e, reply_seq)),
             Err(RelayError::Backend(e)) => Err(SessionError::Backend(e)),
             Err(RelayError::Client(e)) => Err(SessionError::Client(e)),
+            Err(RelayError::Killed { next_seq }) => {
+                Err(SessionError::Refused { err: relay::connection_killed(), seq: next_seq.unwrap_or(reply_seq) })
+            }
         }
+    }
+
+    /// Writes an answer the gateway made (result sets shaped for the client's capabilities).
+    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
+        let answer = if self.client_ext & crate::protocol::ext_caps::EXTENDED_TYPE_INFO != 0 {
+            crate::protocol::resultset::with_extended_type_info(answer)
+        } else {
+            answer
+        };
+        self.client.write_raw(&answer).await.map_err(SessionError::Client)
     }
 
     /// Routing facts of this session for the planner.
@@ -390,6 +419,8 @@ impl<'a> Session<'a> {
             database: database.as_deref(),
             charset: resp.charset,
             client_caps: self.client_caps,
+            // COM_CHANGE_USER keeps the connection's negotiated capabilities.
+            client_ext_caps: 0,
             attributes: &resp.attributes,
             tls: self.shared.server_tls(login.name.cluster.as_deref()),
             identity: self.shared.client_identity(self.peer, self.id),
@@ -405,6 +436,16 @@ impl<'a> Session<'a> {
             }
             LoginOutcome::Denied(err) => Err(SessionError::Refused { err, seq }),
         }
+    }
+}
+
+/// Waits until the idle backend connection says something: its end (KILL, wait_timeout, a
+/// restart), or a packet no command asked for (the error a server sends as it closes).
+async fn backend_gone(backend: &mut Wire<Stream>) -> String {
+    match backend.fill().await {
+        Ok(false) => "closed by the server".into(),
+        Ok(true) => "the server sent a packet unasked".into(),
+        Err(e) => e.to_string(),
     }
 }
 

@@ -3,6 +3,7 @@
 
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
 
 use crate::protocol::frame::{header, Wire, HEADER, MAX_FRAME};
 use crate::protocol::response::{ResponseTracker, Step};
@@ -20,6 +21,31 @@ pub enum RelayError {
     /// Nothing had reached the client yet when the backend failed.
     #[error("backend failed before answering: {0}")]
     BackendBeforeAnswer(ProtocolError),
+    /// The session was killed (KILL CONNECTION) while the answer was streaming; the relay stopped
+    /// at a packet boundary. The client's next packet must be the kill's ERR at this sequence id
+    /// (`None`: nothing of the answer reached the client, use the answer's first id).
+    #[error("session killed while its answer was streaming")]
+    Killed {
+        /// Sequence id following the last packet the client received.
+        next_seq: Option<u8>,
+    },
+}
+
+/// ER_CONNECTION_KILLED, as MariaDB ends the answer of a killed connection.
+pub fn connection_killed() -> crate::protocol::message::ErrPacket {
+    crate::protocol::message::ErrPacket::with_state(1927, b"70100", "Connection was killed")
+}
+
+/// The session's kill signal, watched while an answer streams (`None`: not watched).
+pub type KillSignal = Option<watch::Receiver<bool>>;
+
+/// Resolves once the session is killed (never without a signal).
+pub async fn killed(kill: &mut KillSignal) {
+    let Some(k) = kill.as_mut() else { return std::future::pending().await };
+    if k.wait_for(|k| *k).await.is_err() {
+        // The registry went away: no kill can come any more.
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Relays the server's answer to one command until the tracker says it is complete.
@@ -27,12 +53,13 @@ pub async fn answer<B, C>(
     backend: &mut Wire<B>,
     client: &mut Wire<C>,
     tracker: &mut ResponseTracker,
+    kill: KillSignal,
 ) -> Result<(), RelayError>
 where
     B: AsyncRead + AsyncWrite + Unpin,
     C: AsyncRead + AsyncWrite + Unpin,
 {
-    relay(backend, client, tracker, false).await.map(|_| ())
+    relay(backend, client, tracker, false, kill).await.map(|_| ())
 }
 
 /// Like [`answer`], but the last batch of the answer (the bytes read with its final packet,
@@ -43,12 +70,13 @@ pub async fn answer_holding_last<B, C>(
     backend: &mut Wire<B>,
     client: &mut Wire<C>,
     tracker: &mut ResponseTracker,
+    kill: KillSignal,
 ) -> Result<Option<BytesMut>, RelayError>
 where
     B: AsyncRead + AsyncWrite + Unpin,
     C: AsyncRead + AsyncWrite + Unpin,
 {
-    relay(backend, client, tracker, true).await
+    relay(backend, client, tracker, true, kill).await
 }
 
 /// The relay loop. `hold_last`: the final batch is returned rather than written; otherwise
@@ -58,6 +86,7 @@ async fn relay<B, C>(
     client: &mut Wire<C>,
     tracker: &mut ResponseTracker,
     hold_last: bool,
+    mut kill: KillSignal,
 ) -> Result<Option<BytesMut>, RelayError>
 where
     B: AsyncRead + AsyncWrite + Unpin,
@@ -65,16 +94,24 @@ where
 {
     let mut sent_any = false;
     let mut pos = 0usize;
+    let mut last_seq = None;
     loop {
-        while let Some((len, _)) = header(&backend.buf[pos..]) {
+        while let Some((len, seq)) = header(&backend.buf[pos..]) {
             if backend.buf.len() - pos < HEADER + len {
                 backend.buf.reserve(HEADER + len);
                 break;
             }
-            let step = tracker
-                .on_frame(&backend.buf[pos + HEADER..pos + HEADER + len])
-                .map_err(RelayError::Backend)?;
+            let step = match tracker.on_frame(&backend.buf[pos + HEADER..pos + HEADER + len]) {
+                Ok(step) => step,
+                // What a server sends as its connection is killed is not always well formed.
+                Err(_) if is_killed(&kill) => {
+                    flush(backend, client, pos).await?;
+                    return Err(stopped(tracker, last_seq));
+                }
+                Err(e) => return Err(RelayError::Backend(e)),
+            };
             pos += HEADER + len;
+            last_seq = Some(seq);
             match step {
                 Step::More => {}
                 Step::Done if hold_last => return Ok(Some(backend.buf.split_to(pos))),
@@ -92,12 +129,39 @@ where
             pos = 0;
             sent_any = true;
         }
-        match backend.fill().await {
+        // A kill takes effect between writes to the client (as on a server, a write in progress
+        // completes first), so that the client's next packet is the kill's error.
+        if is_killed(&kill) {
+            return Err(stopped(tracker, last_seq));
+        }
+        let filled = match kill.as_mut() {
+            Some(killed) => tokio::select! {
+                filled = backend.fill() => filled,
+                _ = killed.wait_for(|k| *k) => return Err(stopped(tracker, last_seq)),
+            },
+            None => backend.fill().await,
+        };
+        match filled {
             Ok(true) => {}
+            // The server closes a killed session's connection, possibly before the kill is seen.
+            _ if is_killed(&kill) => return Err(stopped(tracker, last_seq)),
             Ok(false) => return Err(lost(ProtocolError::Truncated, sent_any)),
             Err(e) => return Err(lost(e, sent_any)),
         }
     }
+}
+
+fn is_killed(kill: &KillSignal) -> bool {
+    kill.as_ref().is_some_and(|k| *k.borrow())
+}
+
+/// The relay stopped for a kill: at a packet boundary the client can be told, inside a packet
+/// split over frames it cannot.
+fn stopped(tracker: &ResponseTracker, last_seq: Option<u8>) -> RelayError {
+    if tracker.in_continuation() {
+        return RelayError::Backend(ProtocolError::Malformed("session killed inside a multi-frame packet"));
+    }
+    RelayError::Killed { next_seq: last_seq.map(|s| s.wrapping_add(1)) }
 }
 
 fn lost(e: ProtocolError, sent_any: bool) -> RelayError {

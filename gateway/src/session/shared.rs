@@ -19,6 +19,11 @@ pub struct BackendProfile {
     pub capabilities: u32,
     /// The backend's default collation.
     pub charset: u8,
+    /// The status a new server session starts with: SERVER_STATUS_AUTOCOMMIT when the server's
+    /// global autocommit is on (the only flag a greeting carries that clients act on).
+    pub status: u16,
+    /// The backend's MariaDB extended capabilities (when it clears CLIENT_MYSQL).
+    pub ext_capabilities: u32,
 }
 
 impl Default for BackendProfile {
@@ -27,6 +32,8 @@ impl Default for BackendProfile {
             server_version: "5.7.25-gateway".into(),
             capabilities: caps::SUPPORTED,
             charset: 45, // utf8mb4_general_ci
+            status: crate::protocol::status::AUTOCOMMIT,
+            ext_capabilities: 0,
         }
     }
 }
@@ -188,6 +195,8 @@ impl Shared {
             p.server_version = self.config().listen.server_version.clone().unwrap_or_else(|| g.server_version.clone());
             p.capabilities = g.capabilities;
             p.charset = g.charset;
+            p.status = g.status & crate::protocol::status::AUTOCOMMIT;
+            p.ext_capabilities = g.ext_capabilities;
         }
     }
 }

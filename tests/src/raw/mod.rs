@@ -94,8 +94,19 @@ impl RawConn {
 
     /// Connects and logs in with `mysql_native_password`; the connection is in the command phase.
     pub fn login(addr: SocketAddr, user: &str, password: &str, db: Option<&str>) -> anyhow::Result<RawConn> {
+        Self::login_ext(addr, user, password, db, 0)
+    }
+
+    /// [`RawConn::login`] asking for MariaDB extended capabilities `ext` (those the greeting
+    /// offers; CLIENT_MYSQL cleared when any is asked for).
+    pub fn login_ext(addr: SocketAddr, user: &str, password: &str, db: Option<&str>, ext: u32) -> anyhow::Result<RawConn> {
         let mut c = Self::connect(addr)?;
-        let resp = c.handshake_response(user, password, db);
+        let mut resp = c.handshake_response(user, password, db);
+        let ext = ext & c.greeting.ext_capabilities;
+        if ext != 0 && c.greeting.capabilities & caps::LONG_PASSWORD == 0 {
+            resp[0] &= !1;
+            resp[28..32].copy_from_slice(&ext.to_le_bytes());
+        }
         c.write_packet(&resp)?;
         loop {
             let p = c.read_packet().context("reading the auth reply")?;

@@ -14,6 +14,9 @@ pub struct Greeting {
     pub charset: u8,
     pub status: u16,
     pub auth_plugin: String,
+    /// MariaDB extended capabilities (the greeting's last 4 filler bytes; 0 unless the server
+    /// cleared CLIENT_MYSQL, bit 0).
+    pub ext_capabilities: u32,
 }
 
 /// A decoded ERR packet.
@@ -225,6 +228,7 @@ pub(super) fn empty_greeting() -> Greeting {
         charset: 0,
         status: 0,
         auth_plugin: String::new(),
+        ext_capabilities: 0,
     }
 }
 
@@ -253,6 +257,8 @@ pub fn parse_greeting(p: &[u8]) -> anyhow::Result<Greeting> {
     let auth_len = g(i, 1)?[0] as usize;
     i += 1 + 10;
     let caps = cap_lo | (cap_hi << 16);
+    let ext = g(i - 4, 4)?;
+    let ext_capabilities = if caps & 1 == 0 { u32::from_le_bytes([ext[0], ext[1], ext[2], ext[3]]) } else { 0 };
     if caps & caps::SECURE_CONNECTION != 0 {
         let n = auth_len.saturating_sub(8).max(13);
         let part = g(i, n)?;
@@ -272,5 +278,6 @@ pub fn parse_greeting(p: &[u8]) -> anyhow::Result<Greeting> {
         charset,
         status,
         auth_plugin: plugin.unwrap_or_default(),
+        ext_capabilities,
     })
 }

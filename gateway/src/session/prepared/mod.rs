@@ -56,6 +56,7 @@
 
 pub mod answer;
 pub mod binary;
+pub mod bulk;
 pub mod conn;
 pub mod execute;
 pub mod long_data;

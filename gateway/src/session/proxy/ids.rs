@@ -85,7 +85,7 @@ impl Session<'_> {
         if let Some(q) = processlist::recognise_table(&text, self.id) {
             let tenant = self.asker_tenant();
             let rs = processlist::table(self.shared, Asker { id: self.id, user: &self.user, tenant: &tenant }, &q);
-            self.client.write_raw(&rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await.map_err(SessionError::Client)?;
+            self.write_made(rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await?;
             return Ok(Outcome::Continue);
         }
         let first = connection_id::first_word(&text);
@@ -107,8 +107,7 @@ impl Session<'_> {
     async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Outcome, SessionError> {
         let tenant = self.asker_tenant();
         let rs = processlist::list(self.shared, Asker { id: self.id, user: &self.user, tenant: &tenant }, full);
-        let out = rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS);
-        self.client.write_raw(&out).await.map_err(SessionError::Client)?;
+        self.write_made(rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await?;
         Ok(Outcome::Continue)
     }
 
@@ -122,6 +121,12 @@ impl Session<'_> {
             Ok(Victim::Itself) => (Some((self.backend_addr, self.backend.greeting.connection_id)), true),
             Ok(Victim::Other(info)) => (info.current, false),
         };
+        // The victim's session is marked first: when its backend connection then breaks under a
+        // streaming answer, its client gets the kill's error, not a broken stream.
+        if !k.query_only && !own {
+            self.shared.sessions.kill(k.id);
+            info!(victim = k.id, "session killed by KILL CONNECTION");
+        }
         let answer = match current {
             Some((server, thread)) if server == self.backend_addr => self.kill_on_backend(k, thread).await?,
             // A session on another server (a routed session): its gateway session ends; its
@@ -131,10 +136,6 @@ impl Session<'_> {
             }
             _ => Ok(()),
         };
-        if !k.query_only && !own {
-            self.shared.sessions.kill(k.id);
-            info!(victim = k.id, "session killed by KILL CONNECTION");
-        }
         match answer {
             Ok(()) => {
                 self.reply_ok(reply_seq).await?;

@@ -57,7 +57,7 @@ impl RoutedSession<'_> {
             debug!(%server, error = %e, "sending failed");
             return if retry { Sent::Retry(self.lost(server)) } else { Sent::Failed(self.lost(server)) };
         }
-        let mut tracker = ResponseTracker::new(req.shape, conn.capabilities & caps::DEPRECATE_EOF != 0);
+        let mut tracker = ResponseTracker::for_command(req.shape, payload, conn.capabilities & caps::DEPRECATE_EOF != 0);
         if let Some(sent) = self.refused_before_execution(conn, retry, tracker.is_done()).await {
             return sent;
         }
@@ -88,6 +88,11 @@ impl RoutedSession<'_> {
             }
             Err(RelayError::Backend(e)) => Sent::Fatal(SessionError::Backend(e)),
             Err(RelayError::Client(e)) => Sent::Fatal(SessionError::Client(e)),
+            Err(RelayError::Killed { next_seq }) => {
+                // Mid-answer: the connection cannot go back to the pool.
+                conn.mark_broken();
+                Sent::Fatal(SessionError::Refused { err: crate::session::relay::connection_killed(), seq: next_seq.unwrap_or(req.reply_seq) })
+            }
         }
     }
 

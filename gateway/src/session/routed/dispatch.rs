@@ -134,7 +134,8 @@ impl RoutedSession<'_> {
 
     /// Statements answered without a server. `None`: not one of them.
     async fn local_query(&mut self, text: &str, analysis: &Analysis<'_>, txn: &TxnStatement, reply_seq: u8) -> Result<Option<Flow>, SessionError> {
-        if analysis.kind == StmtKind::Show {
+        // The classifier may not see through leading comments (`/* app */ SHOW PROCESSLIST`).
+        if analysis.kind == StmtKind::Show || text.trim_start().starts_with(['/', '-', '#']) {
             if let Some(full) = crate::session::processlist::recognise(text) {
                 return self.processlist(full, reply_seq).await.map(Some);
             }

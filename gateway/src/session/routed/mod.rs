@@ -132,7 +132,6 @@ pub async fn serve(
         current: None,
     };
     let reg = shared.sessions.register(id, info);
-    let mut killed = reg.killed.clone();
     let state = ClientState::new(ident.database.as_deref(), ident.charset);
     let client_tls = client.io.is_tls();
     let mut s = RoutedSession {
@@ -147,7 +146,8 @@ pub async fn serve(
         ident,
         state,
         route_vars: local::RouteVars::default(),
-        txn: Transaction::default(),
+        // A new server session's autocommit is the servers' global one (learnt from greetings).
+        txn: Transaction::starting(shared.profile().status),
         held: None,
         last_server: None,
         dependent: dependent::Dependent::default(),
@@ -167,13 +167,9 @@ pub async fn serve(
     s.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
     info!(user = %s.ident.user, tenant = %s.ident.tenant, db = ?s.ident.database, "routed session open");
     s.reg.idle(s.state.database());
-    let result = tokio::select! {
-        r = s.command_loop() => r,
-        _ = killed.wait_for(|k| *k) => {
-            info!("session killed");
-            Ok(())
-        }
-    };
+    // A kill ends an idle session at once and a streaming answer with the kill's error (the
+    // relay watches the signal); other steps of a request finish first.
+    let result = s.command_loop().await;
     // Killed or failed: connections in use are closed (in-flight ones close themselves). Else
     // they are reset before they are idle again: nothing of this client stays on them.
     if let Some(mut held) = s.held.take() {
@@ -235,6 +231,9 @@ impl<'a> RoutedSession<'a> {
             database: self.state.database(),
             charset: self.ident.charset,
             client_caps: self.client_caps,
+            // Bulk execution only (greeting::announced_ext): it changes nothing else on the wire,
+            // so connections shared by clients that did not ask stay as they expect.
+            client_ext_caps: crate::protocol::ext_caps::STMT_BULK_OPERATIONS,
             attributes: &self.ident.attributes,
             tls: self.shared.server_tls(self.ident.cluster.as_deref()),
             identity: self.shared.client_identity(self.peer, self.id),
@@ -297,7 +296,14 @@ impl<'a> RoutedSession<'a> {
     async fn command_loop(&mut self) -> Result<(), SessionError> {
         loop {
             let idle = idle_timeout::limit(&self.state, self.idle_default.for_client(self.client_caps));
-            let read = tokio::time::timeout(idle, crate::session::next_command::read(self.client, self.shared)).await;
+            let mut killed = Some(self.reg.killed.clone());
+            let read = tokio::select! {
+                read = tokio::time::timeout(idle, crate::session::next_command::read(self.client, self.shared)) => read,
+                () = crate::session::relay::killed(&mut killed) => {
+                    info!("session killed");
+                    return Ok(());
+                }
+            };
             let Ok(read) = read else {
                 info!(idle_secs = idle.as_secs(), "wait_timeout passed: session closed");
                 return Ok(());

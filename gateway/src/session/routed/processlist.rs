@@ -64,16 +64,18 @@ impl RoutedSession<'_> {
             Ok(Victim::Other(target)) => target,
             Err(err) => return self.reply_err(reply_seq, &err).await,
         };
+        // The victim's session is marked first: when its server connection then breaks under a
+        // streaming answer, its client gets the kill's error, not a broken stream.
+        if !k.query_only {
+            self.shared.sessions.kill(k.id);
+            info!(victim = k.id, "session killed by KILL CONNECTION");
+        }
         if let Some((server, thread)) = target.current {
             if let Err(err) = self.kill_on_server(server, thread, k.query_only).await {
                 if k.query_only {
                     return self.reply_err(reply_seq, &err).await;
                 }
             }
-        }
-        if !k.query_only {
-            self.shared.sessions.kill(k.id);
-            info!(victim = k.id, "session killed by KILL CONNECTION");
         }
         self.reply_ok(reply_seq).await
     }

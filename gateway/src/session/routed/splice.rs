@@ -71,9 +71,9 @@ impl RoutedSession<'_> {
             self.client.write_raw(&earlier).await.map_err(RelayError::Client)?;
         }
         if !self.splice.possible {
-            return relay::answer(backend, self.client, tracker).await;
+            return relay::answer(backend, self.client, tracker, Some(self.reg.killed.clone())).await;
         }
-        self.splice.held = relay::answer_holding_last(backend, self.client, tracker).await?;
+        self.splice.held = relay::answer_holding_last(backend, self.client, tracker, Some(self.reg.killed.clone())).await?;
         Ok(())
     }
 

@@ -14,7 +14,7 @@ use crate::protocol::response::{ResponseTracker, Step};
 use crate::protocol::{caps, ProtocolError};
 use crate::session::pool::{self, PooledConn};
 use crate::session::prepared::answer::{self, PrepareOk};
-use crate::session::prepared::execute;
+use crate::session::prepared::{bulk, execute};
 use crate::session::prepared::text::{self, TextStatements};
 use crate::session::prepared::{LongData, ParamTypes, Registry};
 
@@ -35,6 +35,8 @@ pub(super) enum Prep<'p> {
     TextPrepare,
     /// COM_STMT_EXECUTE.
     Execute(&'p Execution<'p>),
+    /// MariaDB's COM_STMT_BULK_EXECUTE: like an EXECUTE, every row set on this connection.
+    Bulk(&'p Execution<'p>),
     /// COM_STMT_FETCH / COM_STMT_RESET: the statement must be here; its id is replaced.
     Id {
         /// The client's id of the statement.
@@ -95,6 +97,7 @@ impl RoutedSession<'_> {
                 Ok(Some(out))
             }
             Prep::Execute(ex) => self.execute_here(conn, req.payload, ex).await.map(Some),
+            Prep::Bulk(ex) => self.bulk_here(conn, req.payload, ex).await.map(Some),
             Prep::Text { name, generation, sql } => {
                 if !conn.sync.statements.has_text(name, generation) {
                     let q = [&[command::QUERY][..], &text::prepare_sql(name, sql, self.state.mode().nbe)].concat();
@@ -123,6 +126,26 @@ impl RoutedSession<'_> {
         let stmts = &mut conn.sync.statements;
         let insert = ex.types.filter(|_| stmts.needs_types(ex.client_id, ex.types_version));
         let out = execute::rewrite(payload, server_id, ex.params, insert).map_err(|e| Sent::Failed(e.to_err()))?;
+        if ex.types_version != 0 {
+            stmts.types_sent(ex.client_id, ex.types_version);
+        }
+        Ok(out)
+    }
+
+    /// The bulk execution for `conn`: the statement prepared there if missing, its id replaced,
+    /// the parameter types added when this connection's statement has none.
+    async fn bulk_here(&mut self, conn: &mut PooledConn, payload: &[u8], ex: &Execution<'_>) -> Result<Vec<u8>, Sent> {
+        let server_id = match conn.sync.statements.get(ex.client_id) {
+            Some(s) => s.id,
+            None => {
+                let id = self.prepare_here(conn, ex.sql).await?;
+                conn.sync.statements.insert(ex.client_id, id);
+                id
+            }
+        };
+        let stmts = &mut conn.sync.statements;
+        let insert = ex.types.filter(|_| stmts.needs_types(ex.client_id, ex.types_version));
+        let out = bulk::rewrite(payload, ex.params, server_id, insert).map_err(|e| Sent::Failed(e.to_err()))?;
         if ex.types_version != 0 {
             stmts.types_sent(ex.client_id, ex.types_version);
         }

@@ -9,6 +9,7 @@ use super::{Flow, RoutedSession};
 use crate::protocol::command::{self, Shape};
 use crate::protocol::status;
 use crate::session::prepared::binary;
+use crate::session::prepared::bulk::Bulk;
 use crate::session::prepared::execute::{self, Execute};
 use crate::session::prepared::{Command, PreparedError, Registry};
 use crate::session::{connection_id, kill, SessionError};
@@ -24,6 +25,7 @@ pub(super) fn is_statement_command(cmd: u8) -> bool {
             | command::STMT_SEND_LONG_DATA
             | command::STMT_CLOSE
             | command::STMT_RESET
+            | command::STMT_BULK_EXECUTE
     )
 }
 
@@ -47,6 +49,7 @@ impl RoutedSession<'_> {
             command::STMT_FETCH => self.stmt_fetch(payload, reply_seq).await,
             command::STMT_RESET => self.stmt_reset(payload, reply_seq).await,
             command::STMT_CLOSE => self.stmt_close(payload).await.map(|()| Flow::Continue),
+            command::STMT_BULK_EXECUTE => self.stmt_bulk(payload, reply_seq).await,
             _ => {
                 self.ps.registry.long_data(payload);
                 Ok(Flow::Continue)
@@ -121,6 +124,42 @@ impl RoutedSession<'_> {
             }
         }
         self.txn.cursor = self.ps.registry.has_cursor();
+        self.keep_or_release(conn);
+        Ok(Flow::Continue)
+    }
+
+    /// MariaDB's COM_STMT_BULK_EXECUTE: every row set runs on one server, where the statement
+    /// routes without values (the table's route), in one command: one answer (a single OK with
+    /// the summed affected rows, or the RETURNING rows) and all-or-nothing as on the server —
+    /// splitting the rows over servers would answer with several OKs and break both.
+    async fn stmt_bulk(&mut self, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
+        let looked_up = wire_id(payload).ok_or(PreparedError::Malformed).and_then(|id| {
+            let (client_id, stmt) = self.ps.registry.lookup(id, Command::Execute)?;
+            if let Some(e) = stmt.pending_error() {
+                return Err(e.clone());
+            }
+            let bulk = Bulk::parse(payload, stmt.params())?;
+            if let Some(t) = bulk.types {
+                stmt.bind_types(t);
+            }
+            stmt.executed();
+            Ok((client_id, stmt.shared_sql(), stmt.params(), stmt.types().cloned(), stmt.types_version()))
+        });
+        let (client_id, sql, params, types, types_version) = match looked_up {
+            Ok(x) => x,
+            Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
+        };
+        let analysis = sql::analyze_prepared(&sql, &vec![Value::Unknown; usize::from(params)]);
+        let route = self.route_for(&analysis, "COM_STMT_BULK_EXECUTE").await;
+        let long = crate::session::prepared::LongData::default();
+        let ex = Execution { client_id, sql: &sql, params, types: types.as_ref(), types_version, long: &long };
+        let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "bulk", prep: Prep::Bulk(&ex), log_sql: Some(&sql) };
+        let served = self.serve(&req, route, &analysis).await?;
+        let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else {
+            self.release_unless_sticky();
+            return Ok(Flow::Continue);
+        };
+        self.learn_query(&mut conn, &tracker, &sql, &analysis, &TxnStatement::Other);
         self.keep_or_release(conn);
         Ok(Flow::Continue)
     }

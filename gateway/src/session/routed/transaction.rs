@@ -134,6 +134,11 @@ impl Default for Transaction {
 }
 
 impl Transaction {
+    /// The state of a new session whose server sessions start with status `st` (autocommit).
+    pub fn starting(st: u16) -> Self {
+        Transaction { autocommit: st & status::AUTOCOMMIT != 0, ..Self::default() }
+    }
+
     /// Why the next statement must use the session's current connection, if it must.
     pub fn sticky(&self) -> Option<StickyReason> {
         if self.pin.is_some() {
