@@ -46,6 +46,11 @@ pub struct Config {
     /// to the backend with the same user name and password.
     #[serde(default)]
     pub users: Vec<UserConfig>,
+    /// Where logins are checked (`[auth]`): `accounts = "config"` (default, only `[[users]]`) or
+    /// `"servers"` (also the servers' own accounts, read through a metadata account; see
+    /// `accounts::AuthConfig` for each field and its default). Restart-only.
+    #[serde(default)]
+    pub auth: crate::accounts::AuthConfig,
     /// Logging settings.
     #[serde(default)]
     pub log: LogConfig,
@@ -412,9 +417,12 @@ impl Config {
         if self.listen.worker_threads == Some(0) {
             return Err(ConfigError::Invalid("listen.worker_threads must be at least 1".into()));
         }
-        if self.users.is_empty() {
-            return Err(ConfigError::Invalid("no [[users]] configured: nobody could log in".into()));
+        if self.users.is_empty() && !self.auth.from_servers() {
+            return Err(ConfigError::Invalid(
+                "no [[users]] configured and [auth] accounts is not \"servers\": nobody could log in".into(),
+            ));
         }
+        self.auth.validate().map_err(ConfigError::Invalid)?;
         self.login.validate().map_err(ConfigError::Invalid)?;
         crate::tls::validate(self).map_err(ConfigError::Invalid)?;
         self.validate_metrics()?;

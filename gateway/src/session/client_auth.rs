@@ -13,6 +13,8 @@ use crate::protocol::message::ErrPacket;
 use crate::protocol::{caps, codes};
 use crate::tls::Stream;
 
+mod server_accounts;
+
 /// Largest packet accepted during authentication.
 const MAX_AUTH_PACKET: usize = 64 * 1024;
 
@@ -79,7 +81,11 @@ impl Exchange<'_> {
         let config = &self.shared.config();
         let clusters = &self.shared.clusters;
         let parsed = login_name::parse_for(&response.user, config).map_err(|e| self.refused(&e, used_password))?;
-        let account = config.user(&parsed.user).cloned();
+        // `[[users]]` first; then, with `[auth] accounts = "servers"`, the servers' account.
+        let (account, server_account) = match config.user(&parsed.user) {
+            Some(u) => (Some(u.clone()), None),
+            None => self.server_account(&parsed.user, used_password).await?,
+        };
         let default_cluster = if clusters.routed() { clusters.default_cluster().await } else { None };
         let name = login_name::resolve_for(&parsed, account.as_ref(), config, default_cluster, self.dialled)
             .map_err(|e| self.refused(&e, used_password))?;
@@ -92,7 +98,10 @@ impl Exchange<'_> {
             tracing::info!(user = %account.name, "account requires TLS (require_tls): plain-TCP login refused");
             return Err(self.denied(&response.user, used_password));
         }
-        let credential = self.authenticate(&account, &response).await?;
+        let credential = match server_account {
+            None => self.authenticate(&account, &response).await?,
+            Some(a) => self.authenticate_server_account(a, &response).await?,
+        };
         let planner = self.cluster_planner(&name).await?;
         if let Some(planner) = &planner {
             login_name::check_topology(&name, planner).await.map_err(|e| self.refused(&e, true))?;
@@ -128,23 +137,27 @@ impl Exchange<'_> {
     /// Checks the client's proof for the account `user`, switching plugin when needed. A refusal
     /// names the login as the client sent it (`alice@t1`), as MySQL and OceanBase do.
     async fn authenticate(&mut self, user: &UserConfig, response: &HandshakeResponse) -> Result<Credential, SessionError> {
-        let used_password = !response.auth_response.is_empty();
-        let wanted = user.auth_plugin.name();
-        let client_plugin = response.auth_plugin.as_deref().unwrap_or(NATIVE);
-        let mut data = response.auth_response.clone();
-        if client_plugin != wanted {
-            if self.capabilities & caps::PLUGIN_AUTH == 0 {
-                return Err(self.denied(&response.user, used_password));
-            }
-            self.send(&auth_switch_request(wanted, self.salt)).await?;
-            data = self.receive().await?;
-        }
+        let data = self.proof(user.auth_plugin, response).await?;
         let used_password = !data.is_empty();
         let verdict = match user.auth_plugin {
             AuthPlugin::NativePassword => self.check_native(user, &data),
             AuthPlugin::CachingSha2Password => self.check_sha2(user, &data).await?,
         };
         verdict.ok_or_else(|| self.denied(&response.user, used_password))
+    }
+
+    /// The client's answer for `plugin`: its handshake's, or after an auth switch to `plugin`.
+    async fn proof(&mut self, plugin: AuthPlugin, response: &HandshakeResponse) -> Result<Vec<u8>, SessionError> {
+        let wanted = plugin.name();
+        let client_plugin = response.auth_plugin.as_deref().unwrap_or(NATIVE);
+        if client_plugin == wanted {
+            return Ok(response.auth_response.clone());
+        }
+        if self.capabilities & caps::PLUGIN_AUTH == 0 {
+            return Err(self.denied(&response.user, !response.auth_response.is_empty()));
+        }
+        self.send(&auth_switch_request(wanted, self.salt)).await?;
+        self.receive().await
     }
 
     fn check_native(&self, user: &UserConfig, data: &[u8]) -> Option<Credential> {
