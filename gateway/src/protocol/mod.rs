@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod buf;
+pub mod client_charset;
 pub mod command;
 pub mod frame;
 pub mod handshake;

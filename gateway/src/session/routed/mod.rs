@@ -263,6 +263,9 @@ impl<'a> RoutedSession<'a> {
     /// Validates the login on a tenant server: a pooled connection logged in as the client,
     /// in its database. The server's refusal is the client's answer.
     async fn validate_login(&mut self) -> Result<(), ErrPacket> {
+        // What a server refuses at login (the handshake's character set) is refused here: the
+        // pooled connection taken below may have logged in long ago, with another client's.
+        crate::protocol::client_charset::check(self.ident.charset)?;
         let planned = self.planner.plan("", &self.context()).await;
         let decision = planned.decision.map_err(|e| ErrPacket::new(e.mysql_errno(), e.to_string()))?;
         let max = self.max_attempts(&decision);
