@@ -587,4 +587,17 @@ address = "127.0.0.1:3306"
         let dup = format!("{BASE}\n[[users]]\nname = \"r\"\npassword = \"\"\n[[users]]\nname = \"r\"\npassword = \"x\"\n");
         assert!(Config::parse(&dup, "t").unwrap_err().to_string().contains("twice"));
     }
+
+    #[test]
+    fn server_accounts_need_no_users_but_a_metadata_user() {
+        assert!(Config::parse(BASE, "t").unwrap_err().to_string().contains("nobody could log in"));
+        let servers = format!("{BASE}\n[auth]\naccounts = \"servers\"\nuser = \"meta\"\n");
+        let c = Config::parse(&servers, "t").unwrap();
+        assert!(c.users.is_empty() && c.auth.from_servers());
+        assert_eq!((c.auth.refresh_secs, c.auth.negative_cache_secs, c.auth.server), (30, 5, None));
+        let no_user = format!("{BASE}\n[auth]\naccounts = \"servers\"\n");
+        assert!(Config::parse(&no_user, "t").unwrap_err().to_string().contains("needs user"));
+        let bad = format!("{BASE}\n[auth]\naccounts = \"server\"\nuser = \"meta\"\n");
+        assert!(Config::parse(&bad, "t").is_err());
+    }
 }
