@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use mysql_async::OptsBuilder;
 
 pub use config::{AccountSource, AuthConfig};
-pub use entry::{Proof, ServerAccount};
+pub use entry::{Flavour, Proof, ServerAccount};
 
 use crate::metadata::information_schema::{MysqlClient, SqlClient, TextRow};
 
@@ -150,21 +150,32 @@ impl ServerAccounts {
         }
     }
 
-    /// Reads every account: `mysql.global_priv` (MariaDB), else `mysql.user` (MySQL, OceanBase).
+    /// Reads every account: `mysql.global_priv` (MariaDB), else `mysql.user` in OceanBase's
+    /// shape, else in MySQL's (the first query that the server answers).
     async fn read(&self) -> Result<HashMap<String, Vec<ServerAccount>>, String> {
-        let (rows, parse): (Vec<TextRow>, fn(&[Option<String>]) -> Option<ServerAccount>) =
-            match self.client.query(entry::GLOBAL_PRIV_QUERY).await {
-                Ok(rows) => (rows, entry::from_global_priv),
-                Err(first) => match self.client.query(entry::USER_TABLE_QUERY).await {
-                    Ok(rows) => (rows, entry::from_user_table),
-                    Err(second) => return Err(format!("{first}; {second}")),
-                },
-            };
+        type Parse = fn(&[Option<String>], Flavour) -> Option<ServerAccount>;
+        let queries: [(&str, Parse, Flavour); 3] = [
+            (entry::GLOBAL_PRIV_QUERY, entry::from_global_priv, Flavour::MariaDb),
+            (entry::OCEANBASE_USER_QUERY, entry::from_user_table, Flavour::OceanBase),
+            (entry::USER_TABLE_QUERY, entry::from_user_table, Flavour::Mysql),
+        ];
+        let mut failures = Vec::new();
+        let mut answer: Option<(Vec<TextRow>, Parse, Flavour)> = None;
+        for (sql, parse, flavour) in queries {
+            match self.client.query(sql).await {
+                Ok(rows) => {
+                    answer = Some((rows, parse, flavour));
+                    break;
+                }
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+        let Some((rows, parse, flavour)) = answer else { return Err(failures.join("; ")) };
         if rows.len() > MAX_ACCOUNTS {
             tracing::warn!(server = %self.server, rows = rows.len(), "more accounts than the gateway keeps ({MAX_ACCOUNTS}); the rest are ignored");
         }
         let mut by_user: HashMap<String, Vec<ServerAccount>> = HashMap::new();
-        for account in rows.iter().take(MAX_ACCOUNTS).filter_map(|r| parse(r)) {
+        for account in rows.iter().take(MAX_ACCOUNTS).filter_map(|r| parse(r, flavour)) {
             by_user.entry(account.user.clone()).or_default().push(account);
         }
         for entries in by_user.values_mut() {

@@ -1,7 +1,7 @@
 //! Logins checked against the servers' accounts (`[auth] accounts = "servers"`): the account
 //! for the client's address, its stored hash, a re-read after a failed check, lock and expiry.
 
-use crate::accounts::{Proof, ServerAccount};
+use crate::accounts::{Flavour, Proof, ServerAccount};
 use crate::config::{AuthPlugin, UserConfig};
 use crate::protocol::handshake::HandshakeResponse;
 use crate::protocol::message::ErrPacket;
@@ -12,8 +12,6 @@ use super::Exchange;
 
 /// ER_NOT_SUPPORTED_AUTH_MODE: the account's plugin cannot be used through the gateway.
 const NOT_SUPPORTED_AUTH_MODE: u16 = 1251;
-/// ER_ACCOUNT_HAS_BEEN_LOCKED, as MariaDB words it.
-const ACCOUNT_LOCKED: u16 = 4151;
 /// ER_MUST_CHANGE_PASSWORD_LOGIN.
 const MUST_CHANGE_PASSWORD_LOGIN: u16 = 1862;
 
@@ -70,13 +68,17 @@ impl Exchange<'_> {
 
     /// Checks the client's scramble against the server account; a mismatch reads the accounts
     /// again (the password may just have changed) and checks once more. Then, as the server
-    /// does after a right password: a locked account is ERROR 4151, and an expired password
+    /// does after a right password: a locked account is the server's lock error (MariaDB 4151), and an expired password
     /// ERROR 1862 in routed sessions (1:1 sessions get the server's own sandbox mode).
     pub(super) async fn authenticate_server_account(
         &mut self,
         account: ServerAccount,
         response: &HandshakeResponse,
     ) -> Result<Credential, SessionError> {
+        if account.locked && account.flavour == Flavour::OceanBase {
+            // OceanBase refuses a locked account before it looks at the password.
+            return Err(self.locked(&account));
+        }
         let data = self.proof(AuthPlugin::NativePassword, response).await?;
         let mut checked = self.check_native(&self.as_user_config(&account)?, &data).map(|c| (c, account));
         if checked.is_none() {
@@ -90,8 +92,7 @@ impl Exchange<'_> {
             return Err(self.denied(&response.user, !data.is_empty()));
         };
         if account.locked {
-            let err = ErrPacket::with_state(ACCOUNT_LOCKED, b"HY000", "Access denied, this account is locked");
-            return Err(SessionError::Refused { err, seq: self.seq });
+            return Err(self.locked(&account));
         }
         if account.expired && self.shared.clusters.routed() {
             let err = ErrPacket::with_state(
@@ -102,5 +103,10 @@ impl Exchange<'_> {
             return Err(SessionError::Refused { err, seq: self.seq });
         }
         Ok(credential)
+    }
+
+    fn locked(&self, account: &ServerAccount) -> SessionError {
+        let (code, state, message) = account.locked_error(&self.peer.to_string());
+        SessionError::Refused { err: ErrPacket::with_state(code, state, message), seq: self.seq }
     }
 }
