@@ -263,6 +263,9 @@ pub enum AuthPlugin {
     /// SHA256 challenge-response with a fast path and RSA full authentication (MySQL 8 default).
     #[serde(rename = "caching_sha2_password")]
     CachingSha2Password,
+    /// MariaDB's Ed25519 signature of a nonce (client plugin `client_ed25519`); needs `password`.
+    #[serde(rename = "ed25519")]
+    Ed25519,
 }
 
 impl AuthPlugin {
@@ -271,6 +274,7 @@ impl AuthPlugin {
         match self {
             AuthPlugin::NativePassword => "mysql_native_password",
             AuthPlugin::CachingSha2Password => "caching_sha2_password",
+            AuthPlugin::Ed25519 => crate::protocol::ed25519::CLIENT_PLUGIN,
         }
     }
 }
@@ -288,7 +292,8 @@ pub struct UserConfig {
     /// instead of a plain password. Only works with `auth_plugin = "mysql_native_password"`.
     #[serde(default)]
     pub password_hash: Option<String>,
-    /// Plugin the client is asked to authenticate with. Default `mysql_native_password`.
+    /// Plugin the client is asked to authenticate with: `mysql_native_password` (default),
+    /// `caching_sha2_password` or `ed25519` (MariaDB's; the last two need `password`).
     #[serde(default = "default_plugin")]
     pub auth_plugin: AuthPlugin,
     /// Database selected when the client connects without one.
@@ -506,7 +511,7 @@ fn validate_user(u: &UserConfig) -> Result<(), ConfigError> {
             if u.auth_plugin != AuthPlugin::NativePassword {
                 return Err(ConfigError::Invalid(format!(
                     "{who}: password_hash needs auth_plugin = \"mysql_native_password\" \
-                     (caching_sha2_password needs the plain password to log in to the backend)"
+                     (caching_sha2_password and ed25519 need the plain password to log in to the backend)"
                 )));
             }
             crate::protocol::auth::parse_native_hash(h)

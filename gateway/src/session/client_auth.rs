@@ -8,9 +8,9 @@ use crate::config::{AuthPlugin, UserConfig};
 use crate::login_name::{self, LoginError, Resolved};
 use crate::protocol::auth::{self, NATIVE};
 use crate::protocol::frame::Wire;
-use crate::protocol::handshake::{auth_switch_request, HandshakeResponse};
+use crate::protocol::handshake::{auth_switch_request, auth_switch_request_raw, HandshakeResponse};
 use crate::protocol::message::ErrPacket;
-use crate::protocol::{caps, codes};
+use crate::protocol::{caps, codes, ed25519};
 use crate::tls::Stream;
 
 mod server_accounts;
@@ -137,11 +137,15 @@ impl Exchange<'_> {
     /// Checks the client's proof for the account `user`, switching plugin when needed. A refusal
     /// names the login as the client sent it (`alice@t1`), as MySQL and OceanBase do.
     async fn authenticate(&mut self, user: &UserConfig, response: &HandshakeResponse) -> Result<Credential, SessionError> {
+        if user.auth_plugin == AuthPlugin::Ed25519 {
+            return self.check_ed25519(user, response).await;
+        }
         let data = self.proof(user.auth_plugin, response).await?;
         let used_password = !data.is_empty();
         let verdict = match user.auth_plugin {
             AuthPlugin::NativePassword => self.check_native(user, &data),
             AuthPlugin::CachingSha2Password => self.check_sha2(user, &data).await?,
+            AuthPlugin::Ed25519 => None,
         };
         verdict.ok_or_else(|| self.denied(&response.user, used_password))
     }
@@ -170,6 +174,22 @@ impl Exchange<'_> {
         }
         let stage2 = auth::parse_native_hash(user.password_hash.as_deref()?)?;
         auth::native_verify(data, self.salt, &stage2).map(Credential::NativeStage1)
+    }
+
+    /// MariaDB's ed25519: always an auth switch (the nonce is 32 bytes, the greeting's salt 20),
+    /// then the client's signature checked with the key of the configured password.
+    async fn check_ed25519(&mut self, user: &UserConfig, response: &HandshakeResponse) -> Result<Credential, SessionError> {
+        if self.capabilities & caps::PLUGIN_AUTH == 0 {
+            return Err(self.denied(&response.user, !response.auth_response.is_empty()));
+        }
+        let nonce = ed25519::new_nonce();
+        self.send(&auth_switch_request_raw(ed25519::CLIENT_PLUGIN, &nonce)).await?;
+        let answer = self.receive().await?;
+        let pw = user.password.clone().unwrap_or_default().into_bytes();
+        if ed25519::verify(&ed25519::public_key(&pw), &nonce, &answer) {
+            return Ok(Credential::Plain(pw));
+        }
+        Err(self.denied(&response.user, !answer.is_empty()))
     }
 
     async fn check_sha2(&mut self, user: &UserConfig, data: &[u8]) -> Result<Option<Credential>, SessionError> {
