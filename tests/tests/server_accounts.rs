@@ -247,8 +247,20 @@ async fn change_user_to_server_accounts_empty_password_and_long_names() {
             let who = query_one(&mut c, "SELECT CONCAT(CURRENT_USER(), ' ', IFNULL(DATABASE(), '-'))").await.unwrap();
             assert_eq!(who, Some(format!("{user}@% {long_db}")), "{mode}");
         }
-        let opts = ChangeUserOpts::default().with_user(Some("sa_cu".into())).with_pass(Some("wrong".into()));
-        let e = c.change_user(opts).await.expect_err("wrong password");
-        assert_eq!(err_code(&e), Some(1045), "{mode}: {}", err_message(&e));
+        // A refused COM_CHANGE_USER keeps the session and its user, as on MariaDB.
+        for (user, pw) in [("sa_cu", "wrong"), ("sa_cu_unknown", "x")] {
+            let opts = ChangeUserOpts::default().with_user(Some(user.into())).with_pass(Some(pw.into()));
+            let e = c.change_user(opts).await.expect_err("wrong password");
+            assert_eq!(err_code(&e), Some(1045), "{mode}: {}", err_message(&e));
+            let who = query_one(&mut c, "SELECT CURRENT_USER()").await;
+            assert_eq!(who.ok().flatten().as_deref(), Some("sa_cu@%"), "{mode}: session after a refused change\n{}", f.logs());
+        }
+        // An account created a moment ago logs in at once (the unknown name makes a fresh read).
+        f.db.sql(&format!("CREATE USER sa_cu_new@'%' IDENTIFIED BY 'new-pw'; GRANT ALL ON {long_db}.* TO sa_cu_new@'%'"))
+            .unwrap();
+        let opts = ChangeUserOpts::default().with_user(Some("sa_cu_new".into())).with_pass(Some("new-pw".into()));
+        c.change_user(opts).await.unwrap_or_else(|e| panic!("{mode}: change_user to a new account: {e}\n{}", f.logs()));
+        assert_eq!(query_one(&mut c, "SELECT CURRENT_USER()").await.unwrap().as_deref(), Some("sa_cu_new@%"));
+        f.db.sql("DROP USER sa_cu_new@'%'").unwrap();
     }
 }

@@ -43,8 +43,9 @@ pub struct AuthConfig {
     /// within this interval. Default 30.
     #[serde(default = "default_refresh_secs")]
     pub refresh_secs: u64,
-    /// Seconds a user name the servers do not know stays unknown (logins naming it do not read
-    /// the accounts again within this time). Default 5.
+    /// Seconds a user name stays unknown once a fresh read did not find it (logins naming it do
+    /// not read the accounts again within this time; the first login naming an unknown user
+    /// reads them, so an account just created logs in at once). Default 5.
     #[serde(default = "default_negative_cache_secs")]
     pub negative_cache_secs: u64,
 }

@@ -4,8 +4,9 @@
 //! matches the client address's text with MySQL's wildcards (`%` any run, `_` one character,
 //! case-insensitive), `a.b.c.d/m.m.m.m` is an address with a netmask, and `localhost` matches
 //! a loopback client (what a server resolving `127.0.0.1` calls it). Among an account's entries
-//! the most specific matching host wins, as on the server: a host without wildcards first, then
-//! netmasks, then patterns by how long their text before the first wildcard is, `%` last.
+//! the most specific matching host wins, as on the server: an address without wildcards first,
+//! then `localhost`, then netmasks, then patterns by how long their text before the first
+//! wildcard is, `%` last.
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -31,7 +32,8 @@ pub fn specificity(pattern: &str) -> u32 {
     let wildcard = pattern.find(['%', '_']);
     match wildcard {
         None if pattern.contains('/') => 2 * MAX_PATTERN as u32 + 1,
-        None => 2 * MAX_PATTERN as u32 + 2,
+        None if pattern.eq_ignore_ascii_case("localhost") => 2 * MAX_PATTERN as u32 + 2,
+        None => 2 * MAX_PATTERN as u32 + 3,
         Some(at) => at.min(MAX_PATTERN) as u32,
     }
 }
@@ -107,9 +109,9 @@ mod tests {
 
     #[test]
     fn exact_hosts_are_more_specific_than_patterns() {
-        let mut hosts = vec!["%", "10.%", "10.0.0.0/255.0.0.0", "10.0.0.1", "10.0.%"];
+        let mut hosts = vec!["%", "10.%", "10.0.0.0/255.0.0.0", "localhost", "10.0.0.1", "10.0.%"];
         hosts.sort_by_key(|h| std::cmp::Reverse(specificity(h)));
-        assert_eq!(hosts, ["10.0.0.1", "10.0.0.0/255.0.0.0", "10.0.%", "10.%", "%"]);
+        assert_eq!(hosts, ["10.0.0.1", "localhost", "10.0.0.0/255.0.0.0", "10.0.%", "10.%", "%"]);
     }
 
     #[test]

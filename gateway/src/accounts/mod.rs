@@ -1,6 +1,7 @@
 //! Accounts from the servers (`[auth] accounts = "servers"`): the accounts table read through a
-//! metadata account, cached, re-read on a timer, after a failed password check and (bounded by a
-//! negative cache) for user names it does not hold.
+//! metadata account, cached, re-read after `refresh_secs`, after a failed password check (at most
+//! once a second per user) and for a user name it does not hold (an account just created; a name
+//! a fresh read did not know stays unknown for `negative_cache_secs`).
 //!
 //! A login naming no `[[users]]` entry is checked against the server account whose host pattern
 //! matches the client's real address ([`host`]); its stored `mysql_native_password` hash lets
@@ -14,7 +15,7 @@ pub mod host;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use mysql_async::OptsBuilder;
@@ -26,9 +27,11 @@ use crate::metadata::information_schema::{MysqlClient, SqlClient, TextRow};
 
 /// Most accounts kept from one read (more rows are ignored, with a warning).
 const MAX_ACCOUNTS: usize = 100_000;
-/// A failed password check re-reads the accounts only if they are at least this old, so that a
-/// client guessing passwords costs the metadata server at most one query a second.
+/// A failed password check of one user re-reads the accounts at most this often, so that a
+/// client guessing a password costs the metadata server at most one query a second.
 const MIN_REREAD: Duration = Duration::from_secs(1);
+/// Most user names remembered as unknown or as recently failed (the maps are cleared when full).
+const MAX_REMEMBERED: usize = 10_000;
 
 /// Errors of reading the servers' accounts.
 #[derive(Debug, thiserror::Error)]
@@ -46,12 +49,33 @@ pub enum AccountsError {
 /// The accounts as read at one moment, each user's entries most specific host first.
 struct Snapshot {
     by_user: HashMap<String, Vec<ServerAccount>>,
-    read_at: Instant,
+    /// When the query was sent: the snapshot holds every change made before.
+    asked_at: Instant,
 }
 
 impl Snapshot {
     fn find(&self, user: &str, client: IpAddr) -> Option<ServerAccount> {
         self.by_user.get(user)?.iter().find(|a| host::matches(&a.host, client)).cloned()
+    }
+}
+
+/// User names with the time something was learnt about them (bounded).
+#[derive(Default)]
+struct Remembered(Mutex<HashMap<String, Instant>>);
+
+impl Remembered {
+    /// Whether `user` was remembered less than `within` ago.
+    fn recent(&self, user: &str, within: Duration) -> bool {
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(user).is_some_and(|t| t.elapsed() < within)
+    }
+
+    fn remember(&self, user: &str) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_REMEMBERED {
+            map.clear();
+        }
+        map.insert(user.to_string(), Instant::now());
     }
 }
 
@@ -65,6 +89,10 @@ pub struct ServerAccounts {
     current: RwLock<Option<Arc<Snapshot>>>,
     /// One read at a time; logins waiting for it use its result.
     reading: tokio::sync::Mutex<()>,
+    /// Names a fresh read did not know (the negative cache).
+    unknown: Remembered,
+    /// Names whose password check failed and made a read.
+    failed: Remembered,
 }
 
 impl std::fmt::Debug for ServerAccounts {
@@ -97,39 +125,61 @@ impl ServerAccounts {
             timeout,
             current: RwLock::new(None),
             reading: tokio::sync::Mutex::new(()),
+            unknown: Remembered::default(),
+            failed: Remembered::default(),
         })
     }
 
-    /// The account `user` logs in as from `client`: read again when the cache is older than
-    /// `refresh_secs`, or older than `negative_cache_secs` when it does not know the user.
+    /// The account `user` logs in as from `client`, from accounts read within `refresh_secs`.
+    /// A user they do not hold is looked up in a fresh read (an account just created), unless a
+    /// fresh read did not know the name within `negative_cache_secs`.
     pub async fn find(&self, user: &str, client: IpAddr) -> Result<Option<ServerAccount>, AccountsError> {
-        if let Some(found) = self.snapshot(self.refresh).await?.find(user, client) {
+        let asked_at = Instant::now();
+        let since = asked_at.checked_sub(self.refresh).unwrap_or(asked_at);
+        let snapshot = self.snapshot(since).await?;
+        if let Some(found) = snapshot.find(user, client) {
             return Ok(Some(found));
         }
-        Ok(self.snapshot(self.negative).await?.find(user, client))
+        if snapshot.by_user.contains_key(user) || self.unknown.recent(user, self.negative) {
+            return Ok(None);
+        }
+        let found = self.snapshot(asked_at).await?.find(user, client);
+        if found.is_none() {
+            self.unknown.remember(user);
+        }
+        Ok(found)
     }
 
-    /// After a failed password check: the account read again (unless read within the last
-    /// second), in case its password just changed. `None`: it is no longer there.
+    /// After a failed password check: the account from a fresh read (its password may just
+    /// have changed), at most once a second per user; else from the cached accounts. `None`:
+    /// it is no longer there.
     pub async fn find_again(&self, user: &str, client: IpAddr) -> Result<Option<ServerAccount>, AccountsError> {
-        Ok(self.snapshot(MIN_REREAD).await?.find(user, client))
+        let asked_at = Instant::now();
+        if self.failed.recent(user, MIN_REREAD) {
+            let since = asked_at.checked_sub(self.refresh).unwrap_or(asked_at);
+            return Ok(self.snapshot(since).await?.find(user, client));
+        }
+        self.failed.remember(user);
+        Ok(self.snapshot(asked_at).await?.find(user, client))
     }
 
-    fn cached(&self, max_age: Duration) -> Option<Arc<Snapshot>> {
+    fn cached(&self, since: Instant) -> Option<Arc<Snapshot>> {
         let current = self.current.read().unwrap_or_else(|p| p.into_inner());
-        current.as_ref().filter(|s| s.read_at.elapsed() < max_age).cloned()
+        current.as_ref().filter(|s| s.asked_at >= since).cloned()
     }
 
-    /// A snapshot at most `max_age` old: the cached one, or a fresh read. When a read fails, the
-    /// last snapshot stays in use (with a warning) until a read succeeds.
-    async fn snapshot(&self, max_age: Duration) -> Result<Arc<Snapshot>, AccountsError> {
-        if let Some(s) = self.cached(max_age) {
+    /// Accounts read by a query sent at or after `since`: the cached ones, or a fresh read (one
+    /// at a time: a login that waited for another's read uses it when it is recent enough).
+    /// When a read fails, the last accounts read stay in use (with a warning).
+    async fn snapshot(&self, since: Instant) -> Result<Arc<Snapshot>, AccountsError> {
+        if let Some(s) = self.cached(since) {
             return Ok(s);
         }
         let _reading = self.reading.lock().await;
-        if let Some(s) = self.cached(max_age) {
+        if let Some(s) = self.cached(since) {
             return Ok(s);
         }
+        let asked_at = Instant::now();
         let read = match tokio::time::timeout(self.timeout, self.read()).await {
             Ok(r) => r,
             Err(_) => Err(format!("no answer within {:?}", self.timeout)),
@@ -138,7 +188,7 @@ impl ServerAccounts {
         match (read, current.as_ref()) {
             (Ok(by_user), _) => {
                 tracing::debug!(server = %self.server, users = by_user.len(), "read the servers' accounts");
-                let s = Arc::new(Snapshot { by_user, read_at: Instant::now() });
+                let s = Arc::new(Snapshot { by_user, asked_at });
                 *current = Some(s.clone());
                 Ok(s)
             }

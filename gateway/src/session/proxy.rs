@@ -299,7 +299,15 @@ impl<'a> Session<'a> {
                     let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
                     return Ok(());
                 }
-                Handling::ChangeUser => self.change_user(&packet.payload).await?,
+                // A refused COM_CHANGE_USER leaves the session as it was (MariaDB keeps the
+                // old user; the backend restored it too): the error, then the next command.
+                Handling::ChangeUser => match self.change_user(&packet.payload).await {
+                    Err(SessionError::Refused { err, seq }) => {
+                        info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
+                        self.client.write_packet(seq, &err.encode()).await.map_err(SessionError::Client)?;
+                    }
+                    other => other?,
+                },
                 Handling::Refuse(what) => {
                     let err = ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: {what} are not supported"));
                     self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
