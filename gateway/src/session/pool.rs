@@ -29,7 +29,7 @@
 mod config;
 mod conn;
 mod gate;
-mod health;
+pub(crate) mod health;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -374,6 +374,21 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// COM_RESET_CONNECTION on the backend (what a refused COM_CHANGE_USER leaves on MariaDB: no
+    /// variables, temporary tables or prepared statements, the same user). A server without it
+    /// keeps its state (logged).
+    async fn clear_backend_state(&mut self) -> Result<(), SessionError> {
+        let timeout = self.shared.config().connect_timeout();
+        match super::pool::health::command(&mut self.backend, &[command::RESET_CONNECTION], timeout).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "COM_RESET_CONNECTION refused after a refused COM_CHANGE_USER");
+                Ok(())
+            }
+            Err(e) => Err(SessionError::Backend(e)),
+        }
+    }
+
     /// COM_CHANGE_USER: authenticate the new user here, then switch the backend connection.
     async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
         let resp = parse_change_user(payload, self.client_caps)
@@ -387,7 +402,15 @@ impl<'a> Session<'a> {
             capabilities: self.client_caps,
             dialled: self.dialled,
         };
-        let login = ex.login(resp).await?;
+        let login = match ex.login(resp).await {
+            Ok(login) => login,
+            Err(refused @ SessionError::Refused { .. }) => {
+                // As on MariaDB: the session's state is cleared, its user and database stay.
+                self.clear_backend_state().await?;
+                return Err(refused);
+            }
+            Err(e) => return Err(e),
+        };
         let (resp, credential, seq) = (&login.response, &login.credential, login.seq);
         let default_db = self.shared.config().user(&resp.user).and_then(|u| u.default_database.clone());
         let database = resp.database.clone().or(default_db);

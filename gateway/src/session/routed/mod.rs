@@ -331,6 +331,8 @@ impl<'a> RoutedSession<'a> {
             Handling::ChangeUser => match self.change_user(payload).await {
                 Err(SessionError::Refused { err, seq }) => {
                     info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
+                    // As on MariaDB: the session's state is cleared all the same.
+                    self.reset();
                     self.reply_err(seq, &err).await
                 }
                 other => other.map(|()| Flow::Continue),
