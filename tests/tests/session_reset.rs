@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use gateway_tests::mysql::{connect, err_code, query_one};
-use gateway_tests::stack::{shared, Stack, PEER_TIMEOUT};
+use gateway_tests::stack::{shared, Stack};
 use gateway_tests::UserEntry;
 use mysql_async::prelude::*;
 use mysql_async::{ChangeUserOpts, Conn};
