@@ -2,7 +2,7 @@
 use anyhow::{anyhow, Context as _};
 use aya_build::{Package, Toolchain};
 
-/// Dated nightly with `rust-src` that scripts/setup.sh installs (docs/ebpf.md §1.4).
+/// Dated nightly with `rust-src` that scripts/setup.sh installs (docs/dataplane.md §1).
 const DEFAULT_EBPF_TOOLCHAIN: &str = "nightly-2026-05-19";
 
 fn main() -> anyhow::Result<()> {

@@ -7,6 +7,10 @@
 #         cargo-fuzz (`cargo xtask fuzz` builds the fuzz targets with the same nightly)
 #   Python venv with PyMySQL (a real client driver for the tests)
 #   The OceanBase kernel (seekdb server binary from the pylibseekdb wheel)
+#   Peer test suites (tests/tests/peer_suites.rs), in $TOOLS/peers: PyMySQL's own test suite
+#   (the PyMySQL 0.10.1 sdist, the last one that ships pymysql/tests) with pytest and
+#   pytest-timeout in the venv, and MariaDB's C-API test program `mariadb-client-test` taken from
+#   the Debian package mariadb-test of the installed server's version (only that binary is kept)
 #
 # Environment: GATEWAY_TOOLS (default ~/.cache/gateway) holds the venv and the seekdb binary.
 set -euo pipefail
@@ -18,6 +22,8 @@ TOOLS="${GATEWAY_TOOLS:-$HOME/.cache/gateway}"
 VENV="$TOOLS/venv"
 SEEKDB_HOME="$TOOLS/seekdb"
 SEEKDB_WHEEL="pylibseekdb==1.4.0.post1"
+PEERS="$TOOLS/peers"
+PYMYSQL_SUITE="0.10.1"
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -38,6 +44,15 @@ apt_packages() {
 }
 
 rust_toolchains() {
+    # rustfmt and clippy on the default toolchain: scripts/test.sh checks formatting and lints.
+    local have
+    have=$(rustup component list --installed 2>/dev/null)
+    if ! grep -q '^rustfmt' <<<"$have" || ! grep -q '^clippy' <<<"$have"; then
+        log "adding rustfmt and clippy"
+        rustup component add rustfmt clippy
+    else
+        log "rustfmt and clippy present"
+    fi
     if ! rustup run "$EBPF_NIGHTLY" rustc --version >/dev/null 2>&1 \
         || ! rustup component list --toolchain "$EBPF_NIGHTLY" --installed 2>/dev/null | grep -q '^rust-src'; then
         log "installing $EBPF_NIGHTLY with rust-src"
@@ -87,8 +102,47 @@ seekdb() {
     chmod +x "$SEEKDB_HOME/pylibseekdb/seekdb"
 }
 
+peer_suites() {
+    mkdir -p "$PEERS"
+    if [ ! -f "$PEERS/PyMySQL-$PYMYSQL_SUITE/pymysql/tests/base.py" ]; then
+        log "fetching PyMySQL $PYMYSQL_SUITE's test suite (sdist)"
+        local tmp
+        tmp=$(mktemp -d)
+        "$VENV/bin/pip" download -q --no-deps --no-binary :all: "PyMySQL==$PYMYSQL_SUITE" -d "$tmp"
+        tar -xzf "$tmp/PyMySQL-$PYMYSQL_SUITE.tar.gz" -C "$PEERS"
+        rm -rf "$tmp"
+    else
+        log "PyMySQL $PYMYSQL_SUITE test suite present"
+    fi
+    if ! "$VENV/bin/python" -c 'import pytest, pytest_timeout' 2>/dev/null; then
+        log "installing pytest and pytest-timeout"
+        "$VENV/bin/pip" install -q 'pytest==8.3.4' 'pytest-timeout==2.4.0'
+    else
+        log "pytest present"
+    fi
+    local version
+    version=$(dpkg-query -W -f='${Version}' mariadb-server)
+    if [ -x "$PEERS/mariadb-client-test" ] && [ "$(cat "$PEERS/mariadb-client-test.version" 2>/dev/null)" = "$version" ]; then
+        log "mariadb-client-test $version present"
+        return
+    fi
+    log "fetching mariadb-client-test from mariadb-test=$version"
+    local tmp
+    tmp=$(mktemp -d)
+    chmod 755 "$tmp"   # apt-get download runs as _apt when it can
+    if ! (cd "$tmp" && apt-get download -q "mariadb-test=$version" >/dev/null 2>&1); then
+        apt-get update -qq
+        (cd "$tmp" && apt-get download -q "mariadb-test=$version" >/dev/null)
+    fi
+    dpkg-deb --fsys-tarfile "$tmp"/mariadb-test_*.deb | tar -x -C "$tmp" ./usr/bin/mariadb-client-test
+    mv "$tmp/usr/bin/mariadb-client-test" "$PEERS/mariadb-client-test"
+    echo "$version" > "$PEERS/mariadb-client-test.version"
+    rm -rf "$tmp"
+}
+
 apt_packages
 rust_toolchains
 python_env
 seekdb
+peer_suites
 log "done (tools in $TOOLS)"

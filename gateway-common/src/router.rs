@@ -1,4 +1,4 @@
-//! Shared names and types of the VIP steering modes (docs/ebpf.md §3.3, §3.4): the router-mode TC
+//! Shared names and types of the VIP steering modes (docs/dataplane.md §2): the router-mode TC
 //! classifier (`bpf_sk_assign`) and the netns-wide `sk_lookup` program.
 //!
 //! Both programs read the same two maps: [`VIP_MAP`] (which destinations are steered) and

@@ -1,4 +1,4 @@
-//! Kernel splice of pinned sessions (docs/ebpf.md §4): map names, keys and values shared by the
+//! Kernel splice of pinned sessions (docs/dataplane.md §3): map names, keys and values shared by the
 //! `splice_verdict` program and the daemon's `dataplane::splice` module.
 //!
 //! Every map is keyed by socket cookie (`SO_COOKIE` in userspace, `bpf_get_socket_cookie` in the
@@ -64,11 +64,11 @@ pub struct SplicePeer {
 /// Value of [`SPLICE_FLOW_MAP`]: the verdict's own counters for one source socket.
 ///
 /// Only the verdict of the source socket writes it, and the kernel runs a socket's verdict
-/// serialised under the socket lock, so plain increments are exact (no atomics on bpfel, §8).
+/// serialised under the socket lock, so plain increments are exact (no atomics on bpfel, docs/dataplane.md §5).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SpliceFlow {
-    /// Bytes redirected to the peer (`REDIR_BYTES` of docs/ebpf.md P5).
+    /// Bytes redirected to the peer (`REDIR_BYTES` of docs/dataplane.md P5).
     pub redirected: u64,
     /// Bytes passed to userspace since the entry was created (not spliced yet, over budget, or
     /// waiting for userspace to catch up). Zero-length skbs are not counted.

@@ -1,10 +1,10 @@
-//! Steering (docs/ebpf.md §3.2): map names, keys and values shared by the cgroup programs in
+//! Steering (docs/dataplane.md §2): map names, keys and values shared by the cgroup programs in
 //! `gateway-ebpf/src/steer.rs` and the loader in `gateway/src/dataplane/steer/`.
 //!
 //! Byte-order convention for every key and value here: IPv4 addresses are kept exactly as the
 //! kernel hands them to BPF programs (network byte order in a `u32`, i.e.
 //! `u32::from_ne_bytes(ip.octets())` in userspace); ports are in **host** byte order. Each program
-//! converts its own context's port representation (they differ per program type, §8) into this one.
+//! converts its own context's port representation (they differ per program type, docs/dataplane.md §5) into this one.
 //! IPv6 addresses are four such `u32`s (`user_ip6`, `local_ip6`, …). An IPv4-mapped IPv6 address
 //! (`::ffff:a.b.c.d`) is always handled as IPv4: its keys live in the IPv4 maps.
 

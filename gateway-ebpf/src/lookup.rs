@@ -1,4 +1,4 @@
-//! sk_lookup mode (docs/ebpf.md §3.4): `vip_lookup`, attached to a whole network namespace.
+//! sk_lookup mode (docs/dataplane.md §2): `vip_lookup`, attached to a whole network namespace.
 //!
 //! For a TCP connection to a `VIP:port` in `VIP_CIDRS` (maps defined in router.rs) the program
 //! selects the gateway listener from slot 0 of `LISTENER`, whatever address that listener is bound
@@ -29,7 +29,7 @@ pub fn vip_lookup(ctx: SkLookupContext) -> u32 {
     if family != AF_INET || protocol != IPPROTO_TCP {
         return SK_PASS;
     }
-    // `local_ip4` is in network byte order; `local_port` in host byte order (docs/ebpf.md §8).
+    // `local_ip4` is in network byte order; `local_port` in host byte order (docs/dataplane.md §5).
     let port = (local_port as u16).to_be_bytes();
     if !is_vip(local_ip4.to_ne_bytes(), port) {
         return SK_PASS;

@@ -24,7 +24,7 @@ use gateway_common::{
 #[map(name = "MYSQL_PORTS")]
 static MYSQL_PORTS: HashMap<u16, u8> = HashMap::with_max_entries(MYSQL_PORTS_MAX, 0);
 
-/// Per-CPU packet/byte counters, indexed by `COUNTER_*` (no atomics on bpfel: docs/ebpf.md §8).
+/// Per-CPU packet/byte counters, indexed by `COUNTER_*` (no atomics on bpfel: docs/dataplane.md §5).
 #[map(name = "PORT_COUNTERS")]
 static PORT_COUNTERS: PerCpuArray<TrafficCounters> =
     PerCpuArray::with_max_entries(COUNTER_SLOTS, 0);

@@ -1,4 +1,4 @@
-//! Steering (docs/ebpf.md §3.2), the answering side: the original destination of steered
+//! Steering (docs/dataplane.md §2), the answering side: the original destination of steered
 //! connections, for the gateway and for the application.
 //!
 //! * `steer_getsockopt` (`cgroup/getsockopt`, the gateway's cgroup): answers
@@ -113,7 +113,7 @@ fn lookup(sk: *mut bpf_sock, v4_query: bool) -> Option<Found> {
     if !v4_query {
         return None;
     }
-    // bpf_sock.dst_port is __be16 (§8).
+    // bpf_sock.dst_port is __be16 (docs/dataplane.md §5).
     let client = Ipv4Endpoint::new(peer4, port);
     // SAFETY: copied out at once.
     (unsafe { STEER_ORIG_BY_CLIENT.get(client) }).copied().map(Found::V4)

@@ -1,4 +1,4 @@
-//! Router mode (docs/ebpf.md §3.3): `router_assign`, a TC classifier on the ingress of the
+//! Router mode (docs/dataplane.md §2): `router_assign`, a TC classifier on the ingress of the
 //! interface that traffic for the database VIPs arrives on.
 //!
 //! For an IPv4 TCP packet whose destination `VIP:port` is in [`VIP_CIDRS`]:
@@ -33,7 +33,7 @@ pub(crate) static VIP_CIDRS: LpmTrie<VipKey, u32> = LpmTrie::with_max_entries(VI
 #[map(name = "LISTENER")]
 pub(crate) static LISTENER: SockMap = SockMap::with_max_entries(LISTENER_MAP_MAX, 0);
 
-/// Per-CPU event counters indexed by `STAT_*` (no atomics on bpfel: docs/ebpf.md §8).
+/// Per-CPU event counters indexed by `STAT_*` (no atomics on bpfel: docs/dataplane.md §5).
 #[map(name = "ROUTER_STATS")]
 static ROUTER_STATS: PerCpuArray<u64> = PerCpuArray::with_max_entries(STAT_SLOTS, 0);
 

@@ -1,4 +1,4 @@
-//! Kernel splice of pinned sessions (docs/ebpf.md §4.2).
+//! Kernel splice of pinned sessions (docs/dataplane.md §3).
 //!
 //! `splice_verdict` (`sk_skb/stream_verdict`, attached to `SPLICE_SOCKS`, verdict-only mode) runs
 //! on the receive path of every socket in the map. For a socket whose flow has a `SPLICE_PEER`
@@ -27,7 +27,7 @@
 //! rather than forward a repeated byte.
 //!
 //! Counters are plain increments: each flow entry has a single writer (the verdict of its source
-//! socket, serialised by the socket lock) and the totals are per-CPU (docs/ebpf.md §8).
+//! socket, serialised by the socket lock) and the totals are per-CPU (docs/dataplane.md §5).
 
 use aya_ebpf::{
     helpers::bpf_get_socket_cookie,

@@ -1,4 +1,4 @@
-//! Steering of application connections to the gateway (docs/ebpf.md §3.2): the connect side.
+//! Steering of application connections to the gateway (docs/dataplane.md §2): the connect side.
 //!
 //! * `steer_connect4` / `steer_connect6` (`cgroup/connect4` / `connect6`, application cgroups): a
 //!   TCP connect to an address in `STEER_TARGETS` (IPv4, also when dialled as IPv4-mapped IPv6)
@@ -114,7 +114,7 @@ pub fn steer_connect4(ctx: SockAddrContext) -> i32 {
     if family != AF_INET || sock_type != SOCK_STREAM {
         return ALLOW;
     }
-    // user_port: network order in the low 16 bits (§8).
+    // user_port: network order in the low 16 bits (docs/dataplane.md §5).
     match steer_v4(&ctx, Ipv4Endpoint::new(ip, u16::from_be(port as u16))) {
         Verdict::Leave => ALLOW,
         Verdict::Refuse => REFUSE,
@@ -282,7 +282,7 @@ fn in_host_netns(ctx: &SockAddrContext, cfg: &SteerConfig) -> bool {
 #[inline(always)]
 pub(crate) fn rewrite4(sa: *mut bpf_sock_addr, to: Ipv4Endpoint) {
     // SAFETY: `sa` is the program's valid context; volatile so that LLVM does not merge the
-    // stores (§8).
+    // stores (docs/dataplane.md §5).
     unsafe {
         core::ptr::write_volatile(&mut (*sa).user_ip4, to.addr);
         core::ptr::write_volatile(&mut (*sa).user_port, u32::from(to.port.to_be()));
@@ -317,7 +317,7 @@ pub fn steer_sock_ops(ctx: SockOpsContext) -> u32 {
 }
 
 /// The socket's local address as the gateway sees its peer: IPv4 (also an IPv6 socket talking
-/// IPv4 through a mapped address) or IPv6. sock_ops: local_port is host order (§8).
+/// IPv4 through a mapped address) or IPv6. sock_ops: local_port is host order (docs/dataplane.md §5).
 enum Local {
     V4(Ipv4Endpoint),
     V6(Ipv6Endpoint),

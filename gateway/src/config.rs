@@ -67,7 +67,7 @@ pub struct Config {
     /// `session::pool::PoolConfig` for each field and its default.
     #[serde(default)]
     pub pool: crate::session::pool::PoolConfig,
-    /// Login names (routing.md §16): separators of the `cluster:tenant:user` form,
+    /// Login names (docs/routing.md §14): separators of the `cluster:tenant:user` form,
     /// `enable_full_username`, the tenant and cluster of logins that name neither. See
     /// `login_name::LoginConfig` for each field and its default.
     #[serde(default)]
@@ -104,11 +104,11 @@ pub struct MetricsConfig {
     pub address: Option<SocketAddr>,
 }
 
-/// Routing settings: the topology source and the route-policy inputs of routing.md §6.
+/// Routing settings: the topology source and the route-policy inputs of docs/routing.md §5.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
-    /// Static topology file (metadata.md §2): zones, servers, tenants, tables with partitioning and
+    /// Static topology file (docs/routing.md §14): zones, servers, tenants, tables with partitioning and
     /// replica placement. `"demo"` selects the embedded demo topology. Its cluster is the default
     /// cluster. Optional when `[[clusters]]` or `config_server_url` name clusters instead.
     #[serde(default)]
@@ -162,7 +162,7 @@ pub struct RoutingConfig {
     #[serde(default)]
     pub route_log: Option<std::path::PathBuf>,
     /// Connection attempts per request when servers fail (`connect_observer_max_retries`,
-    /// routing.md §15.3; 2–5). The bound is the largest of this and 2 × candidates + 1, and each
+    /// docs/routing.md §7; 2–5). The bound is the largest of this and 2 × candidates + 1, and each
     /// candidate is tried at most once per request. Default 3.
     #[serde(default = "default_connect_retries")]
     pub connect_observer_max_retries: usize,
@@ -219,7 +219,7 @@ pub struct ListenConfig {
     pub extra_addresses: Vec<SocketAddr>,
     /// Defaults by dialled address (`[[listen.dialled]]` entries `{ address, cluster, tenant }`):
     /// a login through `address` (the listener itself, or a steered server or VIP address) that
-    /// names no cluster or no tenant gets these (routing.md §16: after the account's tenant and
+    /// names no cluster or no tenant gets these (docs/routing.md §14: after the account's tenant and
     /// `[login]`, before `[routing] default_tenant` and the default cluster). For new sessions.
     #[serde(default)]
     pub dialled: Vec<crate::clusters::DialledDefault>,
@@ -301,7 +301,7 @@ pub struct UserConfig {
     pub default_database: Option<String>,
     /// OceanBase tenant of this account: the tenant of its logins that name none, and the only
     /// tenant it may log in to (`name@other` is refused with ERROR 1045). Unset: the account may
-    /// name any tenant of the topology (routing.md §16).
+    /// name any tenant of the topology (docs/routing.md §14).
     #[serde(default)]
     pub tenant: Option<String>,
     /// May run the gateway's admin commands (`SHOW PROXYCONFIG`, `ALTER PROXYCONFIG`,

@@ -1,10 +1,10 @@
 //! Login names: ODP's `user@tenant#cluster:id` and separator forms, their defaults, and the name a server gets.
 //!
-//! routing.md §16, ODP `ob_proxy_auth_parser.cpp`. [`parse`] splits the name a client sent,
+//! docs/routing.md §14, ODP `ob_proxy_auth_parser.cpp`. [`parse`] splits the name a client sent,
 //! [`resolve`] fills the missing tenant and cluster from configuration and from the listener the
 //! client dialled, and [`Resolved::server_user`] is what the gateway logs in to a server with:
 //! `user@tenant` for OceanBase (a kernel rejects the proxy-only `#cluster` suffix with ERROR 1045,
-//! environment.md §3.6), the bare user for MySQL/MariaDB. `admit` wires them to the gateway's
+//! docs/architecture.md §3), the bare user for MySQL/MariaDB. `admit` wires them to the gateway's
 //! accounts and topology (client authentication calls it).
 
 mod admit;

@@ -60,7 +60,7 @@ pub struct Cluster {
     route_log: PathBuf,
 }
 
-/// The small MariaDB variant of environment.md §2, with real grants.
+/// The small MariaDB variant of docs/architecture.md §3, with real grants.
 pub fn server_options(general_log: bool) -> MariaDbOptions {
     MariaDbOptions {
         general_log,

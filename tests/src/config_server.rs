@@ -1,4 +1,4 @@
-//! A config server for tests (ODP `obproxy_config_server_url`, metadata.md §2): a real HTTP/1.1
+//! A config server for tests (ODP `obproxy_config_server_url`, docs/routing.md §14): a real HTTP/1.1
 //! server on 127.0.0.1 that answers each path with what the test set (JSON, an HTTP error, a
 //! non-JSON body, or a closed connection) and counts the requests per path. It runs on its own
 //! thread and runtime, so it outlives the runtime of any one `#[tokio::test]`; dropping it stops it.

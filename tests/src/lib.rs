@@ -20,8 +20,11 @@
 //!   canary session checking its answers are its own.
 //! * [`config_server`] — an HTTP config server answering what the test sets, counting requests.
 //! * [`sys_tenant`] — a MariaDB playing an OceanBase sys tenant (the view-shaped tables).
+//! * [`peers`] — other projects' client test suites (PyMySQL's, MariaDB's C-API test program), run
+//!   against one endpoint with each case's outcome by name.
+//! * [`skip`] — `SKIP: reason` for tests that cannot run here, recorded for the run's summary.
 //!
-//! Everything binds 127.0.0.1 only (environment.md §0). Servers live under
+//! Everything binds 127.0.0.1 only (docs/architecture.md §3). Servers live under
 //! `<workspace>/target/test-servers/` and are stopped by PID when their owner is dropped, at exit
 //! for the per-file shared stacks, or by a parent-death signal if the test binary is killed.
 //!
@@ -43,9 +46,11 @@ pub mod mariadb;
 pub mod mysql;
 pub mod netfuzz;
 pub mod netns;
+pub mod peers;
 pub mod process;
 pub mod raw;
 pub mod seekdb;
+pub mod skip;
 pub mod stack;
 pub mod sysbench;
 pub mod tls;

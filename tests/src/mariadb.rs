@@ -1,5 +1,5 @@
 //! A private MariaDB server for one test file: free loopback port, own data directory copied from a
-//! cached template, general log on, stopped by PID on `Drop` (environment.md §2).
+//! cached template, general log on, stopped by PID on `Drop` (docs/architecture.md §3).
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};

@@ -1,9 +1,9 @@
-//! The real OceanBase kernel (`seekdb`, environment.md §3) in a private network namespace.
+//! The real OceanBase kernel (`seekdb`, docs/architecture.md §3) in a private network namespace.
 //!
 //! [`Seekdb::start`] creates a test-owned namespace `gwt-ob-<pid>-<n>` with `lo` up and a veth
 //! pair whose both ends live inside it (127.0.0.2/32 on one end: the kernel refuses to start
-//! without a non-loopback interface that has an IPv4 address and a MAC, §3.2), starts the server
-//! there with `ip netns exec` (it binds 0.0.0.0 and must never run in the host namespace, §0), and
+//! without a non-loopback interface that has an IPv4 address and a MAC, docs/architecture.md §3), starts the server
+//! there with `ip netns exec` (it binds 0.0.0.0 and must never run in the host namespace, docs/architecture.md §3), and
 //! polls `select 1` through the `mariadb` CLI until it answers. Every client runs inside the
 //! namespace and reaches the server at `127.0.0.1:2881`.
 //!
@@ -60,23 +60,13 @@ impl Seekdb {
     }
 
     /// Why kernel tests cannot run here (not root, binary or tools missing), or `None`.
-    /// Tests print `SKIP: <reason>` to stderr and return.
+    /// Tests record it with [`crate::skip::skip`] and return.
     pub fn skip_reason() -> Option<String> {
-        // SAFETY: plain getter.
-        if unsafe { libc::geteuid() } != 0 {
-            return Some("seekdb tests need root (network namespaces); CI runs as root".into());
-        }
+        use crate::skip::{unmet, Need};
         let bin = Self::binary();
-        if !bin.is_file() {
-            return Some(format!("{} not found: run scripts/setup.sh (or set GATEWAY_TOOLS)", bin.display()));
-        }
-        for tool in ["ip", "mariadb"] {
-            let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
-            if found.is_err() {
-                return Some(format!("`{tool}` is not installed: run scripts/setup.sh"));
-            }
-        }
-        None
+        unmet(&[Need::Root, Need::Tools(&["ip", "mariadb"])]).or_else(|| {
+            (!bin.is_file()).then(|| format!("{} not found: run scripts/setup.sh (or set GATEWAY_TOOLS)", bin.display()))
+        })
     }
 
     /// Creates the namespace, starts the kernel in it and waits until `select 1` answers
@@ -256,7 +246,7 @@ fn ip(args: &[&str]) -> anyhow::Result<()> {
 }
 
 /// `ip netns add`, `lo` up, a veth pair with both ends inside, 127.0.0.2/32 on one end
-/// (environment.md §3.3). Deletes the namespace again if a later step fails.
+/// (docs/architecture.md §3). Deletes the namespace again if a later step fails.
 fn create_namespace(ns: &str) -> anyhow::Result<()> {
     ip(&["netns", "add", ns])?;
     let guard = NsGuard(Some(ns.to_string()));

@@ -1,5 +1,5 @@
 //! A MariaDB that plays an OceanBase sys tenant: database `oceanbase` with tables named and shaped
-//! like the views the gateway reads (metadata.md §4), and rows for zones, servers, tenants and
+//! like the views the gateway reads (docs/routing.md §12), and rows for zones, servers, tenants and
 //! tenant server lists (`__all_dummy`) naming real loopback servers.
 
 use std::net::SocketAddr;

@@ -1,5 +1,5 @@
 //! sysbench 1.0.20 driver: prepare / run / cleanup against a host:port, and the numbers parsed from
-//! its report (environment.md §4.1).
+//! its report (docs/architecture.md §3).
 
 use std::process::{Command, Stdio};
 

@@ -41,13 +41,13 @@ impl Stmt {
     }
 }
 
-/// Where a statement must run, per routing.md.
+/// Where a statement must run, per docs/routing.md.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expect {
-    /// Strong, the test computed the partition: that partition's leader (§5.1).
+    /// Strong, the test computed the partition: that partition's leader (docs/routing.md §4).
     Leader(&'static str),
     /// One of these servers (strong on a table whose partition the test does not compute: the
-    /// leader of some partition, §2.6; weak on the KEY table: a local replica).
+    /// leader of some partition, docs/routing.md §12; weak on the KEY table: a local replica).
     OneOf(BTreeSet<&'static str>),
     /// Weak read: this replica (READONLY_ZONE_FIRST, see `Topology::weak_target`).
     Weak(&'static str),

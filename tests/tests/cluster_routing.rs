@@ -1,5 +1,5 @@
-//! Cluster and tenant routing through the sys tenant (issue #7 item 2; metadata.md §2–§4,
-//! routing.md §14, §16), with real servers only.
+//! Cluster and tenant routing through the sys tenant (issue #7 item 2; docs/routing.md §14, §12,
+//! docs/routing.md §12, §14), with real servers only.
 //!
 //! MariaDB servers play OceanBase: `sys1` is the sys tenant of cluster `c1` (rslist: a dead
 //! port, then `sys1`), whose servers are `a1`, `a2`; `sys2` is the sys tenant of cluster `c2`

@@ -27,6 +27,8 @@
 //! Everything (namespace, veth, bridge, cgroups, processes) is removed by drop guards. Without
 //! root, the eBPF object, cgroup v2 or IPv6 the tests print why they skip.
 
+use gateway_tests::skip::{unmet, Need};
+use gateway_tests::{ebpf_unmet, skip_if};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::process::{Command, Stdio};
@@ -46,10 +48,7 @@ const PASSWORD: &str = "ctrpw";
 
 #[test]
 fn containers_and_ipv6_are_steered_and_fail_open() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_container: {reason}");
-        return;
-    }
+    skip_if!("ebpf_container", skip_reason());
     let mount = dataplane::steer::cgroup2_mount().expect("cgroup2 mount");
     let ctr = Container::create(&mount, 1).unwrap_or_else(|e| panic!("creating the container: {e}"));
     let gw_cg = TestCgroups::create(&mount, &[format!("gwt-ctr1-{}-gw", std::process::id())]).expect("gateway cgroup");
@@ -196,10 +195,7 @@ fn containers_and_ipv6_are_steered_and_fail_open() {
 
 #[test]
 fn containers_without_a_container_address_are_left_alone_and_warned_about() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_container (no container address): {reason}");
-        return;
-    }
+    skip_if!("ebpf_container/no_container_address", skip_reason());
     let mount = dataplane::steer::cgroup2_mount().expect("cgroup2 mount");
     let ctr = Container::create(&mount, 2).unwrap_or_else(|e| panic!("creating the container: {e}"));
     let gw_cg = TestCgroups::create(&mount, &[format!("gwt-ctr2-{}-gw", std::process::id())]).expect("gateway cgroup");
@@ -229,10 +225,7 @@ fn containers_without_a_container_address_are_left_alone_and_warned_about() {
 /// (IPv4 and IPv6) are refused, not sent around the gateway.
 #[test]
 fn fail_closed_refuses_container_connects_while_the_gateway_is_gone() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_container (fail_closed): {reason}");
-        return;
-    }
+    skip_if!("ebpf_container/fail_closed", skip_reason());
     let mount = dataplane::steer::cgroup2_mount().expect("cgroup2 mount");
     let ctr = Container::create(&mount, 3).unwrap_or_else(|e| panic!("creating the container: {e}"));
     let gw_cg = TestCgroups::create(&mount, &[format!("gwt-ctr3-{}-gw", std::process::id())]).expect("gateway cgroup");
@@ -264,27 +257,9 @@ fn fail_closed_refuses_container_connects_while_the_gateway_is_gone() {
     assert!(!db.general_log().contains("fc-refused"), "a refused statement reached the server");
 }
 
+/// Why this file's tests cannot run here, or `None`.
 fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("needs root (namespaces, cgroups and BPF)".into());
-    }
-    if !dataplane::object_available() {
-        return Some("gateway was built without its eBPF object (AYA_BUILD_SKIP)".into());
-    }
-    if let Err(e) = dataplane::check_permitted() {
-        return Some(e.to_string());
-    }
-    if let Err(e) = dataplane::steer::cgroup2_mount() {
-        return Some(e.to_string());
-    }
-    if !std::path::Path::new("/proc/net/if_inet6").exists() {
-        return Some("no IPv6 in this kernel".into());
-    }
-    if !clients::venv_python().exists() {
-        return Some(format!("{} missing: run scripts/setup.sh", clients::venv_python().display()));
-    }
-    None
+    unmet(&[Need::Root]).or_else(|| ebpf_unmet!()).or_else(|| unmet(&[Need::Cgroup2, Need::Ipv6, Need::Python]))
 }
 
 /// MariaDB on 127.0.0.1, ::1 and the bridge's two addresses, with a user for every host.

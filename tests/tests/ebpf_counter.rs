@@ -11,6 +11,7 @@
 //!
 //! Without root, or with a gateway built with `AYA_BUILD_SKIP`, the test prints why it skips.
 
+use gateway_tests::{ebpf_unmet, skip_if};
 use std::{
     io::{Read, Write},
     net::{Shutdown, SocketAddr, TcpListener, TcpStream},
@@ -39,10 +40,7 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>
 
 #[test]
 fn counts_mysql_port_traffic_on_veth_ingress() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_counter: {reason}");
-        return;
-    }
+    skip_if!("ebpf_counter", skip_reason());
     let pid = std::process::id();
     let nets = create_namespaces(pid).unwrap_or_else(|e| panic!("creating netns/veth: {e}"));
     let srv = nets.path(0);
@@ -57,7 +55,7 @@ fn counts_mysql_port_traffic_on_veth_ingress() {
     drop(nets);
     match outcome {
         Ok(Ok(None)) => {}
-        Ok(Ok(Some(reason))) => eprintln!("SKIP ebpf_counter: {reason}"),
+        Ok(Ok(Some(reason))) => gateway_tests::skip::skip("ebpf_counter", &reason),
         Ok(Err(e)) => panic!("ebpf counter scenario failed: {e}"),
         Err(panic) => std::panic::resume_unwind(panic),
     }
@@ -193,14 +191,9 @@ fn serve_one(listener: &TcpListener) -> Result<usize> {
     Ok(request.len())
 }
 
+/// Why this file's tests cannot run here, or `None`.
 fn skip_reason() -> Option<String> {
-    if !dataplane::object_available() {
-        return Some("gateway was built without its eBPF object (AYA_BUILD_SKIP)".into());
-    }
-    if let Err(e) = dataplane::check_permitted() {
-        return Some(e.to_string());
-    }
-    None
+    ebpf_unmet!()
 }
 
 /// Two network namespaces joined by a veth pair, deleted when the returned guard is dropped

@@ -1,4 +1,4 @@
-//! Privileged eBPF test: direct route (`[dataplane] direct_route`, docs/ebpf.md §3.2) with two
+//! Privileged eBPF test: direct route (`[dataplane] direct_route`, docs/dataplane.md §2) with two
 //! real MariaDB servers and PyMySQL.
 //!
 //! ```text
@@ -16,6 +16,8 @@
 //! Both cgroups are created under the detected cgroup2 mount and removed by a drop guard, even on
 //! failure. Without root or the eBPF object the test prints why it skips.
 
+use gateway_tests::skip::{unmet, Need};
+use gateway_tests::{ebpf_unmet, skip_if};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -30,10 +32,7 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>
 
 #[test]
 fn direct_route_bypasses_the_gateway_only_when_configured() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_direct_route: {reason}");
-        return;
-    }
+    skip_if!("ebpf_direct_route", skip_reason());
     let mount = dataplane::steer::cgroup2_mount().expect("cgroup2 mount");
     let pid = std::process::id();
     // Declared first so that it is dropped last, after the processes inside it are stopped.
@@ -120,31 +119,19 @@ fn start_gateway(
     let gw = Gateway::start_with_bin(wrapper, &toml).expect("starting the gateway in its cgroup");
     let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
     if log.contains("eBPF steering unavailable") {
-        eprintln!("SKIP ebpf_direct_route: the gateway reports eBPF unavailable:\n{}", gw.log_tail(2000));
+        gateway_tests::skip::skip(
+            "ebpf_direct_route",
+            &format!("the gateway reports eBPF unavailable:\n{}", gw.log_tail(2000)),
+        );
         return None;
     }
     assert!(log.contains("cgroup steering attached"), "steering not attached:\n{}", gw.log_tail(4000));
     Some(gw)
 }
 
+/// Why this file's tests cannot run here, or `None`.
 fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("needs root (cgroups and BPF)".into());
-    }
-    if !dataplane::object_available() {
-        return Some("gateway was built without its eBPF object (AYA_BUILD_SKIP)".into());
-    }
-    if let Err(e) = dataplane::check_permitted() {
-        return Some(e.to_string());
-    }
-    if let Err(e) = dataplane::steer::cgroup2_mount() {
-        return Some(e.to_string());
-    }
-    if !clients::venv_python().exists() {
-        return Some(format!("{} missing: run scripts/setup.sh", clients::venv_python().display()));
-    }
-    None
+    unmet(&[Need::Root]).or_else(|| ebpf_unmet!()).or_else(|| unmet(&[Need::Cgroup2, Need::Python]))
 }
 
 /// Runs the PyMySQL probe inside `cgroup` and parses its `key=value` lines.

@@ -1,7 +1,7 @@
 //! Privileged eBPF tests of the VIP steering modes, with a real MariaDB, the real gateway binary
 //! and the `mariadb` CLI, each in network namespaces the test creates and deletes (even on failure).
 //!
-//! Router mode (docs/ebpf.md §3.3):
+//! Router mode (docs/dataplane.md §2):
 //!
 //! ```text
 //!  netns gwr-<pid>-cli                     netns gwr-<pid>-gw
@@ -10,18 +10,19 @@
 //!  mariadb -h 10.255.0.1 -P 3306  ───────▶  gateway 0.0.0.0:<port> ──▶ mariadbd 127.0.0.1:<port>
 //! ```
 //!
-//! sk_lookup mode (§3.4): one namespace holding client, gateway and MariaDB; the client dials
+//! sk_lookup mode (docs/dataplane.md §2): one namespace holding client, gateway and MariaDB; the client dials
 //! 10.254.0.7:3306, the gateway owns 10.254.0.0/24 through its local route.
 //!
 //! Processes are stopped by PID (SIGTERM, which also checks the clean detach); without root, or
 //! with a gateway built with `AYA_BUILD_SKIP`, the privileged tests print why they skip. The
 //! status test without eBPF runs everywhere.
 
+use gateway_tests::skip::{unmet, Need};
+use gateway_tests::{ebpf_unmet, skip_if};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gateway::dataplane;
 use gateway_tests::netns::{ip, Netns};
 use gateway_tests::process;
 
@@ -35,10 +36,7 @@ const QUERY: &str = "SELECT CONCAT('served-by-', @@port), 6*7";
 
 #[test]
 fn router_mode_steers_vip_connections_across_a_veth() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_router (router): {reason}");
-        return;
-    }
+    skip_if!("ebpf_router/router", skip_reason());
     let nets = netns_for(&["gw", "cli"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let (gw, cli) = (nets.name(0), nets.name(1));
     let setup = || -> Result<()> {
@@ -65,7 +63,7 @@ fn router_mode_steers_vip_connections_across_a_veth() {
     let mut gateway = NsGateway::start(gw, &format!("0.0.0.0:{listen}"), db.port, &dataplane)
         .unwrap_or_else(|e| panic!("gateway in {gw}: {e}"));
     if let Some(reason) = gateway.unavailable() {
-        eprintln!("SKIP ebpf_router (router): {reason}");
+        gateway_tests::skip::skip("ebpf_router/router", &reason);
         return;
     }
     assert!(
@@ -133,10 +131,7 @@ fn router_mode_steers_vip_connections_across_a_veth() {
 
 #[test]
 fn sk_lookup_mode_serves_a_local_vip() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_router (sk_lookup): {reason}");
-        return;
-    }
+    skip_if!("ebpf_router/sk_lookup", skip_reason());
     let nets = netns_for(&["skl"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let ns = nets.name(0);
     ip(&["-n", ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("{e}"));
@@ -146,7 +141,7 @@ fn sk_lookup_mode_serves_a_local_vip() {
     let mut gateway = NsGateway::start(ns, &format!("127.0.0.1:{listen}"), db.port, &dataplane)
         .unwrap_or_else(|e| panic!("gateway in {ns}: {e}"));
     if let Some(reason) = gateway.unavailable() {
-        eprintln!("SKIP ebpf_router (sk_lookup): {reason}");
+        gateway_tests::skip::skip("ebpf_router/sk_lookup", &reason);
         return;
     }
     let out = mariadb_cli(ns, "10.254.0.7", 3306, QUERY)
@@ -186,10 +181,7 @@ fn sk_lookup_mode_serves_a_local_vip() {
 /// Without capabilities the gateway says why and serves clients in userspace; nothing is attached.
 #[test]
 fn without_privilege_the_gateway_runs_userspace_only() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_router (unprivileged): {reason}");
-        return;
-    }
+    skip_if!("ebpf_router/unprivileged", skip_reason());
     let nets = netns_for(&["upr"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let ns = nets.name(0);
     ip(&["-n", ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("{e}"));
@@ -314,21 +306,9 @@ fn counter(status: &str, event: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Why this file's tests cannot run here, or `None`.
 fn skip_reason() -> Option<String> {
-    if !dataplane::object_available() {
-        return Some("gateway was built without its eBPF object (AYA_BUILD_SKIP)".into());
-    }
-    if let Err(e) = dataplane::check_permitted() {
-        return Some(e.to_string());
-    }
-    for tool in ["ip", "mariadbd", "mariadb", "mariadb-install-db"] {
-        let found = std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
-        if !found {
-            return Some(format!("`{tool}` not on PATH"));
-        }
-    }
-    None
+    ebpf_unmet!().or_else(|| unmet(&[Need::Tools(&["ip", "mariadbd", "mariadb", "mariadb-install-db"])]))
 }
 
 // ---------------------------------------------------------------------------------------------

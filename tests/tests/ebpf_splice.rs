@@ -1,4 +1,4 @@
-//! Privileged eBPF tests of the kernel splice (`gateway::dataplane::splice`, docs/ebpf.md §4).
+//! Privileged eBPF tests of the kernel splice (`gateway::dataplane::splice`, docs/dataplane.md §3).
 //!
 //! 1. `mariadb_session_through_gateway`: the real gateway with `[dataplane] splice = true` and
 //!    `passthrough_users = ["root"]` in front of a real MariaDB; queries, a large result set and
@@ -25,6 +25,7 @@
 //! Without root, or with a gateway built with `AYA_BUILD_SKIP`, each test prints why it skips.
 //! Servers and the gateway are stopped by PID on drop, even when an assertion fails.
 
+use gateway_tests::{ebpf_unmet, skip_if};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gateway::dataplane::{self, splice::{SpliceReport, Splicer}, DataplaneError};
+use gateway::dataplane::{splice::{SpliceReport, Splicer}, DataplaneError};
 use gateway::protocol::frame::Wire;
 use gateway::tls::Stream;
 use gateway_tests::mysql::{connect, connect_with, query_one, query_values};
@@ -44,20 +45,9 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>
 const MIB: usize = 1 << 20;
 const IO_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Why this file's tests cannot run here, or `None`.
 fn skip_reason() -> Option<String> {
-    if !dataplane::object_available() {
-        return Some("gateway was built without its eBPF object (AYA_BUILD_SKIP)".into());
-    }
-    dataplane::check_permitted().err().map(|e| e.to_string())
-}
-
-macro_rules! skip_unless_privileged {
-    ($name:literal) => {
-        if let Some(reason) = skip_reason() {
-            eprintln!("SKIP ebpf_splice::{}: {reason}", $name);
-            return;
-        }
-    };
+    ebpf_unmet!()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,14 +201,14 @@ impl Pattern {
 
 #[test]
 fn volume_one_gib_each_way() {
-    skip_unless_privileged!("volume_one_gib_each_way");
+    skip_if!("ebpf_splice/volume_one_gib_each_way", skip_reason());
     const CHUNKS: u64 = 1024; // 1 GiB
     let budget: u64 = std::env::var("SPLICE_TEST_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 30);
     let h = Harness::new().expect("harness");
     let pair = h.pair(budget).expect("pair");
     let (up, down) = (Pattern::new(1), Pattern::new(2));
     let (mut client, mut server) = (pair.client, pair.server);
-    // One direction at a time (as in docs/ebpf.md §5), then the half-closes.
+    // One direction at a time (as in docs/dataplane.md §6), then the half-closes.
     let timed = |from: &TcpStream, to: &TcpStream, p: &Arc<Pattern>| -> Result<Duration> {
         let (mut w, mut r, p2) = (from.try_clone()?, to.try_clone()?, Arc::clone(p));
         let started = Instant::now();
@@ -260,7 +250,7 @@ fn volume_one_gib_each_way() {
 
 #[test]
 fn half_close_uploads() {
-    skip_unless_privileged!("half_close_uploads");
+    skip_if!("ebpf_splice/half_close_uploads", skip_reason());
     const UPLOADS: usize = 200;
     let h = Harness::new().expect("harness");
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -305,7 +295,7 @@ fn half_close_uploads() {
 // repeated head; `overlap_bytes` in the report shows when that happened.
 #[test]
 fn slow_reader_stays_within_budget() {
-    skip_unless_privileged!("slow_reader_stays_within_budget");
+    skip_if!("ebpf_splice/slow_reader_stays_within_budget", skip_reason());
     const BUDGET: u64 = 1 << 20;
     const CHUNKS: u64 = 256;
     let h = Harness::new().expect("harness");
@@ -368,7 +358,7 @@ fn slow_reader_stays_within_budget() {
 /// overlaps the injected bytes in turn. The client must see every byte exactly once.
 #[test]
 fn retransmission_overlapping_received_bytes() {
-    skip_unless_privileged!("retransmission_overlapping_received_bytes");
+    skip_if!("ebpf_splice/retransmission_overlapping_received_bytes", skip_reason());
     let stream: Vec<u8> = (0..2000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     let h = Harness::new().expect("harness");
     let pair = h.pair(64 << 20).expect("pair");
@@ -547,7 +537,7 @@ const BIG_RESULT: &str = "SELECT seq, REPEAT(CHAR(65 + seq % 26), 200) AS pad, M
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_session_through_gateway() {
-    skip_unless_privileged!("mariadb_session_through_gateway");
+    skip_if!("ebpf_splice/mariadb_session_through_gateway", skip_reason());
     let db = MariaDb::start("splice").expect("mariadb");
     db.sql("CREATE TABLE test.t (id INT PRIMARY KEY, name VARCHAR(50), v DOUBLE); CREATE TABLE test.li (id INT PRIMARY KEY, name VARCHAR(50), v DOUBLE)")
         .expect("ddl");
@@ -607,7 +597,7 @@ async fn mariadb_session_through_gateway() {
 /// a plain session of the same gateway right after it is spliced (so the setup can splice).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_passthrough_session_is_not_spliced() {
-    skip_unless_privileged!("tls_passthrough_session_is_not_spliced");
+    skip_if!("ebpf_splice/tls_passthrough_session_is_not_spliced", skip_reason());
     let db = MariaDb::start("splice-tls").expect("mariadb");
     let dir = gateway_tests::scratch_dir("splice-tls").expect("scratch");
     let files = gateway_tests::tls::TestCa::new(&dir, "splice").and_then(|ca| ca.issue("gw")).expect("certificates");
@@ -716,7 +706,7 @@ fn metric(port: u16, name: &str) -> Option<u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pinned_routed_session_is_spliced() {
-    skip_unless_privileged!("pinned_routed_session_is_spliced");
+    skip_if!("ebpf_splice/pinned_routed_session_is_spliced", skip_reason());
     let servers: Vec<MariaDb> =
         (1..=3).map(|i| MariaDb::start(&format!("splice-routed-s{i}")).expect("mariadb")).collect();
     let metrics = gateway_tests::free_port().expect("port");

@@ -1,4 +1,4 @@
-//! Privileged eBPF test: steering mode `cgroup` (docs/ebpf.md §3.2) with real servers and clients.
+//! Privileged eBPF test: steering mode `cgroup` (docs/dataplane.md §2) with real servers and clients.
 //!
 //! ```text
 //!  cgroup gwt-steer-<pid>-app            cgroup gwt-steer-<pid>-gw
@@ -17,6 +17,8 @@
 //! Both cgroups are created under the detected cgroup2 mount and removed by a drop guard, even
 //! on failure. Without root or the eBPF object the test prints why it skips.
 
+use gateway_tests::skip::{unmet, Need};
+use gateway_tests::{ebpf_unmet, skip_if};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -35,10 +37,7 @@ const STEERED_TENANT: &str = "steered_tenant";
 
 #[test]
 fn cgroup_steering_serves_apps_and_fails_open() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_steer: {reason}");
-        return;
-    }
+    skip_if!("ebpf_steer", skip_reason());
     let mount = dataplane::steer::cgroup2_mount().expect("cgroup2 mount");
     let pid = std::process::id();
     // Declared first so that it is dropped last, after the processes inside it are stopped.
@@ -63,7 +62,10 @@ fn cgroup_steering_serves_apps_and_fails_open() {
     let mut gw = Gateway::start_with_bin(&wrapper, &toml).expect("starting the gateway in its cgroup");
     let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
     if log.contains("eBPF steering unavailable") {
-        eprintln!("SKIP ebpf_steer: the gateway reports eBPF unavailable:\n{}", gw.log_tail(2000));
+        gateway_tests::skip::skip(
+            "ebpf_steer",
+            &format!("the gateway reports eBPF unavailable:\n{}", gw.log_tail(2000)),
+        );
         return;
     }
     assert!(log.contains("cgroup steering attached"), "steering not attached:\n{}", gw.log_tail(4000));
@@ -128,10 +130,7 @@ fn cgroup_steering_serves_apps_and_fails_open() {
 /// the pins (what the next start does) lets clients through again.
 #[test]
 fn fail_closed_refuses_while_the_gateway_is_gone() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIP ebpf_steer (fail_closed): {reason}");
-        return;
-    }
+    skip_if!("ebpf_steer/fail_closed", skip_reason());
     let mount = dataplane::steer::cgroup2_mount().expect("cgroup2 mount");
     let pid = std::process::id();
     let cgroups = TestCgroups::create(&mount, &[format!("gwt-steer-{pid}-fc-app"), format!("gwt-steer-{pid}-fc-gw")])
@@ -172,24 +171,9 @@ fn fail_closed_refuses_while_the_gateway_is_gone() {
     drop(gw);
 }
 
+/// Why this file's tests cannot run here, or `None`.
 fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("needs root (cgroups and BPF)".into());
-    }
-    if !dataplane::object_available() {
-        return Some("gateway was built without its eBPF object (AYA_BUILD_SKIP)".into());
-    }
-    if let Err(e) = dataplane::check_permitted() {
-        return Some(e.to_string());
-    }
-    if let Err(e) = dataplane::steer::cgroup2_mount() {
-        return Some(e.to_string());
-    }
-    if !clients::venv_python().exists() {
-        return Some(format!("{} missing: run scripts/setup.sh", clients::venv_python().display()));
-    }
-    None
+    unmet(&[Need::Root]).or_else(|| ebpf_unmet!()).or_else(|| unmet(&[Need::Cgroup2, Need::Python]))
 }
 
 fn cli_args(addr: SocketAddr, sql: &str) -> Vec<String> {

@@ -1,6 +1,6 @@
 //! EXPLAIN ROUTE and SHOW PROXYROUTE answered by the gateway, on the embedded demo topology with
 //! its three servers played by three real MariaDB instances (the demo topology's `t0` is
-//! HASH(c1) PARTITIONS 8; partition.md §3: 123 % 8 = 3, and p3's leader in the topology is s2).
+//! HASH(c1) PARTITIONS 8; docs/partition.md §3: 123 % 8 = 3, and p3's leader in the topology is s2).
 
 use gateway_tests::mysql::{connect, query_values, value_string};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb};

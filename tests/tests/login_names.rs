@@ -1,4 +1,4 @@
-//! Login names (routing.md §16) through a routed gateway on the demo topology (cluster `demo`,
+//! Login names (docs/routing.md §14) through a routed gateway on the demo topology (cluster `demo`,
 //! tenant `sys`) over three real MariaDB servers, and through a 1:1 gateway without topology:
 //! every form logs in with the `mariadb` CLI and mysql_async and the server sees the bare user;
 //! wrong tenants and clusters get ODP's errors; accounts restricted to a tenant; COM_CHANGE_USER.

@@ -2,10 +2,10 @@
 //! HASH / KEY / RANGE / RANGE COLUMNS / LIST / LIST COLUMNS / two-level tables, discover their
 //! `TableScheme` with `gateway::metadata::InformationSchemaSource` over `mysql_async`, insert rows,
 //! read each `PARTITION (name)` back and require that `partition::locate` puts every row where the
-//! server did (metadata.md §5).
+//! server did (docs/routing.md §12).
 //!
 //! * MariaDB (always): HASH, RANGE, LIST and two-level placement; KEY only structurally (MariaDB's
-//!   KEY hash is not OceanBase's, partition.md §11).
+//!   KEY hash is not OceanBase's, docs/partition.md §10).
 //! * The OceanBase kernel (seekdb, root + binary needed, else `SKIP:`): everything including KEY.
 //!   The kernel runs in a network namespace; discovery runs on a thread that entered it.
 //!
@@ -292,7 +292,7 @@ fn mariadb_partition_definitions() {
 #[test]
 fn oceanbase_kernel_partition_definitions() {
     if let Some(reason) = Seekdb::skip_reason() {
-        eprintln!("SKIP: metadata_information_schema/oceanbase: {reason}");
+        gateway_tests::skip::skip("metadata_information_schema/oceanbase", &reason);
         return;
     }
     let db = Seekdb::start("metadata-is").expect("seekdb");

@@ -1,4 +1,4 @@
-//! The OceanBase sys-view metadata source (metadata.md §4) against a real MariaDB that plays the
+//! The OceanBase sys-view metadata source (docs/routing.md §12) against a real MariaDB that plays the
 //! sys tenant: database `oceanbase` holds tables named and shaped like the views ODP reads
 //! (`__all_virtual_proxy_schema`, `DBA_OB_SERVERS`, `DBA_OB_ZONES`, `DBA_OB_TENANTS`,
 //! `CDB_OB_LS_LOCATIONS`, `__all_virtual_proxy_partition_info`, `__all_virtual_proxy_partition`,

@@ -28,7 +28,7 @@ use mysql_async::prelude::Queryable;
 fn kernel(test: &str) -> Option<&'static Seekdb> {
     static KERNEL: OnceLock<Result<Seekdb, String>> = OnceLock::new();
     if let Some(reason) = Seekdb::skip_reason() {
-        eprintln!("SKIP: routed_kernel/{test}: {reason}");
+        gateway_tests::skip::skip(&format!("routed_kernel/{test}"), &reason);
         return None;
     }
     match KERNEL.get_or_init(|| Seekdb::start("routed-kernel").map_err(|e| format!("{e:#}"))) {

@@ -5,7 +5,7 @@
 //!   replay elsewhere); a client whose transaction was on s1 commits normally.
 //! * Clients that never touch s4 (partitions led by s1/s2 whose local replica is s1, the
 //!   non-partitioned table led by s2) see no error before, during or after the outage.
-//! * New statements route around s4 to their partition's next candidate (routing.md §5): strong
+//! * New statements route around s4 to their partition's next candidate (docs/routing.md §4): strong
 //!   ones on s4-led partitions go to s2 (ONLY_READWRITE_ZONE: ANWP is s4 itself, then BNWP = the
 //!   zone2 follower), weak ones whose local replica is s4 go to s2 (READONLY_ZONE_FIRST: ANWP s4,
 //!   then BNWP s2), statements without a table to a live server.

@@ -10,7 +10,7 @@
 //!   not MariaDB's; the test does not recompute it (no OceanBase kernel here): for the KEY table
 //!   it only asserts that a strong request ran on *a* leader of the table and a weak one on a
 //!   replica in the gateway's IDC, besides the route-log-vs-general-log check above.
-//! * Weak reads ran on the replica routing.md's READONLY_ZONE_FIRST order picks first (the local
+//! * Weak reads ran on the replica docs/routing.md's READONLY_ZONE_FIRST order picks first (the local
 //!   read-write replica: a follower whenever the leader is remote, never the leader then).
 //! * Transactions started (the held BEGIN) and stayed on their first statement's leader.
 //! * Results equal those of the same lists run directly against one MariaDB holding the same
@@ -100,7 +100,7 @@ async fn every_request_runs_where_the_gateway_says_on_the_right_replica_with_sin
     ]);
 }
 
-/// `SET ob_read_consistency = 'WEAK'` makes the session's plain SELECTs weak (routing.md §3 step
+/// `SET ob_read_consistency = 'WEAK'` makes the session's plain SELECTs weak (docs/routing.md §2 step
 /// 3): they go where the hinted weak reads go; a locking read and every write stay strong; back
 /// to STRONG, reads return to the leader.
 #[tokio::test(flavor = "multi_thread")]

@@ -58,7 +58,7 @@ async fn silent_and_dripping_handshakes_are_closed_at_the_timeout_while_others_a
     let need = (SILENT + DRIP) as u64 * 2 + 1_000;
     let nofile = gateway_tests::raise_nofile();
     if nofile < need {
-        println!("SKIP: RLIMIT_NOFILE hard limit {nofile} is below {need}");
+        gateway_tests::skip::skip("slowloris", &format!("RLIMIT_NOFILE hard limit {nofile} is below {need}"));
         return;
     }
     let s = Stack::start("slowloris", |_| Ok(()), |mut c| {

@@ -57,7 +57,7 @@ impl Drop for BenchCgroups {
     }
 }
 
-/// The cgroup2 mount point, from `/proc/self/mountinfo` (docs/ebpf.md §2: never hard-coded).
+/// The cgroup2 mount point, from `/proc/self/mountinfo` (docs/dataplane.md §2: never hard-coded).
 pub fn cgroup2_mount() -> anyhow::Result<PathBuf> {
     let info = std::fs::read_to_string("/proc/self/mountinfo").context("reading /proc/self/mountinfo")?;
     for line in info.lines() {

@@ -1,4 +1,4 @@
-//! `cargo xtask bench-dataplane`: the data-plane benchmark of docs/ebpf.md §5 with a real MariaDB
+//! `cargo xtask bench-dataplane`: the data-plane benchmark of docs/dataplane.md §6 with a real MariaDB
 //! and a MySQL client: bulk result throughput (a 1 GiB result set, `SELECT REPEAT('x', 1048576)
 //! FROM seq_1_to_1024`, read and discarded) and COM_PING round-trip latency, for
 //!

@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::process::{loopback, Proc};
 
-/// The configuration of docs/environment.md §5.1 for one backend, minus two lines: no `check` on
+/// The configuration of docs/architecture.md §3 for one backend, minus two lines: no `check` on
 /// the server (with a single server there is nothing to fail over to, and health-check connects
 /// would only add aborted connections to MariaDB during the measurement) and no `option tcplog`
 /// (there is no log address, so haproxy only warns that it ignores it).

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::process::run_with_timeout;
 
-/// Tables and rows per table (docs/environment.md §4.1).
+/// Tables and rows per table (docs/architecture.md §3).
 pub const TABLES: u32 = 4;
 /// Rows per table.
 pub const TABLE_SIZE: u32 = 10_000;

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use serde::Deserialize;
 
-/// One OceanBase cluster routed through its sys tenant (metadata.md §2–§3).
+/// One OceanBase cluster routed through its sys tenant (docs/routing.md §14, §12).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterConfig {

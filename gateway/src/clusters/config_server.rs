@@ -1,4 +1,4 @@
-//! The config server (ODP `obproxy_config_server_url`, metadata.md §2): a cluster's rslist and the list of clusters, as JSON over HTTP.
+//! The config server (ODP `obproxy_config_server_url`, docs/routing.md §14): a cluster's rslist and the list of clusters, as JSON over HTTP.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Clusters: each cluster name a login can name → the planner that routes its sessions (metadata.md §2).
+//! Clusters: each cluster name a login can name → the planner that routes its sessions (docs/routing.md §14).
 //!
 //! The static topology (`[routing] topology`), when configured, is one cluster, set up at start.
 //! `[[clusters]]` entries and the clusters of `[routing] config_server_url`'s list are set up
@@ -204,7 +204,7 @@ impl Clusters {
     }
 
     /// The config server's cluster list, fetched at most once per [`LIST_TTL`]; a failed
-    /// refetch keeps the previous list (metadata.md §2).
+    /// refetch keeps the previous list (docs/routing.md §14).
     async fn listed(&self) -> Result<ClusterList, ClusterError> {
         let Some(url) = self.routing.as_ref().and_then(|r| r.config_server_url.clone()) else {
             return Ok(Vec::new());

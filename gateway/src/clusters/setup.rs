@@ -54,7 +54,7 @@ pub async fn build(spec: &ClusterConfig, routing: &RoutingConfig, tls: &BackendT
 }
 
 /// Fetches the cluster's config-server entry every [`RSLIST_REFRESH`]; a failure keeps the
-/// previous rslist and logs a warning (metadata.md §2).
+/// previous rslist and logs a warning (docs/routing.md §14).
 fn spawn_rslist_refresh(client: SysClient, cluster: String, url: String) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + RSLIST_REFRESH, RSLIST_REFRESH);

@@ -1,6 +1,6 @@
 //! The sys-tenant connection of one cluster: tries the rslist servers, then every server the cluster model lists, until one answers.
 //!
-//! The sys tenant has a unit on every server (metadata.md §3.1), so any server of
+//! The sys tenant has a unit on every server (docs/routing.md §12), so any server of
 //! `DBA_OB_SERVERS` can answer the metadata queries. The server that answered last is asked
 //! first next time; a server that cannot be reached (connect error, lost connection, connect
 //! timeout) is skipped for that query, while an SQL error from a server that answered is the

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use serde::Deserialize;
 
-/// How application connections reach the gateway (docs/ebpf.md §3).
+/// How application connections reach the gateway (docs/dataplane.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SteeringMode {
@@ -58,7 +58,7 @@ pub struct DataplaneConfig {
     #[serde(default)]
     pub splice: bool,
     /// Bytes a spliced connection may have redirected but not yet acknowledged by the receiver
-    /// before forwarding falls back to userspace (docs/ebpf.md P4). Default 4 MiB.
+    /// before forwarding falls back to userspace (docs/dataplane.md P4). Default 4 MiB.
     #[serde(default = "default_splice_budget")]
     pub splice_budget_bytes: u64,
     /// With `splice = true`: also splice a routed session once it is pinned to one server

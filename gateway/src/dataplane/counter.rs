@@ -32,7 +32,7 @@ pub struct PortCounterSnapshot {
 /// source or destination port is in the configured set. The interface name is resolved in the
 /// network namespace of the calling thread. Dropping the value detaches the program.
 pub struct PortCounter {
-    /// Owns programs and maps; dropping it would detach everything (docs/ebpf.md §8).
+    /// Owns programs and maps; dropping it would detach everything (docs/dataplane.md §5).
     ebpf: Ebpf,
     iface: String,
     link: Option<SchedClassifierLinkId>,

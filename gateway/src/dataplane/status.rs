@@ -73,7 +73,7 @@ pub struct SteeringStatus {
     pub routes_kept: Vec<String>,
 }
 
-/// Kernel splice counters (docs/ebpf.md §4): the splice engine's `SpliceStats` as mapped by
+/// Kernel splice counters (docs/dataplane.md §3): the splice engine's `SpliceStats` as mapped by
 /// modes/runtime.rs (`kernel_bytes` = bytes redirected in both directions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SpliceStatus {

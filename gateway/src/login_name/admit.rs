@@ -25,7 +25,7 @@ pub fn parse_for(name: &str, config: &Config) -> Result<LoginName, LoginError> {
     parse(name, &config.login.separators())
 }
 
-/// Resolves tenant and cluster. Precedence (routing.md §16), each filling only what the name
+/// Resolves tenant and cluster. Precedence (docs/routing.md §14), each filling only what the name
 /// leaves out: the account's own `tenant` (which then also wins over `[login]`); `[login]
 /// tenant` and `cluster` together (only for names giving neither); the `[[listen.dialled]]`
 /// entry of the address the client dialled (`dialled`: the listener itself or the steered

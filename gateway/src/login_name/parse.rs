@@ -18,7 +18,7 @@ pub struct LoginName {
     pub separator: Option<char>,
 }
 
-/// Parses a login name as sent in the handshake response (routing.md §16).
+/// Parses a login name as sent in the handshake response (docs/routing.md §14).
 ///
 /// * Standard form, when the name contains `@` or `#`: `user[@tenant][#cluster[:cluster_id]]`.
 ///   The user ends at the first `@` (or at the first `#` if there is no `@`); the tenant ends at

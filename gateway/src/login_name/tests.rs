@@ -1,4 +1,4 @@
-//! Every login-name form of routing.md §16, the precedence rules, limits and the error packets.
+//! Every login-name form of docs/routing.md §14, the precedence rules, limits and the error packets.
 
 use super::*;
 

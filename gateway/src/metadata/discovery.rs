@@ -1,8 +1,8 @@
 //! Tables discovered, not typed: the static topology's cluster and tenants, and the partitioning of
 //! every table it does not list read from a server of the table's tenant through
-//! `information_schema` (`[routing.table_discovery]`, metadata.md §5).
+//! `information_schema` (`[routing.table_discovery]`, docs/routing.md §12).
 //!
-//! `information_schema` says *which partition* a row is in, not *where* it lives (§5.4). A
+//! `information_schema` says *which partition* a row is in, not *where* it lives (docs/routing.md §12). A
 //! discovered table is placed over its tenant's servers in topology order: leaf partition `i` is
 //! led by server `i mod n` and followed by the others; a non-partitioned table is led by the first
 //! server. On a single server (an OceanBase kernel, one MySQL server) that server holds every

@@ -1,8 +1,8 @@
-//! Metadata sources: where topology and partitioning come from (docs/metadata.md).
+//! Metadata sources: where topology and partitioning come from (docs/routing.md §12).
 //!
-//! A [`MetadataSource`] answers the four questions ODP asks the sys tenant (metadata.md §4):
-//! servers, zones and tenants (§4.7–§4.10); the servers of a tenant (`__all_dummy`, §4.2); a table
-//! entry with its partitioning and tablet ids (§4.1, §4.4–§4.6); tablet locations (§4.3).
+//! A [`MetadataSource`] answers the four questions ODP asks the sys tenant (docs/routing.md §12):
+//! servers, zones and tenants (docs/routing.md §12–docs/routing.md §12); the servers of a tenant (`__all_dummy`, docs/routing.md §12); a table
+//! entry with its partitioning and tablet ids (docs/routing.md §12, docs/routing.md §12–docs/routing.md §12); tablet locations (docs/routing.md §12).
 //! Sources: [`static_file`] (a TOML topology, the embedded default) and [`information_schema`]
 //! (portable partition definitions). The OceanBase sys-view source implements the same trait.
 //! [`discovery`] combines the static topology with `information_schema` for unlisted tables.
@@ -70,20 +70,20 @@ pub trait MetadataSource: Send + Sync + 'static {
     /// Short name for logs (`static`, `information_schema`, `sysview`).
     fn name(&self) -> &'static str;
 
-    /// Servers, zones and tenants (with primary zones and single-leader servers), metadata.md
-    /// §4.7–§4.10. Refreshed periodically.
+    /// Servers, zones and tenants (with primary zones and single-leader servers), docs/routing.md §12
+    /// docs/routing.md §12–docs/routing.md §12. Refreshed periodically.
     fn fetch_cluster(&self) -> MetaFuture<'_, Cluster>;
 
-    /// Servers hosting `tenant` (the `__all_dummy` entry, §4.2).
+    /// Servers hosting `tenant` (the `__all_dummy` entry, docs/routing.md §12).
     fn fetch_tenant_servers<'a>(&'a self, tenant: &'a str) -> MetaFuture<'a, TenantServers>;
 
     /// A table entry: id, type, partition count, partitioning with tablet ids, the replicas of a
-    /// non-partitioned table (§4.1, §4.4–§4.6), plus any tablet locations the source has at hand
+    /// non-partitioned table (docs/routing.md §12, docs/routing.md §12–docs/routing.md §12), plus any tablet locations the source has at hand
     /// (a source may return none and answer [`MetadataSource::fetch_tablets`] on demand).
     /// A table that does not exist is [`MetadataError::NotFound`].
     fn fetch_table<'a>(&'a self, key: &'a TableKey) -> MetaFuture<'a, TableMeta>;
 
-    /// Locations of some tablets of a table (§4.3, batch form). Ids the source has no location for
+    /// Locations of some tablets of a table (docs/routing.md §12, batch form). Ids the source has no location for
     /// are left out of the answer.
     fn fetch_tablets<'a>(&'a self, key: &'a TableKey, tablet_ids: &'a [u64]) -> MetaFuture<'a, Vec<TabletLocation>>;
 }

@@ -1,4 +1,4 @@
-//! Collations the partition functions understand: `binary`, `utf8mb4_bin`, `utf8mb4_general_ci` (§6).
+//! Collations the partition functions understand: `binary`, `utf8mb4_bin`, `utf8mb4_general_ci` (docs/partition.md §4).
 
 use std::cmp::Ordering;
 
@@ -147,7 +147,7 @@ fn hash_general_ci(bytes: &[u8], seed: u64) -> u64 {
 mod tests {
     use super::*;
 
-    // partition.md §5, first table (collation rows).
+    // docs/partition.md §10, first table (collation rows).
     #[test]
     fn published_collation_vectors() {
         assert_eq!(Collation::Binary.hash_sort(b"partitionKey", 0) as i64, -6632533813747801170);

@@ -1,5 +1,5 @@
 //! DECIMAL values as the kernel's DecimalInt: the value × 10^scale as a signed integer of up to
-//! 256 bits (DECIMAL(65,30) needs 216), plus the KEY-hash word trimming of §4.1.
+//! 256 bits (DECIMAL(65,30) needs 216), plus the KEY-hash word trimming of docs/partition.md §4.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -44,7 +44,7 @@ impl DecInt {
         self.0[WORDS - 1] & 0x8000_0000 != 0
     }
 
-    /// The bytes KEY hashes (§4.1): the words, little-endian, without trailing words that are pure
+    /// The bytes KEY hashes (docs/partition.md §4): the words, little-endian, without trailing words that are pure
     /// sign extension (`0` after a word with bit 31 clear, `0xFFFFFFFF` after one with it set);
     /// at least one word is kept.
     pub fn key_bytes(self) -> Vec<u8> {
@@ -161,7 +161,7 @@ mod tests {
         assert_eq!(words(-1234), (-1234i32 as u32).to_le_bytes().to_vec());
         assert_eq!(words(0), vec![0, 0, 0, 0]);
         assert_eq!(words(-1), vec![0xff; 4]);
-        // −1.5 in DECIMAL(30,10) = −15 000 000 000: two words (kernel-checked, partition.md §4.1).
+        // −1.5 in DECIMAL(30,10) = −15 000 000 000: two words (kernel-checked, docs/partition.md §4).
         assert_eq!(words(-15_000_000_000).len(), 8);
         assert_eq!(words(0x8000_0000).len(), 8);
         assert_eq!(words(-0x8000_0000).len(), 4);

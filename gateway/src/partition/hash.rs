@@ -1,4 +1,4 @@
-//! HASH (§3) and KEY (§4) partition functions: per-type bytes, seed chaining, index rules.
+//! HASH (docs/partition.md §3) and KEY (docs/partition.md §4) partition functions: per-type bytes, seed chaining, index rules.
 
 use super::collation::Collation;
 use super::murmur::murmur64a;
@@ -6,7 +6,7 @@ use super::scheme::{Column, ColumnType};
 use super::value::Datum;
 use super::PartitionError;
 
-/// The bytes a non-string datum of column type `ty` contributes to the KEY hash (§4.1); `None`
+/// The bytes a non-string datum of column type `ty` contributes to the KEY hash (docs/partition.md §4); `None`
 /// for strings.
 ///
 /// NULL is type-specific (kernel-checked, OceanBase 4.3.5.3): in a DECIMAL column it hashes as
@@ -66,7 +66,7 @@ pub fn hash_input(d: &Datum, col: &Column) -> Result<Option<i64>, PartitionError
     }
 }
 
-/// HASH index (§3): NULL → 0, INT64_MIN → INT64_MAX, else `|v|`, modulo `n`.
+/// HASH index (docs/partition.md §3): NULL → 0, INT64_MIN → INT64_MAX, else `|v|`, modulo `n`.
 pub fn hash_index(v: Option<i64>, n: usize) -> usize {
     let val = match v {
         None => 0,
@@ -80,7 +80,7 @@ pub fn hash_index(v: Option<i64>, n: usize) -> usize {
 mod tests {
     use super::*;
 
-    // partition.md §3, "HASH(int) rule examples" (ABS(-123) is evaluated to 123 by the SQL layer).
+    // docs/partition.md §3, "HASH(int) rule examples" (ABS(-123) is evaluated to 123 by the SQL layer).
     #[test]
     fn hash_examples_table() {
         assert_eq!(hash_index(Some(123), 8), 3);

@@ -1,4 +1,4 @@
-//! From key values to a partition (§2): cast, compute each level's index, name the result.
+//! From key values to a partition (docs/partition.md §2): cast, compute each level's index, name the result.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -73,7 +73,7 @@ fn locate_with(scheme: &TableScheme, values: &[KeyValue], ctx: &CastContext, mut
         return Err(PartitionError::Arity { expected: keys.len(), got: values.len() });
     }
     let mut datums = Vec::with_capacity(keys.len());
-    for (v, &c) in values.iter().zip(&keys) {
+    for (v, &c) in values.iter().zip(keys) {
         let col = &scheme.columns[c];
         let d = cast(v, col, ctx)?;
         trace.push(|| format!("{} = {v} -> {d}", col.name));
@@ -230,7 +230,7 @@ pub fn compare(col: &Column, a: &Datum, b: &Datum) -> Result<Ordering, Partition
     o.ok_or_else(|| PartitionError::Unsupported(format!("cannot compare {a} with {b}")))
 }
 
-/// The partition (or sub-partition) named `name`, case-insensitively (§9.3).
+/// The partition (or sub-partition) named `name`, case-insensitively (docs/partition.md §1).
 pub fn locate_by_name(scheme: &TableScheme, name: &str) -> Result<Location, PartitionError> {
     for (i, p) in scheme.partitions.iter().enumerate() {
         if p.name.eq_ignore_ascii_case(name) {

@@ -1,4 +1,4 @@
-//! MurmurHash64A as OceanBase's `murmurhash64A` (partition.md §4.2).
+//! MurmurHash64A as OceanBase's `murmurhash64A` (docs/partition.md §4).
 
 const M: u64 = 0xc6a4a7935bd1e995;
 const R: u32 = 47;
@@ -34,7 +34,7 @@ pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
 mod tests {
     use super::murmur64a;
 
-    // partition.md §5, first table (the integer rows).
+    // docs/partition.md §10, first table (the integer rows).
     #[test]
     fn published_long_hash_vectors() {
         assert_eq!(murmur64a(&145u64.to_le_bytes(), 0) as i64, 3972054043075874492);

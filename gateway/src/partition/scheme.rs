@@ -1,11 +1,11 @@
-//! The partitioned-table model the calculation needs (§1): columns, levels, partitions, bounds.
+//! The partitioned-table model the calculation needs (docs/partition.md §1): columns, levels, partitions, bounds.
 
 use super::cast::{cast, CastContext};
 use super::expr::Expr;
 use super::value::{Datum, KeyValue};
 use super::PartitionError;
 
-/// Partition function (OceanBase 4.x `ObPartitionFuncTypeV4`, §1.1).
+/// Partition function (OceanBase 4.x `ObPartitionFuncTypeV4`, docs/partition.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PartFunc {
     /// `HASH(expr)` (0).
@@ -123,7 +123,7 @@ pub struct SubPartition {
     pub tablet_id: Option<u64>,
 }
 
-/// A first-level partition with its own sub-partition list (non-template, §1.3).
+/// A first-level partition with its own sub-partition list (non-template, docs/partition.md §5).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Partition {
     /// Name (`p0`, or as declared).
@@ -157,6 +157,8 @@ pub struct TableScheme {
     pub(super) bounds: Vec<(Bound, Vec<Bound>)>,
     /// Each level's partition expression, parsed, with the BIGINT column its value is typed as.
     pub(super) exprs: [Option<(Expr, Column)>; 2],
+    /// [`TableScheme::key_columns`], worked out once by `new` (it is asked for every statement).
+    keys: Result<Vec<usize>, PartitionError>,
 }
 
 impl TableScheme {
@@ -179,6 +181,7 @@ impl TableScheme {
             resolved: [Ok(Vec::new()), Ok(Vec::new())],
             bounds: Vec::new(),
             exprs: [None, None],
+            keys: Ok(Vec::new()),
         };
         let level1 = t.level1.clone();
         t.resolved[0] = t.resolve(&level1, 0);
@@ -197,6 +200,7 @@ impl TableScheme {
             })
             .collect();
         t.bounds = bounds;
+        t.keys = t.find_key_columns();
         t
     }
 
@@ -328,7 +332,11 @@ impl TableScheme {
     /// The key columns in input order: the first level's, then the sub level's not already
     /// listed; each level's in the order of its partition expression, and for `KEY()` in
     /// primary-key order (whatever order the hash uses, see `resolve`).
-    pub fn key_columns(&self) -> Result<Vec<usize>, PartitionError> {
+    pub fn key_columns(&self) -> Result<&[usize], PartitionError> {
+        self.keys.as_deref().map_err(Clone::clone)
+    }
+
+    fn find_key_columns(&self) -> Result<Vec<usize>, PartitionError> {
         let mut out = Vec::new();
         let levels = std::iter::once(&self.level1).chain(self.level2.as_ref());
         for (i, level) in levels.enumerate() {

@@ -1,5 +1,5 @@
 //! Statement → partition: SQL text through the analyser, then the partition functions.
-//! Expected partitions come from partition.md §3 (HASH examples from the ODP documentation).
+//! Expected partitions come from docs/partition.md §3 (HASH examples from the ODP documentation).
 
 use super::*;
 use crate::partition::parse_create_table;

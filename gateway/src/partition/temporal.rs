@@ -1,5 +1,5 @@
 //! Date and time literals as the kernel reads them (strings, numbers, fractions rounded to the
-//! column's precision) and the encodings KEY hashing needs (§4.1).
+//! column's precision) and the encodings KEY hashing needs (docs/partition.md §4).
 
 use super::PartitionError;
 
@@ -326,7 +326,7 @@ impl Date {
 }
 
 impl DateTime {
-    /// `ObMySQLDateTimeType` packing (§4.1, type 53).
+    /// `ObMySQLDateTimeType` packing (docs/partition.md §4, type 53).
     pub fn packed(self) -> i64 {
         let (h, mi, s) = (self.secs / 3600, self.secs / 60 % 60, self.secs % 60);
         let ym = i64::from(self.date.year) * 13 + i64::from(self.date.month);

@@ -1,4 +1,4 @@
-//! End-to-end vectors: DDL → scheme → `locate`, published and kernel-checked (partition.md §5).
+//! End-to-end vectors: DDL → scheme → `locate`, published and kernel-checked (docs/partition.md §10).
 
 use super::*;
 
@@ -20,7 +20,7 @@ fn key16(col: &str) -> String {
     format!("CREATE TABLE k (c1 {col}) PARTITION BY KEY(c1) PARTITIONS 16")
 }
 
-// §5, first table, last row: KEY(c1) binary collation, 'part', 16 partitions → p11.
+// docs/partition.md §10, first table, last row: KEY(c1) binary collation, 'part', 16 partitions → p11.
 #[test]
 fn published_key_part_vector() {
     assert_eq!(at(&key16("varbinary(32)"), "'part'"), "p11 11");
@@ -28,7 +28,7 @@ fn published_key_part_vector() {
     assert_eq!(at("CREATE TABLE k (c1 bigint) PARTITION BY KEY(c1) PARTITIONS 8", "0"), "p1 1");
 }
 
-// §5, second table: single-value checks against a 4.3.5.3 kernel, 16 partitions.
+// docs/partition.md §10, second table: single-value checks against a 4.3.5.3 kernel, 16 partitions.
 #[test]
 fn kernel_checked_vectors() {
     assert_eq!(at(&key16("int"), "NULL"), "p7 7");
@@ -130,7 +130,7 @@ fn decimal_null_hashes_empty_input() {
         let ddl = format!("CREATE TABLE t (c1 {ty}) PARTITION BY KEY(c1) PARTITIONS {n}");
         assert_eq!(at(&ddl, "NULL"), "p0 0", "{ty}");
     }
-    // Other types keep the 4-byte tag (partition.md §5: INT NULL → p7 of 16).
+    // Other types keep the 4-byte tag (docs/partition.md §10: INT NULL → p7 of 16).
     assert_eq!(at(&key16("int"), "NULL"), "p7 7");
 }
 

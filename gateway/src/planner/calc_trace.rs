@@ -13,7 +13,7 @@ pub fn calc_steps(scheme: &TableScheme, a: &Analysis<'_>) -> Vec<PlanStep> {
         return Vec::new();
     };
     let mut pairs = Vec::new();
-    for &c in &columns {
+    for &c in columns {
         let name = &scheme.columns[c].name;
         let found = a.keys.iter().find(|k| k.row == first_row(a) && names(&k.column, name, c));
         let Some(value) = found.and_then(|k| key_value(&k.value, name).ok()) else {

@@ -57,7 +57,7 @@ fn same_place(a: &PlacedServer, b: &PlacedServer) -> bool {
 }
 
 /// When no partition can be computed: every server holding one of the table's cached tablets
-/// counts as a partition server, leaders of any tablet as leaders (routing.md §2.6).
+/// counts as a partition server, leaders of any tablet as leaders (docs/routing.md §12).
 pub async fn all_partitions(
     locator: &Locator,
     key: &TableKey,

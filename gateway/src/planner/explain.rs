@@ -1,4 +1,4 @@
-//! EXPLAIN ROUTE text in ODP's layout: the query, Route Prompts, Route Plan (routing.md §17.3).
+//! EXPLAIN ROUTE text in ODP's layout: the query, Route Prompts, Route Plan (docs/routing.md §15).
 
 use super::Planned;
 

@@ -111,7 +111,7 @@ impl Planner {
     }
 
     /// Plans an execution of the prepared statement `sql` with its bound parameter values
-    /// (partition.md §9: a `?` in a key predicate routes by the value bound to it), traced.
+    /// (docs/partition.md §2: a `?` in a key predicate routes by the value bound to it), traced.
     pub async fn plan_bound<'a>(&self, sql: &'a str, params: &[sql::Value<'a>], ctx: &StatementContext) -> Planned {
         self.plan_analysis(&sql::analyze_prepared(sql, params), "COM_STMT_EXECUTE", ctx).await
     }
@@ -125,11 +125,6 @@ impl Planner {
     /// EXPLAIN trace (`plan` is empty). The per-statement path of a routed session.
     pub async fn route(&self, analysis: &Analysis<'_>, ctx: &StatementContext) -> Planned {
         self.run(analysis, ctx, Trace::off()).await
-    }
-
-    /// [`Planner::plan_bound`] for execution, without the trace.
-    pub async fn route_bound<'a>(&self, sql: &'a str, params: &[sql::Value<'a>], ctx: &StatementContext) -> Planned {
-        self.route(&sql::analyze_prepared(sql, params), ctx).await
     }
 
     async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, mut trace: Trace) -> Planned {
@@ -151,12 +146,15 @@ impl Planner {
     async fn request(&self, a: &Analysis<'_>, ctx: &StatementContext, trace: &mut Trace) -> (RouteRequest, Located) {
         let tenant = self.tenants.facts(&self.locator, &ctx.tenant).await;
         let tenant_servers = &tenant.placed;
-        let mut req = RouteRequest::new(tenant.candidates.clone(), 0);
+        // The tenant's servers are the candidates only where no partition gives replicas: cloned
+        // there, not for every statement.
+        let mut req = RouteRequest::new(Vec::new(), 0);
         self.fill_inputs(&mut req, a, ctx);
         if let Some(pz) = &tenant.primary_zone {
             req.primary_zone = pz.clone();
         }
         let Some(table) = a.table() else {
+            req.candidates = tenant.candidates.clone();
             return (req, Located::default());
         };
         req.names_table = true;
@@ -172,6 +170,7 @@ impl Planner {
         let Some(entry) = lookup.value().cloned() else {
             trace.add(|| steps::no_table_entry(&table.name, &key));
             req.partition = PartitionState::NoLocation;
+            req.candidates = tenant.candidates.clone();
             return (req, Located { table: Some(key), cache, ..Located::default() });
         };
         trace.add(|| steps::table(&table.name, &entry, &lookup));
@@ -196,6 +195,7 @@ impl Planner {
             Err(e) => {
                 trace.add(|| steps::entry_failed(&e));
                 req.partition = PartitionState::NoLocation;
+                req.candidates = tenant.candidates.clone();
             }
         }
         let tablet_id = location.as_ref().and_then(|l| entry.tablet_of(l));
@@ -275,7 +275,7 @@ impl Planner {
             }
             _ => RequestKind::OtherStatement,
         };
-        // A multi-statement is always STRONG (routing.md §10): whatever its hint or the session says.
+        // A multi-statement is always STRONG (docs/routing.md §9): whatever its hint or the session says.
         let multi = a.statements > 1;
         req.consistency = ConsistencyInputs {
             is_select: a.kind == StmtKind::Select,

@@ -1,5 +1,5 @@
 //! `SHOW PROXYROUTE [LIKE 'pattern']`: the table entries of the location cache, with ODP's
-//! columns (routing.md §17.2).
+//! columns (docs/routing.md §15).
 
 use std::time::{Duration, SystemTime};
 

@@ -88,26 +88,50 @@ pub fn handling(cmd: u8) -> Handling {
     }
 }
 
-/// Name of a command for logs.
-pub fn name(cmd: u8) -> &'static str {
+/// The names of a command byte, from one table: (protocol name, process-list name as in MariaDB's
+/// `SHOW PROCESSLIST` `Command` column, route-log name). Unknown bytes: `COM_OTHER`, `Query`, `other`.
+fn names(cmd: u8) -> (&'static str, &'static str, &'static str) {
     match cmd {
-        QUIT => "COM_QUIT",
-        INIT_DB => "COM_INIT_DB",
-        QUERY => "COM_QUERY",
-        FIELD_LIST => "COM_FIELD_LIST",
-        STATISTICS => "COM_STATISTICS",
-        PING => "COM_PING",
-        CHANGE_USER => "COM_CHANGE_USER",
-        STMT_PREPARE => "COM_STMT_PREPARE",
-        STMT_EXECUTE => "COM_STMT_EXECUTE",
-        STMT_SEND_LONG_DATA => "COM_STMT_SEND_LONG_DATA",
-        STMT_CLOSE => "COM_STMT_CLOSE",
-        STMT_RESET => "COM_STMT_RESET",
-        SET_OPTION => "COM_SET_OPTION",
-        STMT_FETCH => "COM_STMT_FETCH",
-        RESET_CONNECTION => "COM_RESET_CONNECTION",
-        _ => "COM_OTHER",
+        SLEEP => ("COM_SLEEP", "Sleep", "sleep"),
+        QUIT => ("COM_QUIT", "Quit", "quit"),
+        INIT_DB => ("COM_INIT_DB", "Init DB", "init_db"),
+        QUERY => ("COM_QUERY", "Query", "query"),
+        FIELD_LIST => ("COM_FIELD_LIST", "Field List", "field_list"),
+        CREATE_DB => ("COM_CREATE_DB", "Create DB", "create_db"),
+        DROP_DB => ("COM_DROP_DB", "Drop DB", "drop_db"),
+        REFRESH => ("COM_REFRESH", "Refresh", "refresh"),
+        SHUTDOWN => ("COM_SHUTDOWN", "Shutdown", "shutdown"),
+        STATISTICS => ("COM_STATISTICS", "Statistics", "statistics"),
+        PROCESS_INFO => ("COM_PROCESS_INFO", "Processlist", "processlist"),
+        PROCESS_KILL => ("COM_PROCESS_KILL", "Kill", "kill"),
+        DEBUG => ("COM_DEBUG", "Debug", "debug"),
+        PING => ("COM_PING", "Ping", "ping"),
+        CHANGE_USER => ("COM_CHANGE_USER", "Change user", "change_user"),
+        STMT_PREPARE => ("COM_STMT_PREPARE", "Prepare", "prepare"),
+        STMT_EXECUTE => ("COM_STMT_EXECUTE", "Execute", "execute"),
+        STMT_SEND_LONG_DATA => ("COM_STMT_SEND_LONG_DATA", "Long Data", "long_data"),
+        STMT_CLOSE => ("COM_STMT_CLOSE", "Close stmt", "close"),
+        STMT_RESET => ("COM_STMT_RESET", "Reset stmt", "reset"),
+        SET_OPTION => ("COM_SET_OPTION", "Set option", "set_option"),
+        STMT_FETCH => ("COM_STMT_FETCH", "Fetch", "fetch"),
+        RESET_CONNECTION => ("COM_RESET_CONNECTION", "Reset connection", "reset_connection"),
+        _ => ("COM_OTHER", "Query", "other"),
     }
+}
+
+/// Protocol name of a command (`COM_INIT_DB`), for the gateway's own logs.
+pub fn name(cmd: u8) -> &'static str {
+    names(cmd).0
+}
+
+/// Process-list name of a command (`Init DB`): the `Command` of SHOW PROCESSLIST / PROXYSESSION.
+pub fn process_name(cmd: u8) -> &'static str {
+    names(cmd).1
+}
+
+/// Route-log name of a command (`init_db`).
+pub fn log_name(cmd: u8) -> &'static str {
+    names(cmd).2
 }
 
 #[cfg(test)]
@@ -126,5 +150,11 @@ mod tests {
         assert_eq!(handling(0x7F), Handling::Unknown);
         assert_eq!(handling(SLEEP), Handling::Unknown);
         assert!(matches!(handling(BINLOG_DUMP), Handling::Refuse(_)));
+    }
+
+    #[test]
+    fn one_command_has_one_set_of_names() {
+        assert_eq!((name(INIT_DB), process_name(INIT_DB), log_name(INIT_DB)), ("COM_INIT_DB", "Init DB", "init_db"));
+        assert_eq!((name(0x7F), process_name(0x7F), log_name(0x7F)), ("COM_OTHER", "Query", "other"));
     }
 }

@@ -1,11 +1,11 @@
-//! A server that could serve a request, as the route engine sees it (routing.md §4).
+//! A server that could serve a request, as the route engine sees it (docs/routing.md §3).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::congestion::CongestionState;
 
-/// Type of the zone a server belongs to (`DBA_OB_ZONES.type`, routing.md §4.3).
+/// Type of the zone a server belongs to (`DBA_OB_ZONES.type`, docs/routing.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ZoneType {
     /// `ReadWrite` (also `Encryption`): holds full replicas. Letter **W**.
@@ -15,7 +15,7 @@ pub enum ZoneType {
 }
 
 impl ZoneType {
-    /// The letter of the LDC code (§4.6).
+    /// The letter of the LDC code (docs/routing.md §3).
     pub const fn letter(self) -> char {
         match self {
             ZoneType::ReadWrite => 'W',
@@ -24,7 +24,7 @@ impl ZoneType {
     }
 }
 
-/// Role of the server's replica of the target tablet (routing.md §4.5).
+/// Role of the server's replica of the target tablet (docs/routing.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
     /// The tablet's leader (`role` 1).
@@ -35,7 +35,7 @@ pub enum Role {
     None,
 }
 
-/// Replica type (`replica_type` in `__all_virtual_proxy_schema`, routing.md §4.5).
+/// Replica type (`replica_type` in `__all_virtual_proxy_schema`, docs/routing.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReplicaType {
     /// Full replica (0).
@@ -84,7 +84,7 @@ impl ReplicaType {
 ///
 /// The candidate list of a request holds each server once: the tablet's replicas plus the
 /// remaining tenant servers (the tenant's server list is also where "the tenant has read-only
-/// zones" is learnt from, §4.3).
+/// zones" is learnt from, docs/routing.md §3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// Address of the OBServer's SQL port.
@@ -92,16 +92,16 @@ pub struct Candidate {
     /// Zone name (shared: candidates are cloned per statement).
     pub zone: Arc<str>,
     /// Region of the zone. Servers missing from the server list should carry an empty region
-    /// (they then count as another region when LDC is used, §4.1).
+    /// (they then count as another region when LDC is used, docs/routing.md §3).
     pub region: Arc<str>,
     /// IDC (data centre) of the zone; empty if unknown.
     pub idc: Arc<str>,
     /// Read-write or read-only zone.
     pub zone_type: ZoneType,
-    /// The zone is in major compaction (always false on OceanBase 4.x, §4.2).
+    /// The zone is in major compaction (always false on OceanBase 4.x, docs/routing.md §3).
     pub merging: bool,
     /// Holds a replica of the target tablet (P) rather than being a tenant server only (T).
-    /// When the partition could not be computed (§2.6): holds a replica of any partition of the
+    /// When the partition could not be computed (docs/routing.md §12): holds a replica of any partition of the
     /// table.
     pub partition_server: bool,
     /// Role of the replica; [`Role::None`] for tenant servers. When the partition could not be
@@ -162,12 +162,6 @@ impl Candidate {
     /// Marks the replica as a duplicate-table replica.
     pub fn with_duplicate(mut self, duplicate: bool) -> Self {
         self.duplicate = duplicate;
-        self
-    }
-
-    /// Sets the congestion state.
-    pub fn with_congestion(mut self, congestion: CongestionState) -> Self {
-        self.congestion = congestion;
         self
     }
 

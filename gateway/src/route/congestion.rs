@@ -1,4 +1,4 @@
-//! Per-server congestion control: dead, force-alive, alive and detect congestion (routing.md §15).
+//! Per-server congestion control: dead, force-alive, alive and detect congestion (docs/routing.md §6).
 //!
 //! Pure state machines driven by an injected clock: every method takes `now: Instant`, so tests
 //! step time by adding durations instead of sleeping.
@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-/// Why a server is congested, from least to most severe (the priority of §15.2 reversed).
+/// Why a server is congested, from least to most severe (the priority of docs/routing.md §6 reversed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CongestionKind {
     /// Active probes failed 3 times in a row (DETECT_DEAD).
@@ -51,7 +51,7 @@ impl CongestionState {
         matches!(self, CongestionState::Congested(_))
     }
 
-    /// Dead or force-alive congested: counts as unavailable for the `_OPTIMIZED` switch (§5.2).
+    /// Dead or force-alive congested: counts as unavailable for the `_OPTIMIZED` switch (docs/routing.md §4).
     pub const fn is_force_congested(self) -> bool {
         matches!(self, CongestionState::Congested(CongestionKind::Dead | CongestionKind::ForceAlive))
     }
@@ -65,7 +65,7 @@ impl CongestionState {
     }
 }
 
-/// Server status from the server-list refresh (`DBA_OB_SERVERS`, §15.1).
+/// Server status from the server-list refresh (`DBA_OB_SERVERS`, docs/routing.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ServerStatus {
     /// ACTIVE and in service: clears dead and force-alive congestion.
@@ -80,7 +80,7 @@ pub enum ServerStatus {
     Deleting,
 }
 
-/// Congestion settings; defaults are ODP's (§15.2).
+/// Congestion settings; defaults are ODP's (docs/routing.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CongestionConfig {
     /// `enable_congestion`.
@@ -126,7 +126,7 @@ pub struct ServerCongestion {
 }
 
 impl ServerCongestion {
-    /// Applies a server-list refresh (§15.1). ACTIVE clears dead and force-alive congestion, and
+    /// Applies a server-list refresh (docs/routing.md §6). ACTIVE clears dead and force-alive congestion, and
     /// alive congestion once it has been kept `min_keep_interval`.
     pub fn on_server_status(&mut self, status: ServerStatus, now: Instant, cfg: &CongestionConfig) {
         match status {

@@ -1,4 +1,4 @@
-//! Strong vs weak consistency of a request (routing.md §3, `get_trans_consistency_level`).
+//! Strong vs weak consistency of a request (docs/routing.md §2, `get_trans_consistency_level`).
 
 use std::fmt;
 
@@ -50,7 +50,7 @@ impl ReadConsistency {
     }
 }
 
-/// Everything §3 needs to decide the consistency of one request.
+/// Everything docs/routing.md §2 needs to decide the consistency of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConsistencyInputs {
     /// The statement is a `SELECT` (also text `EXECUTE` / `COM_STMT_EXECUTE` of one).
@@ -68,7 +68,7 @@ pub struct ConsistencyInputs {
     /// Session `autocommit`.
     pub autocommit: bool,
     /// A locking read: `FOR UPDATE [NOWAIT | WAIT n | SKIP LOCKED]`, `FOR SHARE`,
-    /// `LOCK IN SHARE MODE` (the gateway detects every form, §19).
+    /// `LOCK IN SHARE MODE` (the gateway detects every form, docs/routing.md §17).
     pub locking_read: bool,
     /// The server supports weak reads.
     pub server_supports_weak_read: bool,
@@ -91,7 +91,7 @@ impl Default for ConsistencyInputs {
     }
 }
 
-/// Which rule of §3 decided the level (printed in the trace).
+/// Which rule of docs/routing.md §2 decided the level (printed in the trace).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ConsistencyRule {
     /// Step 1: not a SELECT.
@@ -108,7 +108,7 @@ pub enum ConsistencyRule {
     Downgraded,
 }
 
-/// Decides the consistency of a request (§3). Returns the level and the rule that decided it.
+/// Decides the consistency of a request (docs/routing.md §2). Returns the level and the rule that decided it.
 pub fn decide_consistency(i: &ConsistencyInputs) -> (Consistency, ConsistencyRule) {
     let (level, rule) = undowngraded(i);
     if level == Consistency::Weak && (i.locking_read || !i.server_supports_weak_read) {

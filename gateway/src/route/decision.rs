@@ -1,9 +1,9 @@
-//! The route decision: consistency, policy, ordered candidates, congestion, trace (routing.md §2.1 stages 6–8).
+//! The route decision: consistency, policy, ordered candidates, congestion, trace (docs/routing.md §1 stages 6–8).
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
 
-use rand::rngs::StdRng;
+use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
@@ -28,16 +28,16 @@ pub struct RouteDecision {
     pub retry: Vec<RankedCandidate>,
     /// Every candidate was congested: the chosen one is tried anyway (`force_retry_congested`).
     pub force_retry_congested: bool,
-    /// Congested candidates that the policy ranked before the first usable one (skipped, §15.2);
+    /// Congested candidates that the policy ranked before the first usable one (skipped, docs/routing.md §6);
     /// all of them when every candidate is congested.
     pub skipped_congested: Vec<RankedCandidate>,
     /// Consistency of the request.
     pub consistency: Consistency,
-    /// Rule of §3 that decided the consistency.
+    /// Rule of docs/routing.md §2 that decided the consistency.
     pub consistency_rule: ConsistencyRule,
-    /// Policy chosen by the selection tree (§6.2).
+    /// Policy chosen by the selection tree (docs/routing.md §5).
     pub policy: RoutePolicy,
-    /// Policy actually walked: `policy`, or its `_OPTIMIZED` variant (§5.2).
+    /// Policy actually walked: `policy`, or its `_OPTIMIZED` variant (docs/routing.md §4).
     pub effective_policy: RoutePolicy,
     /// Warnings (ignored or unspecified settings).
     pub warnings: Vec<String>,
@@ -58,7 +58,7 @@ impl RouteDecision {
         std::iter::once(&self.chosen).chain(&self.retry)
     }
 
-    /// Connection attempts allowed (§15.3): the largest of the target address count,
+    /// Connection attempts allowed (docs/routing.md §7): the largest of the target address count,
     /// `connect_observer_max_retries` and 2 × candidates + 1.
     pub fn max_attempts(&self, connect_observer_max_retries: usize) -> usize {
         let n = 1 + self.retry.len();
@@ -141,7 +141,9 @@ fn order_candidates(
         .filter(|c| !choice.readonly_only || c.zone_type == super::candidate::ZoneType::ReadOnly)
         .map(|c| Classified { cand: c, code: ldc.classify(c, located) })
         .collect();
-    pool.shuffle(&mut StdRng::seed_from_u64(req.seed));
+    // A small non-cryptographic generator: the shuffle only breaks ties; seeding a ChaCha
+    // generator per statement cost a block computation each time.
+    pool.shuffle(&mut SmallRng::seed_from_u64(req.seed));
     let targets = req.target_db_server.as_ref().map(|t| t.addrs.as_slice()).unwrap_or_default();
     let params = OrderParams {
         consistency,

@@ -1,4 +1,4 @@
-//! One position of a route-policy order, such as `ANRP` or `CMPF` (routing.md §4.6, §5).
+//! One position of a route-policy order, such as `ANRP` or `CMPF` (docs/routing.md §3, §4).
 
 use std::fmt;
 
@@ -12,7 +12,7 @@ pub enum RoleMatch {
     Leader,
     /// **F**: a follower.
     Follower,
-    /// **D**: a duplicate replica, or the leader (§4.5).
+    /// **D**: a duplicate replica, or the leader (docs/routing.md §3).
     Duplicate,
 }
 

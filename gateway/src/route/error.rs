@@ -1,4 +1,4 @@
-//! Errors of the route engine, with their OceanBase and MySQL codes (routing.md §18).
+//! Errors of the route engine, with their OceanBase and MySQL codes (docs/routing.md §16).
 
 use super::consistency::Consistency;
 use super::policy::RoutePolicy;
@@ -6,7 +6,7 @@ use super::policy::RoutePolicy;
 /// A request the route engine refuses or cannot place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RouteError {
-    /// `proxy_route_policy = FORCE_READONLY_ZONE` and the request is not a weak read (§6.3):
+    /// `proxy_route_policy = FORCE_READONLY_ZONE` and the request is not a weak read (docs/routing.md §5):
     /// OceanBase error 4007 (`OB_NOT_SUPPORTED`).
     #[error(
         "FORCE_READONLY_ZONE route policy does not allow a {0} request; set proxy_route_policy or \

@@ -1,4 +1,4 @@
-//! The route engine's part of the EXPLAIN ROUTE plan: ROUTE_INFO, ROUTE_POLICY, CONGESTION_CONTROL (routing.md §17.3).
+//! The route engine's part of the EXPLAIN ROUTE plan: ROUTE_INFO, ROUTE_POLICY, CONGESTION_CONTROL (docs/routing.md §15).
 
 use super::congestion::CongestionState;
 use super::decision::RouteDecision;

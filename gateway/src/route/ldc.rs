@@ -1,10 +1,10 @@
-//! LDC classification of candidates: IDC type, merge state, zone type, P/T, role (routing.md §4).
+//! LDC classification of candidates: IDC type, merge state, zone type, P/T, role (docs/routing.md §3).
 
 use std::fmt;
 
 use super::candidate::{Candidate, Role, ZoneType};
 
-/// Where a server is relative to the gateway (routing.md §4.1).
+/// Where a server is relative to the gateway (docs/routing.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum IdcType {
     /// Same IDC (letter **A**).
@@ -35,7 +35,7 @@ impl IdcType {
     }
 }
 
-/// Role letter of a partition server (routing.md §4.5).
+/// Role letter of a partition server (docs/routing.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RoleLetter {
     /// **L**: leader.
@@ -57,7 +57,7 @@ impl RoleLetter {
     }
 }
 
-/// The LDC letter code of one candidate (routing.md §4.6), e.g. `ANWPL` or `BMRT`.
+/// The LDC letter code of one candidate (docs/routing.md §3), e.g. `ANWPL` or `BMRT`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LdcCode {
     /// A / B / C.
@@ -90,7 +90,7 @@ pub struct ClientLocation {
     /// `@proxy_idc_name` / `proxy_idc_name`; empty or `None` → no LDC (everything is A).
     pub idc: Option<String>,
     /// Regions from the config server's IDC list, used only when no server's IDC or zone name
-    /// identifies the gateway's region (§4.1, third rule).
+    /// identifies the gateway's region (docs/routing.md §3, third rule).
     pub regions: Vec<String>,
 }
 
@@ -99,12 +99,12 @@ pub struct ClientLocation {
 pub struct LdcContext<'a> {
     idc: &'a str,
     regions: Vec<&'a str>,
-    /// Merge state is ignored (`disable_merge_status_check`, §4.2).
+    /// Merge state is ignored (`disable_merge_status_check`, docs/routing.md §3).
     ignore_merge: bool,
 }
 
 impl<'a> LdcContext<'a> {
-    /// Derives the gateway's regions from the candidates (§4.1): regions of servers in the
+    /// Derives the gateway's regions from the candidates (docs/routing.md §3): regions of servers in the
     /// gateway's IDC; else of servers whose zone name starts with the IDC name; else the
     /// configured regions. An empty IDC name or no region found means no LDC.
     pub fn new(client: &'a ClientLocation, servers: &'a [Candidate], ignore_merge: bool) -> Self {
@@ -148,7 +148,7 @@ impl<'a> LdcContext<'a> {
     }
 
     /// The full letter code of a candidate. `located` is false when no partition location is
-    /// known: every candidate is then a tenant server (T, §4.4).
+    /// known: every candidate is then a tenant server (T, docs/routing.md §3).
     pub fn classify(&self, c: &Candidate, located: bool) -> LdcCode {
         let partition = located && c.partition_server;
         LdcCode {

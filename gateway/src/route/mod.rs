@@ -1,6 +1,6 @@
 //! Route policy engine: consistency, LDC classification, policy orders, congestion, decision and trace.
 //!
-//! A pure decision engine (routing.md §3–§8, §15, §17.3): [`decide`] takes a [`RouteRequest`]
+//! A pure decision engine (docs/routing.md §2, §4, §6, §15): [`decide`] takes a [`RouteRequest`]
 //! (request facts, session and configuration settings, the candidate servers with their zone,
 //! role and congestion state, an RNG seed) and returns a [`RouteDecision`] (chosen server, retry
 //! order, policy, consistency, LDC codes and an EXPLAIN ROUTE trace). It reads no configuration,

@@ -1,5 +1,5 @@
 //! Candidate ordering: leader first, primary zone, the policy's LDC order, the `_OPTIMIZED`
-//! switch (routing.md §5, §5.1, §5.2, §8).
+//! switch (docs/routing.md §4).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,9 +17,9 @@ use super::request::PartitionState;
 /// Why a candidate is at its place in the order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Via {
-    /// The tablet's leader, first for strong reads (§5.1).
+    /// The tablet's leader, first for strong reads (docs/routing.md §4).
     Leader,
-    /// A server of the tenant's primary zone, by weight group (§8).
+    /// A server of the tenant's primary zone, by weight group (docs/routing.md §4).
     PrimaryZone {
         /// Weight group (0 first).
         weight: usize,
@@ -55,7 +55,7 @@ pub struct RankedCandidate {
     pub addr: SocketAddr,
     /// Zone name (empty for a target address that is not a known server).
     pub zone: Arc<str>,
-    /// LDC letter code (§4.6); `None` for a target address that is not a known server.
+    /// LDC letter code (docs/routing.md §3); `None` for a target address that is not a known server.
     pub code: Option<LdcCode>,
     /// Why it is here.
     pub via: Via,
@@ -215,7 +215,7 @@ fn ldc_order(pool: &[Classified<'_>], p: &OrderParams<'_>) -> PolicyOrder {
     PolicyOrder { ranked: walk.out, effective }
 }
 
-/// §8: primary-zone servers by weight group; the pool is shuffled, so a stable sort keeps the
+/// docs/routing.md §4: primary-zone servers by weight group; the pool is shuffled, so a stable sort keeps the
 /// servers of one group in random order.
 fn take_primary_zone(walk: &mut Walk<'_, '_>, pz: &PrimaryZone) {
     if pz.is_empty() {
@@ -229,7 +229,7 @@ fn take_primary_zone(walk: &mut Walk<'_, '_>, pz: &PrimaryZone) {
     });
 }
 
-/// §5.2: switch to the `_OPTIMIZED` variant when no same-region partition server is usable and
+/// docs/routing.md §4: switch to the `_OPTIMIZED` variant when no same-region partition server is usable and
 /// the request is weak or has no usable leader. Returns the policy to walk and the entry index
 /// to start at (the first remote-partition entry after a switch).
 fn optimized_switch(

@@ -1,6 +1,6 @@
-//! The exact candidate order of every LDC route policy (routing.md §5, `ob_ldc_route.cpp`).
+//! The exact candidate order of every LDC route policy (docs/routing.md §4, `ob_ldc_route.cpp`).
 //!
-//! Each order is a list of groups (the lines ODP writes separately, `|` in routing.md); the
+//! Each order is a list of groups (the lines ODP writes separately, `|` in docs/routing.md); the
 //! groups only document the structure, the walk is entry by entry.
 
 use super::entry::RouteEntry;
@@ -173,12 +173,12 @@ pub fn entries(order: Order) -> impl Iterator<Item = &'static RouteEntry> {
 }
 
 /// Index (in the flattened order) of the first remote-partition entry (`CNP`, `CNRP`, `CNWP`,
-/// `CNPF`, …): where the `_OPTIMIZED` switch starts the walk (§5.2).
+/// `CNPF`, …): where the `_OPTIMIZED` switch starts the walk (docs/routing.md §4).
 pub fn first_remote_partition(order: Order) -> Option<usize> {
     entries(order).position(|e| e.partition && e.idc == super::ldc::IdcType::OtherRegion)
 }
 
-/// Renders an order in routing.md's notation, `ANP BNP | ANT …`.
+/// Renders an order in docs/routing.md's notation, `ANP BNP | ANT …`.
 pub fn render(order: Order) -> String {
     let groups: Vec<String> =
         order.iter().map(|g| g.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ")).collect();

@@ -1,8 +1,8 @@
-//! Route policies (`ObRoutePolicyEnum`) and the names and numbers that select them (routing.md §5, §6.1).
+//! Route policies (`ObRoutePolicyEnum`) and the names and numbers that select them (docs/routing.md §4, §5).
 
 use std::fmt;
 
-/// ODP's route policies, numbered as `ObRoutePolicyEnum` (routing.md §5).
+/// ODP's route policies, numbered as `ObRoutePolicyEnum` (docs/routing.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum RoutePolicy {
@@ -108,7 +108,7 @@ impl RoutePolicy {
         }
     }
 
-    /// The `_OPTIMIZED` variant that §5.2 switches to; `None` for policies without one.
+    /// The `_OPTIMIZED` variant that docs/routing.md §4 switches to; `None` for policies without one.
     pub const fn optimized(self) -> Option<RoutePolicy> {
         use RoutePolicy as P;
         match self {
@@ -124,7 +124,7 @@ impl RoutePolicy {
         }
     }
 
-    /// Policy selected by the session variable `ob_route_policy` (§6.1): 0–3 map to policies
+    /// Policy selected by the session variable `ob_route_policy` (docs/routing.md §5): 0–3 map to policies
     /// 0–3; `None` (unset) is the default READONLY_ZONE_FIRST. The flag is true for an
     /// unsupported value, which also falls back to READONLY_ZONE_FIRST with a warning.
     pub const fn from_ob_route_policy(value: Option<i64>) -> (RoutePolicy, bool) {
@@ -144,7 +144,7 @@ impl fmt::Display for RoutePolicy {
     }
 }
 
-/// A value of `@proxy_route_policy` / `proxy_route_policy` (§6.1, §6.3, §6.4).
+/// A value of `@proxy_route_policy` / `proxy_route_policy` (docs/routing.md §5, docs/routing.md §5, docs/routing.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProxyRoutePolicy {
     /// `FOLLOWER_FIRST` → policy 10.
@@ -153,10 +153,10 @@ pub enum ProxyRoutePolicy {
     UnmergeFollowerFirst,
     /// `FOLLOWER_ONLY` → policy 15.
     FollowerOnly,
-    /// `FORCE_READONLY_ZONE` (documented, §6.3): weak reads to read-only zones only, anything
+    /// `FORCE_READONLY_ZONE` (documented, docs/routing.md §5): weak reads to read-only zones only, anything
     /// else rejected with error 4007.
     ForceReadonlyZone,
-    /// A newer ODP name (`TARGET_REPLICA_TYPE_*`, `WEAKREAD_WEIGHT_LOAD_BALANCE`, §6.4): accepted,
+    /// A newer ODP name (`TARGET_REPLICA_TYPE_*`, `WEAKREAD_WEIGHT_LOAD_BALANCE`, docs/routing.md §5): accepted,
     /// routes as MERGE_IDC_ORDER with a warning until specified.
     Unspecified(&'static str),
 }
@@ -170,7 +170,7 @@ const NEWER_NAMES: [&str; 4] = [
 
 impl ProxyRoutePolicy {
     /// Parses a name, case-insensitively and ignoring surrounding blanks and quotes; unknown
-    /// names are `None` (ignored, §6.1).
+    /// names are `None` (ignored, docs/routing.md §5).
     pub fn parse(name: &str) -> Option<ProxyRoutePolicy> {
         let name = name.trim().trim_matches(|c| c == '\'' || c == '"').trim();
         let is = |s: &str| name.eq_ignore_ascii_case(s);
@@ -187,7 +187,7 @@ impl ProxyRoutePolicy {
         }
     }
 
-    /// The user variable if it is set and valid, else the configuration (§6.2).
+    /// The user variable if it is set and valid, else the configuration (docs/routing.md §5).
     pub fn resolve(user_var: Option<&str>, config: Option<&str>) -> Option<ProxyRoutePolicy> {
         user_var.and_then(Self::parse).or_else(|| config.and_then(Self::parse))
     }

@@ -1,4 +1,4 @@
-//! Tenant primary zone weight groups and the `proxy_primary_zone_name` zone list (routing.md §8).
+//! Tenant primary zone weight groups and the `proxy_primary_zone_name` zone list (docs/routing.md §4).
 
 /// A tenant's primary zone parsed into weight groups: `'z1,z2;z3'` → `[[z1, z2], [z3]]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

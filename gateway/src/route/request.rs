@@ -7,7 +7,7 @@ use super::consistency::ConsistencyInputs;
 use super::ldc::ClientLocation;
 use super::primary_zone::PrimaryZone;
 
-/// What kind of request is routed, as far as read-only-zone support goes (§6.2,
+/// What kind of request is routed, as far as read-only-zone support goes (docs/routing.md §5,
 /// `is_request_readonly_zone_support`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RequestKind {
@@ -21,14 +21,14 @@ pub enum RequestKind {
     Command,
 }
 
-/// Whether a partition location is known for the request (§2.6, §4.4).
+/// Whether a partition location is known for the request (docs/routing.md §12, docs/routing.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PartitionState {
     /// The partition was computed and its location found: `Candidate::partition_server` marks
     /// the tablet's replicas.
     Located,
     /// A partitioned table whose partition could not be computed: `partition_server` marks the
-    /// servers holding any partition of the table, `role` Leader the servers leading one (§2.6).
+    /// servers holding any partition of the table, `role` Leader the servers leading one (docs/routing.md §12).
     CalcFailed,
     /// No table name, or no location found: every candidate is a tenant server.
     NoLocation,
@@ -43,7 +43,7 @@ pub enum TargetSource {
     Config,
 }
 
-/// Forced target servers (§2.2 step 4.4).
+/// Forced target servers (docs/routing.md §1 step 4.4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetDbServer {
     /// Addresses in the order given.
@@ -56,11 +56,11 @@ pub struct TargetDbServer {
 /// configuration nor the location cache.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteRequest {
-    /// Request kind (read-only-zone support, §6.2).
+    /// Request kind (read-only-zone support, docs/routing.md §5).
     pub kind: RequestKind,
     /// A table name was parsed from the statement.
     pub names_table: bool,
-    /// Consistency inputs (§3).
+    /// Consistency inputs (docs/routing.md §2).
     pub consistency: ConsistencyInputs,
     /// Session `ob_route_policy`; `None` = default (1, READONLY_ZONE_FIRST).
     pub ob_route_policy: Option<i64>,
@@ -82,7 +82,7 @@ pub struct RouteRequest {
     pub primary_zone: PrimaryZone,
     /// Partition location state.
     pub partition: PartitionState,
-    /// Ignore merge states (`disable_merge_status_check`, §4.2).
+    /// Ignore merge states (`disable_merge_status_check`, docs/routing.md §3).
     pub disable_merge_status_check: bool,
     /// Partition replicas and tenant servers, each server once.
     pub candidates: Vec<Candidate>,

@@ -1,4 +1,4 @@
-//! The policy selection tree (routing.md §6.2, `ObTransState::get_route_policy`, and §6.3).
+//! The policy selection tree (docs/routing.md §5, `ObTransState::get_route_policy`, and docs/routing.md §5).
 
 use super::candidate::{Candidate, ZoneType};
 use super::consistency::{Consistency, ReadConsistency};
@@ -9,7 +9,7 @@ use super::request::{RequestKind, RouteRequest};
 /// Facts about the tenant and table learnt from the candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TenantFacts {
-    /// Some tenant server is in a read-only zone (§4.3).
+    /// Some tenant server is in a read-only zone (docs/routing.md §3).
     pub has_readonly_zone: bool,
     /// The table has duplicate (broadcast) replicas.
     pub has_dup_replica: bool,
@@ -28,9 +28,9 @@ impl TenantFacts {
 /// The outcome of the selection tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyChoice {
-    /// The policy chosen (before the `_OPTIMIZED` switch of §5.2).
+    /// The policy chosen (before the `_OPTIMIZED` switch of docs/routing.md §4).
     pub policy: RoutePolicy,
-    /// FORCE_READONLY_ZONE: only read-only-zone servers, no leader first (§6.3).
+    /// FORCE_READONLY_ZONE: only read-only-zone servers, no leader first (docs/routing.md §5).
     pub readonly_only: bool,
     /// Warnings to log and print (ignored or unspecified settings).
     pub warnings: Vec<String>,
@@ -42,7 +42,7 @@ impl PolicyChoice {
     }
 }
 
-/// Chooses the route policy of a request (§6.2), applying FORCE_READONLY_ZONE (§6.3).
+/// Chooses the route policy of a request (docs/routing.md §5), applying FORCE_READONLY_ZONE (docs/routing.md §5).
 ///
 /// # Errors
 ///
@@ -73,7 +73,7 @@ pub fn choose_policy(
     }
 }
 
-/// §6.3: weak reads (and non-`COM_QUERY` commands such as the login) go to read-only zones
+/// docs/routing.md §5: weak reads (and non-`COM_QUERY` commands such as the login) go to read-only zones
 /// only; any other request is refused with error 4007.
 fn force_readonly_zone(req: &RouteRequest, consistency: Consistency) -> Result<PolicyChoice, RouteError> {
     if consistency == Consistency::Weak || req.kind == RequestKind::Command {

@@ -1,4 +1,4 @@
-//! The route trace: typed diagnosis points rendered in ODP's EXPLAIN ROUTE layout (routing.md §17.3).
+//! The route trace: typed diagnosis points rendered in ODP's EXPLAIN ROUTE layout (docs/routing.md §15).
 //!
 //! A [`RoutePlan`] is an ordered list of [`PlanStep`]s. The route engine adds ROUTE_INFO,
 //! ROUTE_POLICY and CONGESTION_CONTROL; other stages (SQL_PARSE, LOCATION_CACHE_LOOKUP,

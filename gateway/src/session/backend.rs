@@ -45,7 +45,7 @@ pub enum LoginOutcome {
 pub struct LoginRequest<'a> {
     /// User name: the bare account name, without tenant or cluster.
     pub user: &'a str,
-    /// Tenant of the session (routing.md §16). An OceanBase server gets `user@tenant`, a
+    /// Tenant of the session (docs/routing.md §14). An OceanBase server gets `user@tenant`, a
     /// MySQL/MariaDB server the bare user; the greeting's version string tells them apart.
     pub tenant: Option<&'a str>,
     /// Secret.

@@ -24,7 +24,7 @@ pub struct ClientLogin {
     /// What the client sent (capabilities, database, attributes), with `user` replaced by the
     /// account the login name names (the bare user of `user@tenant#cluster`).
     pub response: HandshakeResponse,
-    /// The login name with its tenant and cluster decided (routing.md §16).
+    /// The login name with its tenant and cluster decided (docs/routing.md §14).
     pub name: Resolved,
     /// Capabilities in effect on the client leg.
     pub capabilities: u32,

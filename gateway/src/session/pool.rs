@@ -12,10 +12,14 @@
 //! * Checked on reuse: an idle connection past `idle_timeout_secs` is closed; every reused one
 //!   must pass a non-blocking socket check, and a COM_PING when idle longer than
 //!   `health_check_after_ms`.
-//! * No state leaks: a connection last used by another client is reset (COM_RESET_CONNECTION,
-//!   COM_CHANGE_USER when unsupported) before it is handed out; one going back to the client that
-//!   used it last keeps its session, so the client's state sync ([`super::state`]) only sends what
-//!   changed. Idle connections of the asking client are preferred.
+//! * No state leaks: the connections of a client that leaves (or resets its session) are reset
+//!   in the background before they are idle again ([`scrub`]: nothing it left — transaction,
+//!   locks, temporary tables — blocks others); a connection last used by another client is
+//!   reset again before it is handed out (COM_RESET_CONNECTION, COM_CHANGE_USER when unsupported or
+//!   when the new client has no database), and gets back the `IGNORE_SPACE` of its login. One
+//!   going back to the client that used it last keeps its session, so the client's state sync
+//!   ([`super::state`]) only sends what changed. Idle connections of the asking client are
+//!   preferred.
 //! * Connect failures and successes are reported to a [`ServerHealth`] (congestion control).
 //! * Capability flags that change the wire format ([`WIRE_CAPS`]: DEPRECATE_EOF, multi-statements
 //!   and multi-results, SESSION_TRACK, FOUND_ROWS, IGNORE_SPACE, LOCAL_FILES) are part of a
@@ -30,6 +34,7 @@ mod config;
 mod conn;
 mod gate;
 pub(crate) mod health;
+mod scrub;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -155,7 +160,7 @@ impl PoolError {
         }
     }
 
-    /// Whether another server may be tried: nothing reached this one (routing.md §15.3).
+    /// Whether another server may be tried: nothing reached this one (docs/routing.md §7).
     pub fn is_retryable(&self) -> bool {
         matches!(self, PoolError::Busy { .. } | PoolError::ConnectQueue { .. } | PoolError::Connect { .. } | PoolError::Tls { .. })
     }
@@ -336,18 +341,31 @@ impl Pool {
             return None;
         }
         if last_client != client {
-            match health::reset(&mut backend, login, bound).await {
-                Ok(false) => sync.reset(),
-                Ok(true) => sync.relogin(login.database, login.charset),
-                Err(e) => {
-                    warn!(thread, error = %e, "reset of a pooled connection failed; closed");
-                    self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                    return None;
-                }
+            if let Err(e) = self.hand_over(&mut backend, &mut sync, login, bound).await {
+                warn!(thread, error = %e, "reset of a pooled connection failed; closed");
+                self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                return None;
             }
-            self.inner.counters.resets.fetch_add(1, Ordering::Relaxed);
         }
         Some((backend, sync))
+    }
+
+    /// Makes a connection last used by another client a fresh session: reset now, even when
+    /// [`scrub`] reset it as its client left (a new session takes the global variables as they
+    /// are when it starts), by a new login when the client has no database and the connection
+    /// has one (COM_RESET_CONNECTION keeps the database; a client must not find another's), and
+    /// `IGNORE_SPACE` back in `sql_mode` when the client asked for it at login.
+    async fn hand_over(&self, backend: &mut Backend, sync: &mut ConnSync, login: &LoginRequest<'_>, bound: Duration) -> Result<(), String> {
+        let unselect = login.database.is_none() && sync.database().is_some();
+        match health::reset(backend, login, bound, unselect).await? {
+            false => sync.reset(),
+            true => sync.relogin(login.database, login.charset),
+        }
+        self.inner.counters.resets.fetch_add(1, Ordering::Relaxed);
+        if login.client_caps & crate::protocol::caps::IGNORE_SPACE != 0 && !scrub::restore_ignore_space(backend, bound).await {
+            return Err("restoring IGNORE_SPACE in sql_mode failed".into());
+        }
+        Ok(())
     }
 
     /// Opens a connection, within the server's connect limit: the permit wait, the TCP connect,

@@ -1,4 +1,4 @@
-//! The gateway's own process list, one for both session modes (routing.md §13): `SHOW [FULL]
+//! The gateway's own process list, one for both session modes (docs/routing.md §13): `SHOW [FULL]
 //! PROCESSLIST` lists the gateway's sessions under their gateway ids, and KILL finds its victim
 //! there. Servers' thread ids never appear: a pooled (routed) or backend (1:1) thread id would
 //! name nothing, or another client's session, in the gateway's id space.

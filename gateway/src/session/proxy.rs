@@ -148,11 +148,11 @@ struct Session<'a> {
     client_caps: u32,
     salt: Vec<u8>,
     user: String,
-    /// The tenant the login name resolved to (routing.md §16).
+    /// The tenant the login name resolved to (docs/routing.md §14).
     tenant: Option<String>,
     database: Option<String>,
-    /// The client leg or the server leg is TLS. A TLS session is never spliced (docs/ebpf.md
-    /// §4.4): its bytes are encrypted.
+    /// The client leg or the server leg is TLS. A TLS session is never spliced (docs/dataplane.md
+    /// docs/dataplane.md §3): its bytes are encrypted.
     tls: bool,
     /// Kernel splice prepared at login for a pinned session (`dataplane::splice`).
     splice: Option<crate::dataplane::splice::Prepared>,
@@ -206,7 +206,7 @@ impl<'a> Session<'a> {
         let splice = match outcome {
             LoginOutcome::Ok(ok) => {
                 // Pinned (passthrough) session: both sockets enter the splice map before the
-                // client can speak again, i.e. before it has this OK (docs/ebpf.md P1).
+                // client can speak again, i.e. before it has this OK (docs/dataplane.md P1).
                 let config = shared.config();
                 let dataplane = config.dataplane.as_ref();
                 let splice = match (client.io.tcp(), backend.wire.io.tcp()) {
@@ -216,7 +216,7 @@ impl<'a> Session<'a> {
                 let mut out = Vec::new();
                 encode_packet(&mut out, seq, &ok);
                 match splice {
-                    // The splice takes effect first, then the OK is written (§4.2.2).
+                    // The splice takes effect first, then the OK is written (docs/dataplane.md §3).
                     Some(mut splice) => {
                         let io = |e| SessionError::Client(ProtocolError::Io(std::io::Error::other(e)));
                         splice.activate(client, &mut backend.wire, &out).await.map_err(io)?;
@@ -445,7 +445,7 @@ fn started(reg: &Registration<'_>, cmd: u8, payload: &[u8]) {
     if cmd == command::QUERY {
         reg.start_text("Query", &String::from_utf8_lossy(&payload[1..]));
     } else {
-        reg.start(command::name(cmd), None);
+        reg.start(command::process_name(cmd), None);
     }
 }
 

@@ -38,7 +38,7 @@ where
 /// Like [`answer`], but the last batch of the answer (the bytes read with its final packet,
 /// never empty for an answer with packets) is returned instead of written: the client has not
 /// got the end of the answer, so it cannot have sent its next command yet. The caller writes it
-/// (after activating a kernel splice, docs/ebpf.md §4.2.2). `None`: the answer had no packets.
+/// (after activating a kernel splice, docs/dataplane.md §3). `None`: the answer had no packets.
 pub async fn answer_holding_last<B, C>(
     backend: &mut Wire<B>,
     client: &mut Wire<C>,

@@ -53,10 +53,10 @@ pub struct Shared {
     threads: Mutex<HashMap<u32, u32>>,
     /// Server connection pools of routed sessions (`[pool]`).
     pub pool: super::pool::Pool,
-    /// Per-server congestion state (routing.md §15), fed by the pool's connect outcomes and the
+    /// Per-server congestion state (docs/routing.md §6), fed by the pool's connect outcomes and the
     /// routed sessions' failures, read when ordering a request's candidates.
     pub congestion: Arc<Mutex<crate::route::CongestionManager>>,
-    /// The routed sessions, for SHOW PROCESSLIST and KILL (routing.md §13).
+    /// The routed sessions, for SHOW PROCESSLIST and KILL (docs/routing.md §13).
     pub sessions: super::routed::registry::Registry,
     /// `[routing] route_log`, when configured and writable.
     pub route_log: Option<super::routed::route_log::RouteLog>,

@@ -1,10 +1,10 @@
-//! Session state that follows the client across pooled server connections (routing.md §12):
+//! Session state that follows the client across pooled server connections (docs/routing.md §11):
 //! current database, session system variables (`SET NAMES`, `sql_mode`, `time_zone`, isolation,
 //! `ob_read_consistency`, …), user variables, and the one-shot `SET TRANSACTION`.
 //!
 //! Every change gets a version number. A server connection carries a [`ConnSync`]: which client
 //! state it was last brought up to date with, and at which version. [`ClientState::plan`] builds
-//! what a connection lacks, in the order of §12 — database (`COM_INIT_DB`), then one `SET` with
+//! what a connection lacks, in the order of docs/routing.md §11 — database (`COM_INIT_DB`), then one `SET` with
 //! `sql_mode` first (it changes how the rest is read), the system variables in the order the
 //! client set them, then the user variables — and [`ClientState::synced`] records that it ran.
 //!

@@ -301,11 +301,6 @@ impl<'a> Analysis<'a> {
         self.tables.first()
     }
 
-    /// Whether the statement only reads (a plain `SELECT` without locking).
-    pub fn is_read(&self) -> bool {
-        self.kind == StmtKind::Select && self.lock.is_none()
-    }
-
     /// Records a key value.
     pub(crate) fn key(&mut self, column: Column<'a>, value: Value<'a>, row: u32) {
         self.keys.push(KeyValue { column, value, row });

@@ -1,4 +1,4 @@
-//! Deterministic operators and functions the proxy evaluates on key values (partition.md §9.2).
+//! Deterministic operators and functions the proxy evaluates on key values (docs/partition.md §2).
 //!
 //! Integer arithmetic, `ABS` and the string functions; everything else (time functions, casts,
 //! placeholders inside expressions, arithmetic on strings or floats) gives `Value::Unknown`.

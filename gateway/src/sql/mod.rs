@@ -27,7 +27,7 @@ pub use hint::{Consistency, Hints};
 pub use value::Value;
 
 /// Analyses a COM_QUERY text. For a multi-statement the routing statement is the first one, or
-/// the second when the first opens a transaction (routing.md §10); `statements` tells how many
+/// the second when the first opens a transaction (docs/routing.md §9); `statements` tells how many
 /// there were.
 pub fn analyze(sql: &str) -> Analysis<'_> {
     let mut stmts = split::statements(sql);

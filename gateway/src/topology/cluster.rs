@@ -1,4 +1,4 @@
-//! The cluster model: zones, servers, tenants and their primary zones (metadata.md §4.7–§4.10).
+//! The cluster model: zones, servers, tenants and their primary zones (docs/routing.md §12).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::TopologyError;
 
-/// Zone type (`DBA_OB_ZONES.type`, routing.md §4.3).
+/// Zone type (`DBA_OB_ZONES.type`, docs/routing.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ZoneType {
     /// `ReadWrite`: full replicas (also the reading of unknown values).
@@ -20,7 +20,7 @@ pub enum ZoneType {
 }
 
 impl ZoneType {
-    /// Parses `DBA_OB_ZONES.type`; unknown values are read-write (§4.7).
+    /// Parses `DBA_OB_ZONES.type`; unknown values are read-write (docs/routing.md §4).
     pub fn from_view(text: &str) -> ZoneType {
         match text.trim().to_ascii_lowercase().replace(['_', '-'], "").as_str() {
             "readonly" => ZoneType::ReadOnly,
@@ -69,11 +69,11 @@ pub struct Zone {
     pub zone_type: ZoneType,
     /// Active or inactive.
     pub status: ZoneStatus,
-    /// Major compaction in progress (always false on OceanBase 4.x, routing.md §4.2).
+    /// Major compaction in progress (always false on OceanBase 4.x, docs/routing.md §3).
     pub merging: bool,
 }
 
-/// Server status (`DBA_OB_SERVERS.status`, metadata.md §4.8).
+/// Server status (`DBA_OB_SERVERS.status`, docs/routing.md §12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ServerStatus {
     /// `ACTIVE`.
@@ -116,7 +116,7 @@ pub struct Server {
     pub stopping: bool,
 }
 
-/// A tenant's primary zone list parsed into weight groups (routing.md §8).
+/// A tenant's primary zone list parsed into weight groups (docs/routing.md §4).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum PrimaryZone {
     /// No preference (`RANDOM` or empty).
@@ -165,7 +165,7 @@ pub struct Tenant {
     pub primary_zone: PrimaryZone,
     /// Locality text (`FULL{1}@z1, …`), for change detection; may be empty.
     pub locality: String,
-    /// The single server holding every user log-stream leader, if there is one (§4.10).
+    /// The single server holding every user log-stream leader, if there is one (docs/routing.md §3).
     pub single_leader: Option<SocketAddr>,
 }
 
@@ -177,7 +177,9 @@ pub struct Cluster {
     zones: Vec<Arc<Zone>>,
     servers: Vec<Arc<Server>>,
     tenants: Vec<Arc<Tenant>>,
-    by_addr: HashMap<SocketAddr, usize>,
+    /// Server index by address (foldhash: looked up for every candidate of every routed
+    /// statement; the addresses come from the topology, not from clients).
+    by_addr: HashMap<SocketAddr, usize, foldhash::fast::RandomState>,
 }
 
 impl Cluster {
@@ -188,7 +190,7 @@ impl Cluster {
         servers: Vec<Server>,
         tenants: Vec<Tenant>,
     ) -> Result<Cluster, TopologyError> {
-        let mut by_addr = HashMap::new();
+        let mut by_addr = HashMap::with_hasher(foldhash::fast::RandomState::default());
         for (i, s) in servers.iter().enumerate() {
             if !zones.iter().any(|z| z.name == s.zone) {
                 return Err(TopologyError::Invalid(format!("server {} is in unknown zone {}", s.name, s.zone)));
@@ -244,7 +246,7 @@ impl Cluster {
         self.tenants.iter().find(|t| t.name.eq_ignore_ascii_case(name))
     }
 
-    /// Whether any of `addrs` is in a read-only zone ("tenant has read-only zones", §4.3).
+    /// Whether any of `addrs` is in a read-only zone ("tenant has read-only zones", docs/routing.md §3).
     pub fn any_read_only(&self, addrs: impl IntoIterator<Item = SocketAddr>) -> bool {
         addrs
             .into_iter()

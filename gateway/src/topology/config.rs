@@ -1,4 +1,4 @@
-//! Location-cache settings (`[location_cache]` in the configuration; ODP defaults, metadata.md §4.12).
+//! Location-cache settings (`[location_cache]` in the configuration; ODP defaults, docs/routing.md §12).
 
 use std::time::Duration;
 
@@ -28,7 +28,7 @@ pub struct CacheConfig {
     /// Validity of a tenant's server list (ODP `tenant_location_valid_time`). Default one day.
     pub tenant_servers_valid_ms: u64,
     /// Period of the servers/zones/tenants refresh (ODP `server_state_refresh_interval`; the
-    /// 15 s of its documentation, metadata.md §3.1, where ODP 4.3.1 ships 20 s). Default 15000.
+    /// 15 s of its documentation, docs/routing.md §12, where ODP 4.3.1 ships 20 s). Default 15000.
     pub cluster_refresh_ms: u64,
 }
 

@@ -1,6 +1,6 @@
 //! One cache entry and its ODP state machine (BORN, BUILDING, AVAIL, DIRTY, UPDATING, DELETED).
 //!
-//! Pure: every transition takes `now`, so tests drive time by hand (metadata.md §4.13).
+//! Pure: every transition takes `now`, so tests drive time by hand (docs/routing.md §12).
 
 use std::fmt;
 use std::sync::Arc;

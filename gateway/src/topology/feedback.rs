@@ -1,4 +1,4 @@
-//! Feedback from responses into the location cache (routing.md §14).
+//! Feedback from responses into the location cache (docs/routing.md §12).
 
 use tokio::time::Instant;
 

@@ -1,5 +1,5 @@
 //! Lookups for the request path: cache first, fetch from the metadata source on a miss or a due
-//! refresh, and never wait longer than the configured bound (routing.md §2.3, §14).
+//! refresh, and never wait longer than the configured bound (docs/routing.md §12).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock, Weak};
@@ -186,7 +186,7 @@ impl Locator {
         self.lookup(&self.inner.cache.tenants, tenant, || self.spawn_tenant_fetch(tenant.to_string())).await
     }
 
-    /// The tenant's servers with their placement (the T candidates of routing.md §4.4).
+    /// The tenant's servers with their placement (the T candidates of docs/routing.md §3).
     pub async fn tenant_placed(&self, tenant: &str) -> Result<Vec<PlacedServer>, TopologyError> {
         let servers = self.tenant_servers(tenant).await;
         let Some(list) = servers.value() else {

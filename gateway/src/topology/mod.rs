@@ -5,7 +5,7 @@
 //!   locations, replicas (role, type) and their placement.
 //! * [`entry`], [`cache`] — ODP's entry states and the cache of table, tablet and tenant entries.
 //! * [`feedback`] — response feedback: NOT_MASTER, TENANT_NOT_IN_SERVER, connect failures,
-//!   partition miss/hit (routing.md §14).
+//!   partition miss/hit (docs/routing.md §12).
 //! * [`locator`] — the request-path API: bounded-wait lookups that fetch from a
 //!   [`crate::metadata::MetadataSource`].
 //!

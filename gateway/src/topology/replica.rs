@@ -1,4 +1,4 @@
-//! Replicas of a tablet and their placement: role, replica type, server, zone (routing.md §4.5).
+//! Replicas of a tablet and their placement: role, replica type, server, zone (docs/routing.md §3).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,7 +25,7 @@ impl Role {
     }
 }
 
-/// Replica type (`replica_type`, metadata.md §4.1).
+/// Replica type (`replica_type`, docs/routing.md §12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ReplicaType {
     /// 0: full replica.
@@ -105,7 +105,7 @@ impl TabletLocation {
     }
 }
 
-/// Servers hosting a tenant (the `__all_dummy` entry, metadata.md §4.2).
+/// Servers hosting a tenant (the `__all_dummy` entry, docs/routing.md §12).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TenantServers {
     /// Tenant name.
@@ -143,7 +143,7 @@ impl PlacedServer {
         self.zone.as_ref().map_or("", |z| z.name.as_str())
     }
 
-    /// Region name, empty if unknown (routing.md §4.1: another region when LDC is used).
+    /// Region name, empty if unknown (docs/routing.md §3: another region when LDC is used).
     pub fn region(&self) -> &str {
         self.zone.as_ref().map_or("", |z| z.region.as_str())
     }
@@ -153,20 +153,16 @@ impl PlacedServer {
         self.zone.as_ref().map_or("", |z| z.idc.as_str())
     }
 
-    /// Zone type; servers missing from the server list count as read-write (§4.1).
+    /// Zone type; servers missing from the server list count as read-write (docs/routing.md §3).
     pub fn zone_type(&self) -> ZoneType {
         self.zone.as_ref().map_or(ZoneType::ReadWrite, |z| z.zone_type)
     }
 
-    /// Zone merging; servers missing from the server list count as not merging (§4.1).
+    /// Zone merging; servers missing from the server list count as not merging (docs/routing.md §3).
     pub fn merging(&self) -> bool {
         self.zone.as_ref().is_some_and(|z| z.merging)
     }
 
-    /// Whether the server appears in the server list.
-    pub fn is_known(&self) -> bool {
-        self.server.is_some()
-    }
 }
 
 /// A replica with its server's placement, as the route engine consumes it.

@@ -1,4 +1,4 @@
-//! Table entries: what the location cache knows about one table (metadata.md §4.1, §4.4–§4.6).
+//! Table entries: what the location cache knows about one table (docs/routing.md §12).
 
 use std::fmt;
 
@@ -9,7 +9,7 @@ use super::replica::Replica;
 /// Identifies a table: tenant, database, table name.
 ///
 /// Database and table names are stored lower-case (OceanBase MySQL mode runs with
-/// `lower_case_table_names = 1`, metadata.md §5.1); the tenant name is kept as given.
+/// `lower_case_table_names = 1`, docs/routing.md §12); the tenant name is kept as given.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TableKey {
     /// Tenant name.
@@ -108,10 +108,10 @@ pub struct TableEntry {
     pub schema_version: Option<u64>,
     /// Number of partitions (leaf tablets); 1 for a non-partitioned table.
     pub part_num: usize,
-    /// Duplicate (broadcast) table: every replica is readable like the leader (routing.md §4.5).
+    /// Duplicate (broadcast) table: every replica is readable like the leader (docs/routing.md §3).
     pub duplicate: bool,
     /// Partitioning with tablet ids filled in when known; `None` for a non-partitioned table or
-    /// a partitioned table whose partitioning cannot be calculated (routing.md §2.6).
+    /// a partitioned table whose partitioning cannot be calculated (docs/routing.md §12).
     pub scheme: Option<TableScheme>,
     /// Replicas of the single tablet of a non-partitioned table (empty for partitioned tables).
     pub replicas: Vec<Replica>,

@@ -1,6 +1,6 @@
 //! The cluster layout the tests write as the gateway's static topology, and the routing oracle
 //! computed from it independently of the gateway: partition of a key (HASH = `abs(v) % n`, RANGE
-//! by its bounds, metadata.md §2 / partition.md), leaders, the replica a weak read prefers.
+//! by its bounds, docs/routing.md §14 / docs/partition.md), leaders, the replica a weak read prefers.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -30,7 +30,7 @@ pub enum Partitioning {
     /// `HASH(col) PARTITIONS n`.
     Hash(u32),
     /// `KEY(col) PARTITIONS n` — placement by OceanBase's KEY hash, which the test does not
-    /// compute (it is not MariaDB's, environment.md §2.1).
+    /// compute (it is not MariaDB's, docs/architecture.md §3).
     Key(u32),
     /// `RANGE(col)` with these exclusive upper bounds; a last partition `MAXVALUE` follows.
     Range(Vec<i64>),
@@ -168,7 +168,7 @@ impl Topology {
         self.servers.iter().filter(|s| self.zone_of(s.name).idc == self.idc).map(|s| s.name).collect()
     }
 
-    /// Where a weak read of partition `part` goes (routing.md §6.2 + §5): the tenant has a
+    /// Where a weak read of partition `part` goes (docs/routing.md §5 + docs/routing.md §4): the tenant has a
     /// read-only zone, so a WEAK request takes the `ob_route_policy` policy, READONLY_ZONE_FIRST by
     /// default (MariaDB has no such variable); its first non-empty entry for this layout is ANWP —
     /// the read-write replica of the partition in the gateway's IDC (ANRP/BNRP are empty: the
@@ -183,7 +183,7 @@ impl Topology {
         first
     }
 
-    /// The static topology file (metadata.md §2) with the servers' real addresses.
+    /// The static topology file (docs/routing.md §14) with the servers' real addresses.
     pub fn to_toml(&self, addrs: &HashMap<String, SocketAddr>) -> String {
         let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
         let list = |v: &[&str]| format!("[{}]", v.iter().map(|s| q(s)).collect::<Vec<_>>().join(", "));

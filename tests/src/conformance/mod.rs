@@ -1,5 +1,5 @@
 //! Partition-placement conformance: the OceanBase kernel is the oracle, `gateway locate` the
-//! subject (partition.md §11).
+//! subject (docs/partition.md §10).
 //!
 //! For every table of the catalogue ([`tables`], [`tables_rl`], [`tables_sub`]) the run creates
 //! the table in one shared kernel ([`crate::seekdb::Seekdb`]), bulk-inserts ≥ 1,000 deterministic
@@ -79,7 +79,7 @@ pub fn selected(name: &str) -> bool {
 /// cannot run here.
 pub fn run_group(group: &str, specs: Vec<TableSpec>) {
     if let Some(reason) = Seekdb::skip_reason() {
-        eprintln!("SKIP: partition_conformance/{group}: {reason}");
+        crate::skip::skip(&format!("partition_conformance/{group}"), &reason);
         return;
     }
     let db = kernel().unwrap_or_else(|e| panic!("seekdb did not start: {e}"));

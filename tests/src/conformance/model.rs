@@ -21,7 +21,7 @@ impl Coll {
     }
 }
 
-/// A column type (partition.md §4.1 key types).
+/// A column type (docs/partition.md §4 key types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// TINYINT (8), SMALLINT (16), MEDIUMINT (24), INT (32), BIGINT (64), signed or unsigned.

@@ -386,7 +386,7 @@ pub fn check_table(db: &Seekdb, bin: &std::path::Path, t: &RangeTable, kt: &Kern
 /// Loads each table, runs its conditions, prints a line per table and panics on any disagreement.
 pub fn run_ranges(group: &str, tables: Vec<RangeTable>) {
     if let Some(reason) = Seekdb::skip_reason() {
-        eprintln!("SKIP: partition_conformance/{group}: {reason}");
+        crate::skip::skip(&format!("partition_conformance/{group}"), &reason);
         return;
     }
     let db = super::kernel().unwrap_or_else(|e| panic!("seekdb did not start: {e}"));

@@ -1,5 +1,5 @@
 //! The catalogue of one-level HASH and KEY tables: HASH on every integer type with several
-//! partition counts (non-powers of two included), KEY on each key type of partition.md §4.1,
+//! partition counts (non-powers of two included), KEY on each key type of docs/partition.md §4,
 //! multi-column KEY in declared and reversed order, and `KEY()` on the primary key.
 
 use super::gen;

@@ -1,5 +1,5 @@
 //! Confronts three sources for every workload request: the gateway's route log (its decision),
-//! the servers' general logs (where it really ran) and the request's [`Expect`] (where routing.md
+//! the servers' general logs (where it really ran) and the request's [`Expect`] (where docs/routing.md
 //! says it must run); and compares the outcomes of two runs of the same lists.
 
 use std::collections::{BTreeMap, HashMap};

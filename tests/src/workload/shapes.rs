@@ -19,7 +19,7 @@ impl Gen<'_> {
     }
 
     /// `INSERT … VALUES (a), (b)` with both keys in one partition (the gateway checks that all
-    /// rows map to one partition, partition.md §9.1).
+    /// rows map to one partition, docs/partition.md §2).
     pub(super) fn multi_row_insert(&mut self, table: &'static str, m: u64) {
         let Some(a) = self.absent_owned(table) else { return };
         let Some(b) = self.partition_mate(table, a).filter(|b| !self.present[table].contains(b)) else { return };
@@ -55,7 +55,7 @@ impl Gen<'_> {
         );
     }
 
-    /// A locking read is STRONG whatever its hint says (routing.md §3 [GW]).
+    /// A locking read is STRONG whatever its hint says (docs/routing.md §2 [GW]).
     pub(super) fn locking_read(&mut self) {
         let table = *self.rng.pick(&WRITTEN);
         let k = self.owned_key();
@@ -234,7 +234,7 @@ impl Gen<'_> {
     }
 
     /// Multi-statements, never split: routed by the first statement, or by the second when the
-    /// first opens a transaction (routing.md §10).
+    /// first opens a transaction (docs/routing.md §9).
     pub(super) fn multi_statement(&mut self) {
         let table = *self.rng.pick(&WRITTEN);
         let k = self.owned_key();

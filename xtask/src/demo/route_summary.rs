@@ -1,5 +1,5 @@
 //! The one-line summary of an `EXPLAIN ROUTE` answer: chosen server, its role, partition and
-//! consistency (routing.md §17.3 for the text, §4.6 for the LDC letter code).
+//! consistency (docs/routing.md §15 for the text, docs/routing.md §3 for the LDC letter code).
 
 /// What the route engine decided for one statement.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! VIP steering modes: router (TC ingress + `bpf_sk_assign`, docs/ebpf.md §3.3) and sk_lookup
-//! (netns-wide `sk_lookup`, §3.4), plus the daemon-side runtime that attaches the configured mode,
+//! VIP steering modes: router (TC ingress + `bpf_sk_assign`, docs/dataplane.md §2) and sk_lookup
+//! (netns-wide `sk_lookup`, docs/dataplane.md §2), plus the daemon-side runtime that attaches the configured mode,
 //! serves the data-plane metrics and detaches everything at shutdown.
 //!
 //! Both modes share one setup: load the object, write the steered `VIP:port` prefixes into
@@ -44,7 +44,7 @@ pub struct VipSteering {
     attachment: Option<Attachment>,
     /// Removed after the program is detached.
     routes: Option<LocalRoutes>,
-    /// Owns programs and maps; dropping it detaches everything (docs/ebpf.md §8).
+    /// Owns programs and maps; dropping it detaches everything (docs/dataplane.md §5).
     ebpf: Ebpf,
     plan: VipPlan,
 }

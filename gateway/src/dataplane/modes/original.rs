@@ -1,5 +1,5 @@
 //! The session hook of the VIP modes: the accepted socket's `local_addr()` is the `VIP:port` the
-//! client dialled (docs/ebpf.md §3.1). It is logged, and used as the session's server only when it
+//! client dialled (docs/dataplane.md §2). It is logged, and used as the session's server only when it
 //! names an intercepted server that the gateway can reach directly, i.e. one outside the VIP
 //! ranges: a VIP is local on this host (its `local` route), so dialling it would come back here
 //! (sk_lookup) or be refused (router).

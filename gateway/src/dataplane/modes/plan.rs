@@ -65,9 +65,9 @@ impl fmt::Display for Ipv4Cidr {
 /// Which VIP steering mode runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VipMode {
-    /// TC ingress + `bpf_sk_assign` on an interface (docs/ebpf.md §3.3).
+    /// TC ingress + `bpf_sk_assign` on an interface (docs/dataplane.md §2).
     Router,
-    /// `sk_lookup` on the network namespace (docs/ebpf.md §3.4).
+    /// `sk_lookup` on the network namespace (docs/dataplane.md §2).
     SkLookup,
 }
 

@@ -2,8 +2,8 @@
 //! `ip route add local <cidr> dev lo` (table `local`, scope host) and its removal.
 //!
 //! Router mode needs them because `bpf_sk_assign` only takes effect for packets routed locally;
-//! sk_lookup mode needs them because sk_lookup only runs for local destinations (docs/ebpf.md
-//! §3.3, §3.4). Requests go to the network namespace of the calling thread.
+//! sk_lookup mode needs them because sk_lookup only runs for local destinations (docs/dataplane.md
+//! docs/dataplane.md §2, docs/dataplane.md §2). Requests go to the network namespace of the calling thread.
 
 use std::io;
 

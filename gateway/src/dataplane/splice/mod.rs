@@ -1,4 +1,4 @@
-//! Kernel splice of pinned sessions (docs/ebpf.md §4): once a session's backend is fixed for
+//! Kernel splice of pinned sessions (docs/dataplane.md §3): once a session's backend is fixed for
 //! good, the kernel forwards its bytes between the client and the backend socket; the daemon only
 //! supervises.
 //!
@@ -17,7 +17,7 @@
 //! and routed sessions once they are pinned to one server connection for good, at the end of
 //! the answer that pinned them ([`prepare_pinned`], `session/routed/splice.rs`).
 //!
-//! TLS sessions are never spliced (§4.4): [`Eligibility`] refuses them.
+//! TLS sessions are never spliced (docs/dataplane.md §3): [`Eligibility`] refuses them.
 //!
 //! **P11, repeated bytes.** The kernel hands the verdict each received skb whole
 //! (`tcp_read_skb`), including the head of a retransmitted segment that repeats bytes already
@@ -78,7 +78,7 @@ pub enum Eligibility {
     Disabled,
     /// The user is not in `[dataplane] passthrough_users`: the session is routed per statement.
     NotPinned,
-    /// The client leg is TLS: the two legs carry different bytes (docs/ebpf.md §4.4).
+    /// The client leg is TLS: the two legs carry different bytes (docs/dataplane.md §3).
     Tls,
 }
 
@@ -113,7 +113,7 @@ impl Eligibility {
 
 /// The loaded splice program and its maps.
 pub struct Splicer {
-    /// Owns the program; dropping it would detach the verdict (docs/ebpf.md §8). Only held.
+    /// Owns the program; dropping it would detach the verdict (docs/dataplane.md §5). Only held.
     _ebpf: Mutex<Ebpf>,
     maps: Mutex<SpliceMaps>,
     active: AtomicU64,

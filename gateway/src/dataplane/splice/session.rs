@@ -142,7 +142,7 @@ fn insert(config: Option<&DataplaneConfig>, client: &TcpStream, backend: &TcpStr
 impl Prepared {
     /// Makes the splice take effect: forwards what the wires already buffered, publishes
     /// `SPLICE_PEER` both ways, and only then writes `last_response` (the login OK) to the
-    /// client, so that the client's next bytes already meet the splice (docs/ebpf.md §4.2.2).
+    /// client, so that the client's next bytes already meet the splice (docs/dataplane.md §3).
     pub async fn activate(
         &mut self,
         client: &mut Wire<Stream>,

@@ -134,7 +134,7 @@ fn tcp_info(fd: BorrowedFd<'_>) -> io::Result<([u8; 256], usize)> {
 }
 
 /// `FIONREAD`. On a socket in a sockmap, tcp_bpf answers with the bytes on the psock queue only,
-/// i.e. exactly the bytes the verdict passed and nobody has read yet (docs/ebpf.md P1).
+/// i.e. exactly the bytes the verdict passed and nobody has read yet (docs/dataplane.md P1).
 pub fn readable_bytes(fd: BorrowedFd<'_>) -> io::Result<usize> {
     let mut n: libc::c_int = 0;
     // SAFETY: FIONREAD writes one int through the valid pointer.
@@ -157,7 +157,7 @@ pub fn recv_nonblocking(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize>
 }
 
 /// Whether at least one byte can be read, without taking it (`MSG_PEEK`). On a socket in the
-/// sockmap this also sees bytes that reached it before its insertion (docs/ebpf.md P1), which
+/// sockmap this also sees bytes that reached it before its insertion (docs/dataplane.md P1), which
 /// `FIONREAD` does not count.
 pub fn has_pending_bytes(fd: BorrowedFd<'_>) -> io::Result<bool> {
     let mut byte = [0u8; 1];

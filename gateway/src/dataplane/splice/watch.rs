@@ -2,7 +2,7 @@
 //! instance of its own that the supervisor adds it to only while the flow is idle.
 //!
 //! A socket in the sockmap wakes its waiters for every segment it receives, redirected or not
-//! (docs/ebpf.md P7). For a redirected segment the socket does not poll readable, so epoll finds
+//! (docs/dataplane.md P7). For a redirected segment the socket does not poll readable, so epoll finds
 //! no event and puts the waiting thread back to sleep inside `epoll_wait`: no system call is seen,
 //! but every packet costs the daemon a wake-up and a context switch. Measured under sysbench point
 //! selects: with the socket in tokio's reactor, 1.1 wake-ups and ~10 system calls per statement

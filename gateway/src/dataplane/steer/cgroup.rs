@@ -1,7 +1,7 @@
 //! Where cgroup v2 and bpffs are mounted, which cgroup this process is in, and cgroup ids.
 //!
 //! Never hard-code `/sys/fs/cgroup`: on the dev VMs cgroup2 is `/sys/fs/cgroup/unified`
-//! (docs/ebpf.md §2). Mount points come from `/proc/self/mountinfo`.
+//! (docs/dataplane.md §2). Mount points come from `/proc/self/mountinfo`.
 
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};

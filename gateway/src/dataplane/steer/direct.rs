@@ -196,10 +196,6 @@ impl Steering {
         Ok(())
     }
 
-    /// The installed direct routes (dialled address → server).
-    pub fn direct_routes(&self) -> &BTreeMap<SocketAddrV4, SocketAddrV4> {
-        &self.direct
-    }
 }
 
 #[cfg(test)]

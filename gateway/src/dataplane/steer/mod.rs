@@ -1,4 +1,4 @@
-//! Steering mode `cgroup` (docs/ebpf.md §3.2): applications' connects to database addresses are
+//! Steering mode `cgroup` (docs/dataplane.md §2): applications' connects to database addresses are
 //! rewritten to the gateway by `cgroup/connect4` / `connect6`, and the daemon learns each
 //! connection's original destination through `getsockopt(SOL_IP, SO_ORIGINAL_DST)` (IPv6:
 //! `SOL_IPV6, IP6T_SO_ORIGINAL_DST`).
@@ -171,7 +171,7 @@ pub struct SteerStats {
 
 /// The attached steering programs. Dropping it detaches them (except pinned `fail_closed` links).
 pub struct Steering {
-    /// Owns programs, links and maps; must live as long as steering should (docs/ebpf.md §8).
+    /// Owns programs, links and maps; must live as long as steering should (docs/dataplane.md §5).
     ebpf: Ebpf,
     app_cgroups: Vec<PathBuf>,
     gateway_cgroup: PathBuf,
@@ -343,11 +343,6 @@ impl Steering {
     /// The intercepted IPv6 destinations.
     pub fn targets6(&self) -> &BTreeSet<SocketAddrV6> {
         &self.targets6
-    }
-
-    /// Where steered connects go.
-    pub fn rewrite_targets(&self) -> RewriteTargets {
-        self.rewrite
     }
 
     /// The loaded application-cgroup programs and their kernel ids.

@@ -1,6 +1,6 @@
 //! The original destination of an accepted connection: `getsockopt(SOL_IP, SO_ORIGINAL_DST)`.
 //!
-//! In cgroup mode the answer comes from the `steer_getsockopt` program (docs/ebpf.md §3.2 step 3);
+//! In cgroup mode the answer comes from the `steer_getsockopt` program (docs/dataplane.md §2 step 3);
 //! after an nftables/iptables `redirect` the kernel's netfilter answers the same call, so both
 //! deployments share this code path.
 

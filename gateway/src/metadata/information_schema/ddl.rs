@@ -1,5 +1,5 @@
 //! From `information_schema` rows to a `CREATE TABLE` text that `partition::parse_create_table`
-//! reads (metadata.md §5.2, §5.3): columns with their types and collations, the primary key, and
+//! reads (docs/routing.md §12): columns with their types and collations, the primary key, and
 //! the partition clause rebuilt from `PARTITIONS`.
 
 use super::client::TextRow;
@@ -168,7 +168,7 @@ pub fn needs_show_create(parts: &[PartitionRow]) -> bool {
 }
 
 /// Partition names declared `DEFAULT` in a `SHOW CREATE TABLE` text (MariaDB prints `0` as their
-/// PARTITION_DESCRIPTION, §5.2).
+/// PARTITION_DESCRIPTION, docs/routing.md §12).
 pub fn default_partitions(show_create: &str) -> Vec<String> {
     let flat = show_create.replace('`', " ").replace(['(', ')', ',', '\n', '\t'], " ");
     let words: Vec<&str> = flat.split_whitespace().collect();

@@ -1,8 +1,8 @@
 //! Partition definitions from `information_schema` (PARTITIONS, COLUMNS, STATISTICS), the portable
-//! path that works on OceanBase, MySQL and MariaDB (metadata.md §5).
+//! path that works on OceanBase, MySQL and MariaDB (docs/routing.md §12).
 //!
 //! It knows *which partition* a row is in but not *where* it lives: no tablet ids, replicas,
-//! servers or zones (§5.4). Those come from the static topology or the sys views.
+//! servers or zones (docs/routing.md §12). Those come from the static topology or the sys views.
 
 pub mod client;
 pub mod ddl;

@@ -1,5 +1,5 @@
 //! Rebuilding partition definitions from canned `information_schema` rows (MariaDB and OceanBase
-//! shapes, metadata.md §5.2).
+//! shapes, docs/routing.md §12).
 
 use crate::metadata::information_schema::ddl::{default_partitions, quote};
 use crate::metadata::information_schema::{InformationSchemaSource, SqlClient, TextRow};

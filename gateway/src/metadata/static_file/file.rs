@@ -78,7 +78,7 @@ pub struct TenantDef {
     /// Names of the servers hosting the tenant. Default: every server.
     #[serde(default)]
     pub servers: Option<Vec<String>>,
-    /// Server name holding every log-stream leader (single-leader routing, routing.md §2.2).
+    /// Server name holding every log-stream leader (single-leader routing, docs/routing.md §1).
     #[serde(default)]
     pub single_leader: Option<String>,
 }

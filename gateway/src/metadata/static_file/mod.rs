@@ -65,11 +65,6 @@ impl StaticSource {
             .map(|(_, m)| m)
     }
 
-    /// All table keys.
-    pub fn table_keys(&self) -> Vec<TableKey> {
-        self.loaded.tables.iter().map(|(k, _)| k.clone()).collect()
-    }
-
     fn table_for(&self, key: &TableKey) -> Result<TableMeta, MetadataError> {
         let mut meta = self.table(key).cloned().ok_or_else(|| MetadataError::NotFound(format!("table {key}")))?;
         meta.entry.key = key.clone();

@@ -1,4 +1,4 @@
-//! Partition bounds from the views' text column `high_bound_val` (metadata.md §4.5).
+//! Partition bounds from the views' text column `high_bound_val` (docs/routing.md §12).
 //!
 //! The kernel fills `high_bound_val` with the same SQL-literal text as
 //! `information_schema.PARTITIONS.PARTITION_DESCRIPTION` (`convert_rowkey_to_sql_literal` /

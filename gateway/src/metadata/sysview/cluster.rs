@@ -1,4 +1,4 @@
-//! Zones, servers, tenants and single-leader tenants from their view rows (metadata.md §4.7–§4.10).
+//! Zones, servers, tenants and single-leader tenants from their view rows (docs/routing.md §12).
 
 use std::net::SocketAddr;
 
@@ -8,7 +8,7 @@ use crate::topology::{PrimaryZone, Server, ServerStatus, Tenant, Zone, ZoneStatu
 
 use super::cells::{parse_addr, Cells};
 
-/// A `DBA_OB_ZONES` row (§4.7): zone, status, is_merging, region, spare4 (IDC), spare5 (type).
+/// A `DBA_OB_ZONES` row (docs/routing.md §12): zone, status, is_merging, region, spare4 (IDC), spare5 (type).
 pub fn zone(row: &TextRow) -> Result<Zone, MetadataError> {
     let c = Cells::new(row, "DBA_OB_ZONES", 6)?;
     let status = c.text(1, "status")?;
@@ -22,7 +22,7 @@ pub fn zone(row: &TextRow) -> Result<Zone, MetadataError> {
     })
 }
 
-/// A `DBA_OB_SERVERS` row (§4.8): svr_ip, rpc_port, svr_port (SQL), zone, status,
+/// A `DBA_OB_SERVERS` row (docs/routing.md §12): svr_ip, rpc_port, svr_port (SQL), zone, status,
 /// start_service_time (bool), stop_time (bool). Named `ip:sql_port`.
 pub fn server(row: &TextRow) -> Result<Server, MetadataError> {
     let c = Cells::new(row, "DBA_OB_SERVERS", 7)?;
@@ -42,7 +42,7 @@ pub fn server(row: &TextRow) -> Result<Server, MetadataError> {
     })
 }
 
-/// A `DBA_OB_TENANTS` row (§4.9): tenant_name, tenant_id, locality, previous_locality,
+/// A `DBA_OB_TENANTS` row (docs/routing.md §12): tenant_name, tenant_id, locality, previous_locality,
 /// primary_zone, status.
 pub fn tenant(row: &TextRow) -> Result<Tenant, MetadataError> {
     let c = Cells::new(row, "DBA_OB_TENANTS", 6)?;
@@ -55,7 +55,7 @@ pub fn tenant(row: &TextRow) -> Result<Tenant, MetadataError> {
     })
 }
 
-/// A `CDB_OB_LS_LOCATIONS` row (§4.10): tenant_name, leader_addr, is_single_leader. Returns the
+/// A `CDB_OB_LS_LOCATIONS` row (docs/routing.md §12): tenant_name, leader_addr, is_single_leader. Returns the
 /// tenant and its single leader; `None` for a row without a tenant (the RIGHT JOIN found no
 /// tenant) or for a tenant whose leaders are on several servers.
 pub fn single_leader(row: &TextRow) -> Result<Option<(String, SocketAddr)>, MetadataError> {

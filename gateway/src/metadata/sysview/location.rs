@@ -1,4 +1,4 @@
-//! Rows of `__all_virtual_proxy_schema` ⋈ `DBA_OB_SERVERS` (metadata.md §4.1–§4.3): replicas,
+//! Rows of `__all_virtual_proxy_schema` ⋈ `DBA_OB_SERVERS` (docs/routing.md §12): replicas,
 //! table-level data, tenant server lists and tablet locations.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The OceanBase sys-tenant views as ODP reads them (metadata.md §4): the full multi-node topology.
+//! The OceanBase sys-tenant views as ODP reads them (docs/routing.md §12): the full multi-node topology.
 //!
 //! [`SysViewSource`] runs ODP's statements ([`sql`]) over a sys-tenant connection (`proxyro@sys`)
 //! and turns the rows into the cluster model (zones, servers, tenants, single-leader tenants),
@@ -59,7 +59,7 @@ impl<C: SqlClient> SysViewSource<C> {
         self.client.query(sql).await
     }
 
-    /// Zones, servers and tenants (§4.7–§4.9), with single-leader servers (§4.10; a failure of
+    /// Zones, servers and tenants (docs/routing.md §12–docs/routing.md §12), with single-leader servers (docs/routing.md §12; a failure of
     /// that optional query is logged and leaves them unset).
     pub async fn cluster(&self) -> Result<Cluster, MetadataError> {
         let zones = cluster::all(&self.query(&sql::zones()).await?, cluster::zone)?;
@@ -81,7 +81,7 @@ impl<C: SqlClient> SysViewSource<C> {
         Ok(model)
     }
 
-    /// The servers of `tenant` (§4.2); a tenant without rows is `NotFound`.
+    /// The servers of `tenant` (docs/routing.md §12); a tenant without rows is `NotFound`.
     pub async fn tenant_servers(&self, tenant: &str) -> Result<TenantServers, MetadataError> {
         let rows = LocationRow::parse_all(&self.query(&sql::tenant_servers(tenant)).await?)?;
         let servers = location::tenant_servers(&rows);
@@ -92,8 +92,8 @@ impl<C: SqlClient> SysViewSource<C> {
         Ok(TenantServers { tenant: tenant.to_string(), servers })
     }
 
-    /// The table entry of `key` (§4.1) with, for a partitioned table, its scheme and tablet ids
-    /// (§4.4–§4.6). Tablet locations are left to [`SysViewSource::tablets`] (on demand, as ODP).
+    /// The table entry of `key` (docs/routing.md §12) with, for a partitioned table, its scheme and tablet ids
+    /// (docs/routing.md §12–docs/routing.md §12). Tablet locations are left to [`SysViewSource::tablets`] (on demand, as ODP).
     pub async fn table(&self, key: &TableKey) -> Result<TableMeta, MetadataError> {
         let sql = sql::table_entry(&key.tenant, &key.database, &key.table);
         let rows = LocationRow::parse_all(&self.query(&sql).await?)?;
@@ -142,7 +142,7 @@ impl<C: SqlClient> SysViewSource<C> {
         }
     }
 
-    /// Locations of `tablet_ids` of `key` (§4.3: the single form for one id, the batch form
+    /// Locations of `tablet_ids` of `key` (docs/routing.md §12: the single form for one id, the batch form
     /// otherwise). Ids without a routable replica are left out.
     pub async fn tablets(&self, key: &TableKey, tablet_ids: &[u64]) -> Result<Vec<TabletLocation>, MetadataError> {
         let sql = match tablet_ids {

@@ -1,4 +1,4 @@
-//! `__all_virtual_proxy_partition_info` (metadata.md §4.4): partition functions, expressions and
+//! `__all_virtual_proxy_partition_info` (docs/routing.md §12): partition functions, expressions and
 //! key columns with their `ObObjType`, collation and accuracy, turned into scheme columns and levels.
 
 use crate::metadata::information_schema::TextRow;
@@ -186,7 +186,7 @@ pub fn level(code: i64, expr: &str) -> Result<Level, PartitionError> {
     Ok(Level { func, expr })
 }
 
-/// Collation id → name (45, 46, 63; others are named by id and not calculated, partition.md §6).
+/// Collation id → name (45, 46, 63; others are named by id and not calculated, docs/partition.md §4).
 pub fn collation_name(id: i64) -> String {
     match id {
         45 => "utf8mb4_general_ci".into(),
@@ -200,7 +200,7 @@ fn fsp(scale: i64) -> Option<u8> {
     u8::try_from(scale.max(0)).ok().filter(|s| *s <= 6)
 }
 
-/// `ObObjType` id → column type (metadata.md §4.4, partition.md §4.1). The classic DATE/DATETIME
+/// `ObObjType` id → column type (docs/routing.md §12, docs/partition.md §4). The classic DATE/DATETIME
 /// (19/17) and legacy NUMBER (15/16) hash differently from the types the scheme models (52/53,
 /// DecimalInt); they are accepted for comparisons but not under a KEY function.
 pub fn column_type(k: &PartKey, key_hashed: bool) -> ColumnType {

@@ -1,7 +1,7 @@
-//! `__all_virtual_proxy_partition` / `…_sub_partition` rows (metadata.md §4.5, §4.6) and the
+//! `__all_virtual_proxy_partition` / `…_sub_partition` rows (docs/routing.md §12) and the
 //! `TableScheme` they make with the partitioning info, tablet ids filled in.
 //!
-//! Rows are matched explicitly, never by row order ([QUIRK] §4.5): HASH/KEY partitions by their
+//! Rows are matched explicitly, never by row order ([QUIRK] docs/routing.md §12): HASH/KEY partitions by their
 //! position column (`part_position` / `sub_part_position` = the kernel's `part_idx`), RANGE
 //! partitions by their upper bound (cast to the key types and sorted), LIST partitions by id
 //! (their order does not change the result); sub-partitions join their parent by `part_id`.

@@ -1,15 +1,15 @@
-//! The statements ODP sends to the sys-tenant views (metadata.md §4), as the gateway sends them.
+//! The statements ODP sends to the sys-tenant views (docs/routing.md §12), as the gateway sends them.
 //!
 //! WHERE clauses, ORDER BYs, LIMITs and hints are ODP's. Where ODP selects `A.*` / `*` and reads
 //! columns by name, the gateway names the columns it reads: [`crate::metadata::information_schema::SqlClient`]
 //! returns rows by position, and an explicit list keeps positions stable when a kernel adds
 //! columns to a view. The partition statements add the text bound (`high_bound_val`) and the
 //! position columns (`part_position`, `sub_part_position`) the gateway uses instead of decoding
-//! `high_bound_val_bin` and trusting row order (metadata.md §4.5 [QUIRK]).
+//! `high_bound_val_bin` and trusting row order (docs/routing.md §12 [QUIRK]).
 
 use crate::metadata::information_schema::ddl::quote;
 
-/// `N` of metadata.md §4: ODP passes INT64_MAX as the LIMIT.
+/// `N` of docs/routing.md §12: ODP passes INT64_MAX as the LIMIT.
 pub const LIMIT_ALL: i64 = i64::MAX;
 
 /// The LIMIT of the partition-info statement: ODP's `OBPROXY_MAX_PART_KEY_NUM`.
@@ -17,14 +17,14 @@ pub const MAX_PART_KEYS: usize = 16;
 
 const HINT: &str = "/*+READ_CONSISTENCY(WEAK)*/";
 
-/// Columns of a location row (§4.1–§4.3), in the order `location::LocationRow` reads them.
+/// Columns of a location row (docs/routing.md §12–docs/routing.md §12), in the order `location::LocationRow` reads them.
 pub const LOCATION_COLUMNS: &str = "A.tablet_id, A.svr_ip, A.sql_port, A.table_id, A.role, A.part_num, \
      A.replica_num, A.schema_version, A.replica_type, A.dup_replica_type, A.table_type, B.svr_port as svr_port";
 
 const LOCATION_FROM: &str = "FROM oceanbase.__all_virtual_proxy_schema A inner join oceanbase.DBA_OB_SERVERS B \
      ON A.svr_ip = B.svr_ip and A.sql_port = B.sql_port";
 
-/// Columns of a partition-info row (§4.4), in the order `part_info` reads them.
+/// Columns of a partition-info row (docs/routing.md §12), in the order `part_info` reads them.
 pub const PART_INFO_COLUMNS: &str = "template_num, part_level, part_key_num, part_expr, sub_part_expr, part_type, \
      part_num, sub_part_type, all_part_num, part_key_level, part_key_idx, part_key_name, part_key_type, \
      part_key_collation_type, part_key_length, part_key_precision, part_key_scale, part_key_extra, part_key_expr";
@@ -38,7 +38,7 @@ fn table_where(tenant: &str, db: &str, table: &str) -> String {
     )
 }
 
-/// §4.1: the table entry (`tablet_id = 0`), leader first.
+/// docs/routing.md §12: the table entry (`tablet_id = 0`), leader first.
 pub fn table_entry(tenant: &str, db: &str, table: &str) -> String {
     format!(
         "SELECT {HINT} {LOCATION_COLUMNS} {LOCATION_FROM} {} AND A.tablet_id = 0 ORDER BY A.role ASC LIMIT {LIMIT_ALL}",
@@ -46,7 +46,7 @@ pub fn table_entry(tenant: &str, db: &str, table: &str) -> String {
     )
 }
 
-/// §4.2: the tenant's servers (the `__all_dummy` entry).
+/// docs/routing.md §12: the tenant's servers (the `__all_dummy` entry).
 pub fn tenant_servers(tenant: &str) -> String {
     format!(
         "SELECT {HINT} {LOCATION_COLUMNS} {LOCATION_FROM} WHERE A.tenant_name = {} AND A.database_name = 'oceanbase' \
@@ -55,7 +55,7 @@ pub fn tenant_servers(tenant: &str) -> String {
     )
 }
 
-/// §4.3, single form: one tablet's replicas, leader first.
+/// docs/routing.md §12, single form: one tablet's replicas, leader first.
 pub fn tablet(tenant: &str, db: &str, table: &str, tablet_id: u64) -> String {
     format!(
         "SELECT {HINT} {LOCATION_COLUMNS} {LOCATION_FROM} {} AND A.tablet_id = {tablet_id} ORDER BY A.role ASC LIMIT {LIMIT_ALL}",
@@ -63,7 +63,7 @@ pub fn tablet(tenant: &str, db: &str, table: &str, tablet_id: u64) -> String {
     )
 }
 
-/// §4.3, batch form: several tablets' replicas.
+/// docs/routing.md §12, batch form: several tablets' replicas.
 pub fn tablets(tenant: &str, db: &str, table: &str, tablet_ids: &[u64]) -> String {
     let ids: Vec<String> = tablet_ids.iter().map(u64::to_string).collect();
     format!(
@@ -73,7 +73,7 @@ pub fn tablets(tenant: &str, db: &str, table: &str, tablet_ids: &[u64]) -> Strin
     )
 }
 
-/// §4.4: partitioning functions and key columns, one row per key column.
+/// docs/routing.md §12: partitioning functions and key columns, one row per key column.
 pub fn partition_info(table_id: u64, tenant: &str) -> String {
     format!(
         "SELECT {HINT} {PART_INFO_COLUMNS} FROM oceanbase.__all_virtual_proxy_partition_info \
@@ -82,7 +82,7 @@ pub fn partition_info(table_id: u64, tenant: &str) -> String {
     )
 }
 
-/// The `ls_id` sub-select of §4.5 and §4.6.
+/// The `ls_id` sub-select of docs/routing.md §12 and docs/routing.md §12.
 fn ls_id(table_id: u64, tenant: &str) -> String {
     format!(
         "IFNULL((SELECT B.ls_id FROM oceanbase.__all_virtual_tablet_to_ls B WHERE A.tablet_id = B.tablet_id \
@@ -92,7 +92,7 @@ fn ls_id(table_id: u64, tenant: &str) -> String {
     )
 }
 
-/// §4.5: first-level partitions (plus `high_bound_val` and `part_position`).
+/// docs/routing.md §12: first-level partitions (plus `high_bound_val` and `part_position`).
 pub fn partitions(table_id: u64, tenant: &str) -> String {
     format!(
         "SELECT {HINT}  A.tablet_id as tablet_id, {}, A.part_id as part_id, A.part_name as part_name, \
@@ -104,7 +104,7 @@ pub fn partitions(table_id: u64, tenant: &str) -> String {
     )
 }
 
-/// §4.6: sub-partitions (plus `high_bound_val` and `sub_part_position`).
+/// docs/routing.md §12: sub-partitions (plus `high_bound_val` and `sub_part_position`).
 pub fn sub_partitions(table_id: u64, tenant: &str) -> String {
     format!(
         "SELECT {HINT}  A.tablet_id as tablet_id, {}, A.part_id as part_id, A.sub_part_id as sub_part_id, \
@@ -116,7 +116,7 @@ pub fn sub_partitions(table_id: u64, tenant: &str) -> String {
     )
 }
 
-/// §4.7: zones.
+/// docs/routing.md §12: zones.
 pub fn zones() -> String {
     format!(
         "SELECT {HINT} zone, status, 0 AS is_merging, region, idc AS spare4, type AS spare5 \
@@ -124,7 +124,7 @@ pub fn zones() -> String {
     )
 }
 
-/// §4.8: servers (the result's `svr_port` is the SQL port).
+/// docs/routing.md §12: servers (the result's `svr_port` is the SQL port).
 pub fn servers() -> String {
     format!(
         "SELECT {HINT} svr_ip, svr_port AS rpc_port, sql_port AS svr_port, zone, status, \
@@ -133,7 +133,7 @@ pub fn servers() -> String {
     )
 }
 
-/// §4.9: tenants (not sys, not in a locality change).
+/// docs/routing.md §12: tenants (not sys, not in a locality change).
 pub fn tenants() -> String {
     format!(
         "SELECT {HINT} tenant_name, tenant_id, locality, previous_locality, primary_zone, status \
@@ -141,7 +141,7 @@ pub fn tenants() -> String {
     )
 }
 
-/// §4.10: the leader servers of the tenants' user log streams.
+/// docs/routing.md §12: the leader servers of the tenants' user log streams.
 pub fn single_leaders(tenant_ids: &[u64]) -> String {
     let ids: Vec<String> = tenant_ids.iter().map(u64::to_string).collect();
     format!(

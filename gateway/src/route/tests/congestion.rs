@@ -1,4 +1,4 @@
-//! Congestion state machines driven by an injected clock (routing.md §15).
+//! Congestion state machines driven by an injected clock (docs/routing.md §6).
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! Strong vs weak, routing.md §3, one row per rule.
+//! Strong vs weak, docs/routing.md §2, one row per rule.
 
 use crate::route::consistency::Consistency::{self, Strong, Weak};
 use crate::route::consistency::{decide_consistency, ConsistencyInputs, ConsistencyRule, ReadConsistency};

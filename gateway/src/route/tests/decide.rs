@@ -16,7 +16,7 @@ const ALIVE_CONGESTED: CongestionState = CongestionState::Congested(CongestionKi
 
 #[test]
 fn strong_read_leader_first_then_policy_order() {
-    // Leader in another region, followers local: the leader still comes first (§5.1).
+    // Leader in another region, followers local: the leader still comes first (docs/routing.md §4).
     let cands = servers(&["ANWPF", "BNWPF", "CNWPL", "ANWT"]);
     for seed in 0..8 {
         let d = decide(&strong_select(cands.clone(), seed)).unwrap();
@@ -63,7 +63,7 @@ fn retry_due_server_is_usable_in_place() {
     assert_eq!(hosts(&d), [1, 2]);
 }
 
-/// §5.2 cases: (case, candidates, strong?, congested hosts, expected policy walked, expected order)
+/// docs/routing.md §4 cases: (case, candidates, strong?, congested hosts, expected policy walked, expected order)
 #[test]
 fn optimized_switch() {
     type Case = (&'static str, &'static [&'static str], bool, &'static [u8], RoutePolicy, &'static [u8]);

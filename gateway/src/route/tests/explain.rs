@@ -1,4 +1,4 @@
-//! The EXPLAIN ROUTE rendering of a decision (routing.md §17.3).
+//! The EXPLAIN ROUTE rendering of a decision (docs/routing.md §15).
 
 use super::{congested, servers, strong_select, weak_select};
 use crate::route::congestion::{CongestionKind, CongestionState};

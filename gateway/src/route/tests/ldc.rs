@@ -1,4 +1,4 @@
-//! LDC classification (routing.md §4).
+//! LDC classification (docs/routing.md §3).
 
 use super::{addr, client, server};
 use crate::route::candidate::{Candidate, ZoneType};

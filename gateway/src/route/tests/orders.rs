@@ -1,4 +1,4 @@
-//! Every policy order, exactly as routing.md §5 writes it, and walked over real candidates.
+//! Every policy order, exactly as docs/routing.md §4 writes it, and walked over real candidates.
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -15,7 +15,7 @@ use crate::route::policy::RoutePolicy;
 use crate::route::primary_zone::PrimaryZone;
 use crate::route::request::PartitionState;
 
-/// routing.md §5, the "exact order" column, verbatim.
+/// docs/routing.md §4, the "exact order" column, verbatim.
 const SPEC: &[(&str, &str)] = &[
     ("MERGE_IDC_ORDER", "ANP BNP AMP BMP | ANT BNT AMT BMT | CNP CMP | CNT CMT"),
     ("READONLY_ZONE_FIRST", "ANRP BNRP AMRP BMRP ANWP BNWP AMWP BMWP | ANRT BNRT AMRT BMRT ANWT BNWT AMWT BMWT | CNRP CMRP CNWP CMWP | CNRT CMRT CNWT CMWT"),

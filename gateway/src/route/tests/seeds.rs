@@ -1,6 +1,6 @@
-//! The priority lists of the original ODP documentation (seeds/000_*.txt, routing.md §7), one
+//! The priority lists of the original ODP documentation (seeds/000_*.txt, docs/routing.md §4), one
 //! test case each. Each list is quoted next to its case; the documented lists are the
-//! partition-server projections of the §5 arrays (routing.md §7.3).
+//! partition-server projections of the docs/routing.md §4 arrays (docs/routing.md §4).
 
 use super::{codes, server, strong_select, weak_select, without_role};
 use crate::route::candidate::{Candidate, ZoneType};
@@ -207,7 +207,7 @@ fn seed_rw_split_other_strong_requests_read_write_zones_only() {
 }
 
 /// 読み書き分離デプロイ, weak reads: routing depends on `ob_route_policy`, default
-/// READONLY_ZONE_FIRST (routing.md §7.3, last row).
+/// READONLY_ZONE_FIRST (docs/routing.md §4, last row).
 #[test]
 fn seed_rw_split_weak_read_uses_ob_route_policy() {
     let list = ["ANRPF", "BNRPF", "ANWPL", "BNWPF", "CNRPF", "CNWPF"];

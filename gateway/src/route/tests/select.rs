@@ -1,4 +1,4 @@
-//! The selection tree of routing.md §6.2 / §6.3, one row per branch.
+//! The selection tree of docs/routing.md §5, one row per branch.
 
 use super::{addr, server, strong_select};
 use crate::route::candidate::Candidate;

@@ -1,4 +1,4 @@
-//! The gateway's admin commands over the MySQL protocol (routing.md §17): recognition, access
+//! The gateway's admin commands over the MySQL protocol (docs/routing.md §15): recognition, access
 //! control (`[[users]] admin = true`), one file per command behind [`AdminCommand`].
 //!
 //! | statement | file |

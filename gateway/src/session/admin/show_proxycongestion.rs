@@ -1,4 +1,4 @@
-//! `SHOW PROXYCONGESTION`: the congestion state of every server (routing.md §15): state,
+//! `SHOW PROXYCONGESTION`: the congestion state of every server (docs/routing.md §6): state,
 //! failures inside the failure window, time since the last failure, time until an
 //! alive-congested server may be retried, failed probes in a row, and its pooled connections.
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::{health, Idle, KeyPool, PoolError, PoolKey};
+use super::{health, scrub, Idle, KeyPool, PoolError, PoolKey};
 use crate::protocol::command;
 use crate::session::backend::Backend;
 use crate::session::state::{ClientState, ConnSync, SyncStep};
@@ -23,10 +23,12 @@ pub struct PooledConn {
     broken: bool,
     /// A request was sent and its answer not read to the end: never reusable as it is.
     in_flight: bool,
+    /// Its client is gone (or reset its session): reset before it is idle again ([`scrub`]).
+    scrub: bool,
     timeout: Duration,
     home: Arc<KeyPool>,
     /// Released after the connection is back among the idle ones.
-    _slot: OwnedSemaphorePermit,
+    slot: Option<OwnedSemaphorePermit>,
 }
 
 impl PooledConn {
@@ -40,7 +42,8 @@ impl PooledConn {
         timeout: Duration,
     ) -> Self {
         home.in_use.fetch_add(1, Ordering::Relaxed);
-        PooledConn { backend: Some(backend), sync, key, client, broken: false, in_flight: false, timeout, home, _slot: slot }
+        let slot = Some(slot);
+        PooledConn { backend: Some(backend), sync, key, client, broken: false, in_flight: false, scrub: false, timeout, home, slot }
     }
 
     /// The key this connection belongs to.
@@ -64,6 +67,13 @@ impl PooledConn {
         self.in_flight = in_flight;
     }
 
+    /// Its client is gone or reset its session: whatever the client left on the server session
+    /// (transaction, locks, temporary tables, variables) is reset before the connection is idle
+    /// again, in the background once it is dropped.
+    pub fn scrub_on_release(&mut self) {
+        self.scrub = true;
+    }
+
     /// Whether the connection was marked broken.
     pub fn is_broken(&self) -> bool {
         self.broken
@@ -81,7 +91,7 @@ impl PooledConn {
         Some((backend, std::mem::take(&mut self.sync)))
     }
 
-    /// Brings the connection's session up to `state` (routing.md §12 steps 4–5 and the held
+    /// Brings the connection's session up to `state` (docs/routing.md §11 steps 4–5 and the held
     /// one-shots): runs [`ClientState::plan`], then records it with [`ClientState::synced`].
     /// Returns the number of statements sent. On failure the connection is marked broken.
     pub async fn sync_state(&mut self, state: &mut ClientState) -> Result<usize, PoolError> {
@@ -144,6 +154,10 @@ impl Drop for PooledConn {
             return;
         }
         let sync = std::mem::take(&mut self.sync);
+        if self.scrub {
+            scrub::spawn(self.home.clone(), backend, sync, self.slot.take(), self.timeout);
+            return;
+        }
         self.home.put_idle(Idle { backend, sync, last_client: self.client, since: Instant::now() });
     }
 }

@@ -1,6 +1,6 @@
 //! Connection checks and resets (liveness, COM_PING, COM_RESET_CONNECTION / COM_CHANGE_USER),
 //! and the [`ServerHealth`] hook through which the pool reports connect outcomes to congestion
-//! control (routing.md §15.2).
+//! control (docs/routing.md §6).
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -102,15 +102,16 @@ pub async fn ping(backend: &mut Backend, timeout: Duration) -> bool {
 }
 
 /// Clears all session state: COM_RESET_CONNECTION, or COM_CHANGE_USER with `login` when the
-/// server does not know it. Returns whether the login was replayed (the database and character
-/// set are then the login's). On error the connection is to be dropped; the text says why.
+/// server does not know it or when `relogin` asks for it. Returns whether the login was replayed
+/// (the database and character set are then the login's). On error the connection is to be
+/// dropped; the text says why.
 ///
 /// An OceanBase server told the application's identity (`login.identity`) gets COM_CHANGE_USER
 /// straight away: only a new login carries the new client's address and session id.
-pub async fn reset(backend: &mut Backend, login: &LoginRequest<'_>, timeout: Duration) -> Result<bool, String> {
+pub async fn reset(backend: &mut Backend, login: &LoginRequest<'_>, timeout: Duration, relogin: bool) -> Result<bool, String> {
     let addr = backend.wire.io.peer_addr().map_err(|e| e.to_string())?;
     let kind = crate::session::server_kind::of(addr, &backend.greeting.server_version);
-    if login.identity.is_none() || kind != crate::login_name::ServerKind::OceanBase {
+    if !relogin && (login.identity.is_none() || kind != crate::login_name::ServerKind::OceanBase) {
         match command(backend, &[command::RESET_CONNECTION], timeout).await.map_err(|e| e.to_string())? {
             Ok(_) => return Ok(false),
             Err(e) => tracing::debug!(error = %e, "COM_RESET_CONNECTION refused, trying COM_CHANGE_USER"),

@@ -1,5 +1,5 @@
 //! Prepared statements across server connections: client ids, per-connection server ids, EXECUTE
-//! decoding and rewriting, long data, text `PREPARE`/`EXECUTE` (routing.md §11).
+//! decoding and rewriting, long data, text `PREPARE`/`EXECUTE` (docs/routing.md §10).
 //!
 //! # The flow the session follows
 //!
@@ -18,7 +18,7 @@
 //!   2. [`execute::Execute::parse`], [`Statement::bind_types`] (remember the types when the
 //!      client sent them), [`binary::values`] → bound values;
 //!   3. `Planner::plan_bound(stmt.sql(), &values, ctx)` picks the server; the session takes a
-//!      pooled connection there and syncs its session state (routing.md §12);
+//!      pooled connection there and syncs its session state (docs/routing.md §11);
 //!   4. when that connection's [`ConnStatements`] lacks the statement, send COM_STMT_PREPARE with
 //!      [`Statement::sql`] (send-action `SERVER_SEND_PREPARE`), consume its whole answer (the
 //!      client never sees it), record the server id ([`ConnStatements::insert`]); a failure there

@@ -1,6 +1,6 @@
 //! One attempt of a request on one server connection: state sync, prepared statements there
 //! ([`super::statement_conn`]), held `BEGIN` replay, send,
-//! a look at the first answer packet (a refusal before execution may go elsewhere, §15.3), relay.
+//! a look at the first answer packet (a refusal before execution may go elsewhere, docs/routing.md §7), relay.
 
 use std::net::SocketAddr;
 
@@ -122,7 +122,7 @@ impl RoutedSession<'_> {
         }
     }
 
-    /// Looks at the first answer packet: an ERR of §15.3 (the server refused before executing)
+    /// Looks at the first answer packet: an ERR of docs/routing.md §7 (the server refused before executing)
     /// is consumed and means "try the next candidate"; a lost connection means the request
     /// failed. `None`: relay the answer.
     async fn refused_before_execution(&mut self, conn: &mut PooledConn, retry: bool, no_answer: bool) -> Option<Sent> {
@@ -160,7 +160,6 @@ impl RoutedSession<'_> {
     pub(super) fn lost_before(&mut self, server: SocketAddr) -> ErrPacket {
         let in_txn = self.txn.sticky().is_some();
         self.txn.lost();
-        self.pinned.send_replace(false);
         let tail = if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
         ErrPacket::new(codes::BACKEND_LOST, format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"))
     }
@@ -171,7 +170,6 @@ impl RoutedSession<'_> {
         let in_txn = self.txn.sticky().is_some() || self.held.is_some() || self.txn.held.is_some();
         self.txn.lost();
         self.txn.held = None;
-        self.pinned.send_replace(false);
         let tail = if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
         ErrPacket::new(
             codes::BACKEND_LOST,

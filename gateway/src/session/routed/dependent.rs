@@ -1,5 +1,5 @@
 //! Values a statement leaves on its server session for the next one — `LAST_INSERT_ID()`,
-//! `FOUND_ROWS()`, `ROW_COUNT()` (routing.md §9): which server session holds them, and
+//! `FOUND_ROWS()`, `ROW_COUNT()` (docs/routing.md §8): which server session holds them, and
 //! `LAST_INSERT_ID()` restored when a dependent statement lands on another one.
 //!
 //! A dependent statement goes to the previous statement's server, and the pool hands the session

@@ -1,6 +1,6 @@
 //! One request of a routed session: local answers, the target (held connection, previous
 //! server, or the route decision with its retry candidates), state sync, held `BEGIN` replay,
-//! send, relay, and what the answer teaches (routing.md §2.1 stages 8–10, §9, §12).
+//! send, relay, and what the answer teaches (docs/routing.md §1 stages 8–10, docs/routing.md §8, docs/routing.md §11).
 
 use std::net::SocketAddr;
 
@@ -8,8 +8,7 @@ use tracing::debug;
 
 use super::failover;
 use super::local::{self, SetAction};
-use super::learn::command_log_name;
-use super::transaction::{classify, TxnStatement, DEPENDENT_PINS};
+use super::transaction::{classify, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::statement_conn::Prep;
 use super::statements::is_statement_command;
 use super::{Flow, RoutedSession};
@@ -28,12 +27,34 @@ use crate::sql::{self, Analysis, StmtKind};
 
 /// Where a request goes.
 pub(super) enum Route {
-    /// The session's held connection (transaction, pin).
-    Held(&'static str),
+    /// The session's held connection (transaction, pin, cursor).
+    Held(StickyReason),
     /// The server of the previous statement (dependent functions, commands without a route).
-    Server(SocketAddr, &'static str),
+    Server(SocketAddr, Tie),
     /// The route decision, with its retry candidates.
     Planned(Box<Planned>),
+}
+
+/// Why a statement goes to a server connection other than the one its route decision picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tie {
+    /// Nothing ties it: a route decision, or a command without a route going to the previous server.
+    Previous,
+    /// It depends on the previous statement's server (`LAST_INSERT_ID()`, `FOUND_ROWS()`, …).
+    Dependent,
+    /// The session keeps its connection.
+    Sticky(StickyReason),
+}
+
+impl Tie {
+    /// The route log's `sticky` field: `none`, `dependent`, `trans`, `pin`, `cursor`.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Tie::Previous => "none",
+            Tie::Dependent => "dependent",
+            Tie::Sticky(why) => why.name(),
+        }
+    }
 }
 
 /// One request as sent.
@@ -119,12 +140,12 @@ impl RoutedSession<'_> {
             }
         }
         match txn {
-            TxnStatement::Start(held) if self.txn.sticky() != Some("trans") && self.txn.held.is_none() => {
+            TxnStatement::Start(held) if self.txn.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() => {
                 debug!(xa = held.xa, "transaction start held");
                 self.txn.held = Some(held.clone());
                 return self.reply_ok(reply_seq).await.map(Some);
             }
-            TxnStatement::End if self.txn.held.is_some() && self.txn.sticky() != Some("trans") => {
+            TxnStatement::End if self.txn.held.is_some() && self.txn.sticky() != Some(StickyReason::Transaction) => {
                 debug!("COMMIT / ROLLBACK of a held transaction start: answered locally");
                 self.txn.held = None;
                 return self.reply_ok(reply_seq).await.map(Some);
@@ -154,7 +175,7 @@ impl RoutedSession<'_> {
         Ok(None)
     }
 
-    /// `SELECT @@tx_read_only` inside a held transaction start (routing.md §9).
+    /// `SELECT @@tx_read_only` inside a held transaction start (docs/routing.md §8).
     async fn tx_read_only(&mut self, column: &str, reply_seq: u8) -> Result<Flow, SessionError> {
         let session = ["tx_read_only", "transaction_read_only"]
             .iter()
@@ -174,10 +195,10 @@ impl RoutedSession<'_> {
         if is_statement_command(cmd) {
             return self.statement_command(cmd, payload, reply_seq).await;
         }
-        self.reg.start(command_state(cmd), None);
+        self.reg.start(command::process_name(cmd), None);
         let analysis = sql::analyze("");
         let route = self.command_target().await;
-        let req = Request { payload, shape, reply_seq, cmd: command_log_name(cmd), prep: Prep::None, log_sql: None };
+        let req = Request { payload, shape, reply_seq, cmd: command::log_name(cmd), prep: Prep::None, log_sql: None };
         let served = self.serve(&req, route, &analysis).await?;
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else { return Ok(Flow::Continue) };
         if let Some(st) = tracker.last_status {
@@ -205,7 +226,7 @@ impl RoutedSession<'_> {
             return Route::Held(why);
         }
         match self.last_server {
-            Some(s) => Route::Server(s, "none"),
+            Some(s) => Route::Server(s, Tie::Previous),
             None => Route::Planned(Box::new(self.planner.plan("", &self.context()).await)),
         }
     }
@@ -217,7 +238,7 @@ impl RoutedSession<'_> {
         }
         if a.pins.0 & DEPENDENT_PINS.0 != 0 {
             if let Some(s) = self.last_server {
-                return Route::Server(s, "dependent");
+                return Route::Server(s, Tie::Dependent);
             }
         }
         // Untraced unless `[log] route_diagnosis = "trace"`: building the trace doubles the cost.
@@ -246,8 +267,8 @@ impl RoutedSession<'_> {
             (c.log.route_diagnosis, c.log.slow_statement_ms)
         };
         let (served, consistency, partition, sticky) = match route {
-            Route::Held(why) => (self.on_held(req).await?, None, None, why),
-            Route::Server(addr, why) => (self.on_server(req, addr, why == "dependent").await?, None, None, why),
+            Route::Held(why) => (self.on_held(req).await?, None, None, Tie::Sticky(why)),
+            Route::Server(addr, tie) => (self.on_server(req, addr, tie == Tie::Dependent).await?, None, None, tie),
             Route::Planned(planned) => {
                 if let Some(c) = planned.cache {
                     metrics.cache_lookup(c);
@@ -262,12 +283,12 @@ impl RoutedSession<'_> {
                 if diag == RouteDiagnosis::Trace && !planned.plan.steps.is_empty() {
                     self.log_trace(req, &planned);
                 }
-                (self.on_planned(req, &planned).await?, consistency, partition, "none")
+                (self.on_planned(req, &planned).await?, consistency, partition, Tie::Previous)
             }
         };
         let outcome = match (&served.target, &served.candidate) {
             (None, _) => RouteOutcome::Error,
-            (Some(_), _) if sticky != "none" => RouteOutcome::Sticky,
+            (Some(_), _) if sticky != Tie::Previous => RouteOutcome::Sticky,
             (Some(_), Some(c)) => super::learn::outcome(c),
             (Some(_), None) => RouteOutcome::TenantServer,
         };
@@ -304,7 +325,6 @@ impl RoutedSession<'_> {
             Sent::Retry(err) | Sent::Failed(err) => {
                 if conn.is_broken() {
                     self.txn.lost();
-                    self.pinned.send_replace(false);
                 } else {
                     self.held = Some(conn);
                 }
@@ -331,7 +351,7 @@ impl RoutedSession<'_> {
         }
     }
 
-    /// The route decision's candidates in order, until one serves the request (§15.3).
+    /// The route decision's candidates in order, until one serves the request (docs/routing.md §7).
     async fn on_planned(&mut self, req: &Request<'_>, planned: &Planned) -> Result<Served, SessionError> {
         let decision = match &planned.decision {
             Ok(d) => d,
@@ -403,19 +423,3 @@ fn sql_state(s: &str) -> [u8; 5] {
     }
     out
 }
-
-/// SHOW PROCESSLIST's `Command` for a command byte.
-pub(super) fn command_state(cmd: u8) -> &'static str {
-    match cmd {
-        command::INIT_DB => "Init DB",
-        command::STMT_PREPARE => "Prepare",
-        command::STMT_EXECUTE => "Execute",
-        command::STMT_FETCH => "Fetch",
-        command::STMT_CLOSE => "Close stmt",
-        command::STMT_RESET => "Reset stmt",
-        command::STMT_SEND_LONG_DATA => "Long Data",
-        command::FIELD_LIST => "Field List",
-        _ => "Query",
-    }
-}
-

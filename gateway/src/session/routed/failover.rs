@@ -1,10 +1,10 @@
-//! Retries and feedback (routing.md §14, §15.3): the order in which a request tries its
+//! Retries and feedback (docs/routing.md §12, §7): the order in which a request tries its
 //! candidates (congested servers last), which server errors allow another candidate, and the
 //! location-cache feedback of failures.
 //!
 //! The invariant: a statement is sent again elsewhere only if nothing of it ran — the
 //! connection failed before it was sent, or the server refused it before executing it with one
-//! of the errors of §15.3, and only for the first statement of a transaction or outside one. A
+//! of the errors of docs/routing.md §7, and only for the first statement of a transaction or outside one. A
 //! connection lost after the statement was sent is never retried.
 
 use std::net::SocketAddr;
@@ -28,13 +28,13 @@ const ERR_READ_ONLY: u16 = 5081;
 /// MariaDB / MySQL: the server is shutting down (ER_SERVER_SHUTDOWN).
 const SERVER_SHUTDOWN: u16 = 1053;
 
-/// Server errors after which another candidate may run the request (§15.3): the server refused
+/// Server errors after which another candidate may run the request (docs/routing.md §7): the server refused
 /// it before executing it.
 pub fn retryable_error(code: u16) -> bool {
     matches!(code, TENANT_NOT_IN_SERVER | SERVER_IS_STOPPING | SERVER_IS_INIT | CONNECT_ERROR | ERR_READ_ONLY | SERVER_SHUTDOWN)
 }
 
-/// Server errors that also count as a server failure for congestion control (§15.2).
+/// Server errors that also count as a server failure for congestion control (docs/routing.md §6).
 pub fn congesting_error(code: u16) -> bool {
     matches!(code, SERVER_IS_STOPPING | SERVER_IS_INIT | SERVER_SHUTDOWN)
 }

@@ -1,11 +1,11 @@
-//! What an answer teaches a routed session (routing.md §9, §12): transaction status, session
+//! What an answer teaches a routed session (docs/routing.md §8, §11): transaction status, session
 //! state (`SET`, `USE`, the OK's session-state block), pins; then whether the connection stays
 //! with the session or goes back to the pool; the route log line and the diagnosis and
 //! slow-statement log lines (`[log] route_diagnosis`, `slow_statement_ms`).
 
 use tracing::{debug, info, warn};
 
-use super::dispatch::{Request, Served};
+use super::dispatch::{Request, Served, Tie};
 use super::registry::Sticky;
 use super::route_log::{sql_head, RouteRecord};
 use super::transaction::{TxnStatement, SESSION_PINS};
@@ -13,7 +13,6 @@ use super::RoutedSession;
 use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
 use crate::planner::{render_explain, Planned};
-use crate::protocol::command;
 use crate::protocol::message::OkPacket;
 use crate::protocol::response::ResponseTracker;
 use crate::protocol::status;
@@ -128,14 +127,13 @@ impl RoutedSession<'_> {
         );
     }
 
-    pub(super) fn log_route(&self, req: &Request<'_>, served: &Served, consistency: Option<Consistency>, partition: Option<String>, sticky: &str, diag: RouteDiagnosis) {
+    pub(super) fn log_route(&self, req: &Request<'_>, served: &Served, consistency: Option<Consistency>, partition: Option<String>, tie: Tie, diag: RouteDiagnosis) {
         let log = self.shared.route_log.as_ref();
         if log.is_none() && diag == RouteDiagnosis::Off {
             return;
         }
         let cluster = self.planner.locator().cluster();
         let server_name = served.target.and_then(|t| cluster.server(t).map(|s| s.name.clone()));
-        let role = served.candidate.as_ref().map_or("tenant", role_name);
         let consistency = match consistency {
             Some(Consistency::Weak) => "weak",
             _ => "strong",
@@ -148,9 +146,9 @@ impl RoutedSession<'_> {
             consistency,
             target: served.target,
             server_name,
-            role: if sticky == "none" { role } else { "sticky" },
+            role: log_role(served.candidate.as_ref(), tie),
             partition,
-            sticky,
+            sticky: tie.name(),
             attempts: served.attempts,
         };
         if let Some(log) = log {
@@ -162,40 +160,31 @@ impl RoutedSession<'_> {
     }
 }
 
-/// The metrics outcome of a request served by route candidate `c`.
+/// The metrics outcome of a request served by route candidate `c`: the role it was chosen as.
 pub(super) fn outcome(c: &RankedCandidate) -> crate::metrics::RouteOutcome {
     use crate::metrics::RouteOutcome;
-    match role_name(c) {
-        "leader" => RouteOutcome::Leader,
-        "readonly" => RouteOutcome::Readonly,
-        "follower" => RouteOutcome::Follower,
-        _ => RouteOutcome::TenantServer,
-    }
-}
-
-fn role_name(c: &RankedCandidate) -> &'static str {
     use crate::route::ldc::RoleLetter;
     match c.code.and_then(|code| code.role) {
-        Some(RoleLetter::Leader) => "leader",
-        _ if c.replica_type == crate::route::ReplicaType::ReadOnly => "readonly",
-        Some(RoleLetter::Follower | RoleLetter::Duplicate) => "follower",
-        None => "tenant",
+        Some(RoleLetter::Leader) => RouteOutcome::Leader,
+        _ if c.replica_type == crate::route::ReplicaType::ReadOnly => RouteOutcome::Readonly,
+        Some(RoleLetter::Follower | RoleLetter::Duplicate) => RouteOutcome::Follower,
+        None => RouteOutcome::TenantServer,
     }
 }
 
-/// The route log's `cmd` for a command byte.
-pub(super) fn command_log_name(cmd: u8) -> &'static str {
-    match cmd {
-        command::INIT_DB => "init_db",
-        command::STMT_PREPARE => "prepare",
-        command::STMT_EXECUTE => "execute",
-        command::STMT_FETCH => "fetch",
-        command::STMT_CLOSE => "close",
-        command::STMT_RESET => "reset",
-        command::STMT_SEND_LONG_DATA => "long_data",
-        command::FIELD_LIST => "field_list",
-        command::STATISTICS => "statistics",
-        command::SET_OPTION => "set_option",
-        _ => "other",
+/// The route log's `role` of a request: `sticky` when a held connection or the previous server
+/// served it, else the role its candidate was chosen as (`leader`, `follower`, `readonly`,
+/// `tenant` for a tenant server without a partition role).
+fn log_role(candidate: Option<&RankedCandidate>, tie: Tie) -> &'static str {
+    use crate::metrics::RouteOutcome;
+    if tie != Tie::Previous {
+        return "sticky";
+    }
+    match candidate.map(outcome) {
+        Some(RouteOutcome::Leader) => "leader",
+        Some(RouteOutcome::Follower) => "follower",
+        Some(RouteOutcome::Readonly) => "readonly",
+        _ => "tenant",
     }
 }
+

@@ -3,7 +3,7 @@
 //! * `SELECT @@socket` (alone or in a list of `@@` variables, as mysql_async 0.37 sends
 //!   `SELECT @@max_allowed_packet,@@wait_timeout,@@socket` after connecting): `@@socket` becomes
 //!   `NULL`, so drivers never learn a server's unix socket and bypass the gateway;
-//! * `SELECT @@tx_read_only` / `@@transaction_read_only` while a `BEGIN` is held (routing.md §9);
+//! * `SELECT @@tx_read_only` / `@@transaction_read_only` while a `BEGIN` is held (docs/routing.md §8);
 //! * `SET` of the gateway's route variables only (`ob_read_consistency`, `ob_route_policy`):
 //!   answered by the gateway, which routes by them. `ob_read_consistency` is also an OceanBase
 //!   server variable: it joins the session state and reaches OceanBase connections with the next
@@ -11,7 +11,7 @@
 //!   [`GATEWAY_ONLY`] ones (no OceanBase 4.x server knows them) are never sent;
 //! * `SET TRANSACTION …` and one-shot variables (`insert_id`, `rand_seed1/2`): held and replayed
 //!   right before the next statement, on whichever connection serves it;
-//! * `SHOW [FULL] PROCESSLIST` (routing.md §13, see [`crate::session::processlist`]).
+//! * `SHOW [FULL] PROCESSLIST` (docs/routing.md §13, see [`crate::session::processlist`]).
 
 use crate::route::ReadConsistency;
 use crate::session::state::{parse_set, Mode, SetValue, Target};
@@ -98,7 +98,7 @@ fn consistency(v: &SetValue) -> Option<ReadConsistency> {
     }
 }
 
-/// `ob_route_policy` by name or number (routing.md §6.1: 0–3).
+/// `ob_route_policy` by name or number (docs/routing.md §5: 0–3).
 fn route_policy(v: &SetValue) -> i64 {
     let t = v.text().unwrap_or_default().to_ascii_uppercase();
     match t.as_str() {

@@ -1,5 +1,5 @@
 //! Routed sessions: with `[routing]` configured, each client request is planned on its own and
-//! served by a pooled server connection of the chosen server (routing.md §2, §9–§15), so that
+//! served by a pooled server connection of the chosen server (docs/routing.md §1, §8, §6), so that
 //! one client connection is many server connections and the client cannot tell.
 //!
 //! * Login: the client is authenticated by the gateway, then its login is validated on a
@@ -15,6 +15,8 @@
 //! * Prepared statements ([`statements`], [`text_statements`], [`statement_conn`]): client ids,
 //!   each EXECUTE routed by its bound values, prepared on a connection when first run there.
 //! * Local answers ([`local`]), SHOW PROCESSLIST and KILL on gateway ids ([`processlist`]).
+//! * The client session's `wait_timeout` / `interactive_timeout` ([`idle_timeout`]): an idle
+//!   session is closed as its server would close it.
 //! * Kernel splice ([`splice`]): with `[dataplane] splice`, a session pinned for good is handed
 //!   to the kernel at the end of the answer that pinned it, when nothing else keeps it here.
 
@@ -22,6 +24,7 @@ mod attempt;
 mod dependent;
 mod dispatch;
 mod failover;
+mod idle_timeout;
 mod learn;
 mod local;
 mod processlist;
@@ -38,7 +41,6 @@ mod xa_start;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use tokio::sync::watch;
 use tracing::{debug, info};
 
 use super::backend::LoginRequest;
@@ -99,11 +101,12 @@ pub struct RoutedSession<'a> {
     /// Requests routed so far (the route log's `seq`).
     requests: u64,
     reg: Registration<'a>,
-    pinned: watch::Sender<bool>,
     /// The client's prepared statements (binary and text).
     ps: statement_conn::Statements,
     /// Kernel splice once pinned for good ([`splice`]).
     splice: splice::PinSplice,
+    /// The servers' idle limit for this client, unless it sets `wait_timeout` ([`idle_timeout`]).
+    idle_default: idle_timeout::Defaults,
 }
 
 /// Serves an authenticated client in routed mode until it quits, is killed or fails.
@@ -152,10 +155,10 @@ pub async fn serve(
         route_time: None,
         requests: 0,
         reg,
-        pinned: watch::channel(false).0,
         ps: statement_conn::Statements::default(),
         // The gateway does not terminate TLS yet: the client leg is plain.
         splice: splice::PinSplice::new(shared, client_tls),
+        idle_default: idle_timeout::Defaults::default(),
     };
     if let Err(err) = s.validate_login().await {
         return Err(SessionError::Refused { err, seq });
@@ -171,17 +174,21 @@ pub async fn serve(
             Ok(())
         }
     };
-    // Killed or failed: connections in use are closed (in-flight ones close themselves).
+    // Killed or failed: connections in use are closed (in-flight ones close themselves). Else
+    // they are reset before they are idle again: nothing of this client stays on them.
     if let Some(mut held) = s.held.take() {
         if result.is_err() || *s.reg.killed.borrow() {
             held.mark_broken();
+        } else {
+            held.scrub_on_release();
         }
     }
+    shared.pool.release_client(s.state.id());
     result
 }
 
 /// The session's user, tenant and database from an authenticated login: the bare user and the
-/// tenant its login name resolved to (routing.md §16; `client_auth` checked both).
+/// tenant its login name resolved to (docs/routing.md §14; `client_auth` checked both).
 fn identity(shared: &Shared, login: &ClientLogin) -> Identity {
     let resp = &login.response;
     let config = shared.config();
@@ -211,19 +218,11 @@ impl<'a> RoutedSession<'a> {
         self.txn.pin.is_some()
     }
 
-    /// A receiver that turns `true` when the session becomes pinned to one server connection
-    /// for good: from then on its bytes go to one server connection only. The kernel splice of
-    /// pinned sessions ([`splice`]) checks [`Self::is_pinned`] at the end of each answer.
-    pub fn pinned_signal(&self) -> watch::Receiver<bool> {
-        self.pinned.subscribe()
-    }
-
     /// Pins the session to its current connection for good.
     fn pin(&mut self, why: &'static str) {
         if self.txn.pin.is_none() {
             debug!(why, "session pinned to its server connection");
             self.txn.pin = Some(why);
-            self.pinned.send_replace(true);
         }
     }
 
@@ -275,6 +274,12 @@ impl<'a> RoutedSession<'a> {
                 Ok(mut conn) => match conn.sync_state(&mut self.state).await {
                     Ok(_) => {
                         self.last_server = Some(cand.addr);
+                        conn.set_in_flight(true);
+                        let timeout = self.shared.pool.config().connect_timeout();
+                        if let Some(d) = idle_timeout::server_defaults(&mut conn, cand.addr, timeout).await {
+                            conn.set_in_flight(false);
+                            self.idle_default = d;
+                        }
                         return Ok(());
                     }
                     Err(e) if e.is_retryable() || matches!(e, super::pool::PoolError::Lost { .. }) => last = Some(e),
@@ -294,7 +299,13 @@ impl<'a> RoutedSession<'a> {
 
     async fn command_loop(&mut self) -> Result<(), SessionError> {
         loop {
-            let Some(next) = crate::session::next_command::read(self.client, self.shared).await? else { return Ok(()) };
+            let idle = idle_timeout::limit(&self.state, self.idle_default.for_client(self.client_caps));
+            let read = tokio::time::timeout(idle, crate::session::next_command::read(self.client, self.shared)).await;
+            let Ok(read) = read else {
+                info!(idle_secs = idle.as_secs(), "wait_timeout passed: session closed");
+                return Ok(());
+            };
+            let Some(next) = read? else { return Ok(()) };
             let flow = self.command(next.cmd, &next.payload, next.reply_seq).await;
             let flow = self.after_request(flow).await?;
             self.reg.idle(self.state.database());
@@ -368,13 +379,15 @@ impl<'a> RoutedSession<'a> {
     /// COM_RESET_CONNECTION: a fresh client state (new id: connections are reset before the
     /// session uses them again), the login's database, nothing held or pinned.
     fn reset(&mut self) {
-        self.held = None;
+        if let Some(mut held) = self.held.take() {
+            held.scrub_on_release();
+        }
+        self.shared.pool.release_client(self.state.id());
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
         self.route_vars = local::RouteVars::default();
         self.txn = Transaction::default();
         self.last_server = None;
         self.dependent = dependent::Dependent::default();
-        self.pinned.send_replace(false);
         self.note_sticky();
         self.ps = statement_conn::Statements::default();
     }

@@ -1,4 +1,4 @@
-//! SHOW PROCESSLIST and KILL on gateway connection ids in a routed session (routing.md §13; the
+//! SHOW PROCESSLIST and KILL on gateway connection ids in a routed session (docs/routing.md §13; the
 //! list and the KILL checks are [`crate::session::processlist`]'s).
 //!
 //! * `SHOW [FULL] PROCESSLIST` (and COM_PROCESS_INFO) list the gateway's client sessions with

@@ -1,4 +1,4 @@
-//! The gateway's own session list (routing.md §13): one entry per routed client session, keyed by
+//! The gateway's own session list (docs/routing.md §13): one entry per routed client session, keyed by
 //! gateway connection id, with what SHOW PROCESSLIST shows and what KILL needs (the server
 //! connection the session is using right now, and a handle that ends the session).
 
@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use tokio::sync::watch;
 
+use super::transaction::StickyReason;
 use crate::topology::TableKey;
 
 /// Tables remembered per session for SHOW PROXYROUTE (beyond this, new ones are not listed).
@@ -37,12 +38,12 @@ pub struct SessionInfo {
     pub current: Option<(SocketAddr, u32)>,
 }
 
-/// Why a session keeps its server connection: `sticky` is `trans`, `pin` or `cursor`
-/// ([`super::transaction::Transaction::sticky`]), `pin` the reason of a pin.
+/// Why a session keeps its server connection ([`super::transaction::Transaction::sticky`]), and
+/// the reason of a pin.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sticky {
-    /// `trans`, `pin`, `cursor`, or `None` when the session is free.
-    pub sticky: Option<&'static str>,
+    /// `None` when the session is free.
+    pub sticky: Option<StickyReason>,
     /// Why the session is pinned for good (`temporary table`, …).
     pub pin: Option<&'static str>,
 }
@@ -51,8 +52,8 @@ impl std::fmt::Display for Sticky {
     /// SHOW PROXYSESSION's text: `trans`, `cursor`, `pin:<reason>` or empty.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match (self.sticky, self.pin) {
-            (Some("pin"), Some(why)) => write!(f, "pin:{why}"),
-            (Some(s), _) => f.write_str(s),
+            (Some(StickyReason::Pin), Some(why)) => write!(f, "pin:{why}"),
+            (Some(s), _) => f.write_str(s.name()),
             (None, _) => Ok(()),
         }
     }
@@ -278,9 +279,9 @@ mod tests {
         let r = reg.register(7, info());
         let shown = |reg: &Registry| reg.list_sticky().into_iter().map(|(id, _, s)| (id, s.to_string())).collect::<Vec<_>>();
         assert_eq!(shown(&reg), [(7, String::new())]);
-        r.set_sticky(Sticky { sticky: Some("trans"), pin: None });
+        r.set_sticky(Sticky { sticky: Some(StickyReason::Transaction), pin: None });
         assert_eq!(shown(&reg), [(7, "trans".to_string())]);
-        r.set_sticky(Sticky { sticky: Some("pin"), pin: Some("temporary table") });
+        r.set_sticky(Sticky { sticky: Some(StickyReason::Pin), pin: Some("temporary table") });
         assert_eq!(shown(&reg), [(7, "pin:temporary table".to_string())]);
         r.set_sticky(Sticky::default());
         assert_eq!(shown(&reg), [(7, String::new())]);

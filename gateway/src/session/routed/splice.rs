@@ -1,15 +1,15 @@
-//! Kernel splice of a routed session pinned for good (docs/ebpf.md §4.2, `dataplane::splice`).
+//! Kernel splice of a routed session pinned for good (docs/dataplane.md §3, `dataplane::splice`).
 //!
 //! With `[dataplane] splice = true` and `splice_pinned` (default on), every answer's last batch
 //! is held back ([`relay::answer_holding_last`]): the client has not got the end of the answer,
 //! so it is silent. After the request, if the session is pinned for good ([`RoutedSession::is_pinned`])
 //! and nothing keeps it in userspace ([`RoutedSession::splice_blocker`]), the client socket and
 //! the pinned server connection's socket are inserted into the splice map, the splice takes
-//! effect, and only then is the held batch written (§4.2.2, P1). Otherwise the batch is written
+//! effect, and only then is the held batch written (docs/dataplane.md §3, P1). Otherwise the batch is written
 //! as usual and the check repeats after the next answer.
 //!
 //! A session is not spliced while (each checked at the end of every answer):
-//! * the client leg is TLS (never, §4.4), or the splicer is unavailable;
+//! * the client leg is TLS (never, docs/dataplane.md §3), or the splicer is unavailable;
 //! * a statement is in flight, or bytes wait in either direction: the client pipelined its next
 //!   request (buffered by the gateway or queued on the socket, also re-checked right after the
 //!   insertion, P1), or the server sent more than the answer;

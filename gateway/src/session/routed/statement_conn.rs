@@ -1,4 +1,4 @@
-//! Prepared statements on the connection a request landed on (routing.md §11): closed
+//! Prepared statements on the connection a request landed on (docs/routing.md §10): closed
 //! statements dropped lazily, a statement prepared there on first use, long data replayed, the
 //! client's id replaced by the connection's, and the client's own prepare answer renumbered.
 

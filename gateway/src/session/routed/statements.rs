@@ -1,10 +1,10 @@
-//! The client's binary prepared-statement commands in a routed session (routing.md §11): each
+//! The client's binary prepared-statement commands in a routed session (docs/routing.md §10): each
 //! EXECUTE is planned with its bound values and runs wherever that leads, the statement being
 //! prepared there on first use; an open cursor keeps its connection until the cursor ends.
 
-use super::dispatch::{command_state, Request, Route, Served};
+use super::dispatch::{Request, Route, Served};
 use super::statement_conn::{no_cursor, Execution, Prep};
-use super::transaction::TxnStatement;
+use super::transaction::{StickyReason, TxnStatement};
 use super::{Flow, RoutedSession};
 use crate::protocol::command::{self, Shape};
 use crate::protocol::status;
@@ -35,7 +35,7 @@ fn wire_id(payload: &[u8]) -> Option<u32> {
 impl RoutedSession<'_> {
     /// A binary prepared-statement command.
     pub(super) async fn statement_command(&mut self, cmd: u8, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
-        self.reg.start(command_state(cmd), None);
+        self.reg.start(command::process_name(cmd), None);
         if self.held.is_none() {
             // Cursors live on the held connection only: without one there are none.
             self.ps.registry.clear_cursors();
@@ -135,7 +135,7 @@ impl RoutedSession<'_> {
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
         let req = Request { payload, shape: Shape::Fetch, reply_seq, cmd: "fetch", prep: Prep::Id { client_id }, log_sql: Some(&sql) };
-        let served = self.serve(&req, Route::Held("cursor"), &sql::analyze("")).await?;
+        let served = self.serve(&req, Route::Held(StickyReason::Cursor), &sql::analyze("")).await?;
         if let Some(tracker) = &served.tracker {
             if tracker.failed || tracker.last_status.is_some_and(|st| st & status::LAST_ROW_SENT != 0) {
                 // The server closed the cursor with its last row.
@@ -167,7 +167,7 @@ impl RoutedSession<'_> {
             self.release_unless_sticky();
             return self.reply_ok(reply_seq).await;
         }
-        let why = self.txn.sticky().unwrap_or("cursor");
+        let why = self.txn.sticky().unwrap_or(StickyReason::Cursor);
         let req = Request { payload, shape: Shape::Single, reply_seq, cmd: "reset", prep: Prep::Id { client_id }, log_sql: Some(&sql) };
         let served = self.serve(&req, Route::Held(why), &sql::analyze("")).await?;
         self.after_statement_command(served);

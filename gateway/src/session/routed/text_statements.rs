@@ -1,4 +1,4 @@
-//! SQL-level prepared statements in a routed session (routing.md §11): `PREPARE` runs where its
+//! SQL-level prepared statements in a routed session (docs/routing.md §10): `PREPARE` runs where its
 //! statement routes, `EXECUTE … USING @v` is planned with the user variables' values and the
 //! statement is prepared again on a connection that lacks it, `DEALLOCATE` is answered here and
 //! reaches the connections when the session next uses them. A `PREPARE … FROM @v` whose value the

@@ -1,4 +1,4 @@
-//! Transaction state of a routed session (routing.md §9): the held `BEGIN` / `START TRANSACTION`
+//! Transaction state of a routed session (docs/routing.md §8): the held `BEGIN` / `START TRANSACTION`
 //! / `XA START`, stickiness while the server reports a transaction (or `autocommit = 0` after a
 //! first statement, or an open XA transaction), session pins, and open cursors.
 
@@ -105,6 +105,28 @@ pub struct Transaction {
     pub cursor: bool,
 }
 
+/// Why a session keeps its server connection between statements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StickyReason {
+    /// Pinned for good (temporary table, user lock, …: [`Transaction::pin`] says which).
+    Pin,
+    /// Inside a transaction (explicit, XA, or implicit with autocommit off).
+    Transaction,
+    /// A prepared statement's cursor is open on the connection.
+    Cursor,
+}
+
+impl StickyReason {
+    /// The name in SHOW PROXYSESSION and the route log: `pin`, `trans`, `cursor`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StickyReason::Pin => "pin",
+            StickyReason::Transaction => "trans",
+            StickyReason::Cursor => "cursor",
+        }
+    }
+}
+
 impl Default for Transaction {
     fn default() -> Self {
         Transaction { held: None, in_trans: false, xa: false, autocommit: true, implicit: false, pin: None, cursor: false }
@@ -113,13 +135,13 @@ impl Default for Transaction {
 
 impl Transaction {
     /// Why the next statement must use the session's current connection, if it must.
-    pub fn sticky(&self) -> Option<&'static str> {
+    pub fn sticky(&self) -> Option<StickyReason> {
         if self.pin.is_some() {
-            Some("pin")
+            Some(StickyReason::Pin)
         } else if self.in_trans || self.xa || (!self.autocommit && self.implicit) {
-            Some("trans")
+            Some(StickyReason::Transaction)
         } else if self.cursor {
-            Some("cursor")
+            Some(StickyReason::Cursor)
         } else {
             None
         }
@@ -127,7 +149,7 @@ impl Transaction {
 
     /// Inside a transaction as the client sees it (held start included).
     pub fn in_transaction(&self) -> bool {
-        self.held.is_some() || self.sticky() == Some("trans")
+        self.held.is_some() || self.sticky() == Some(StickyReason::Transaction)
     }
 
     /// Status flags for answers the gateway makes itself.
@@ -209,20 +231,20 @@ mod tests {
         let mut t = Transaction::default();
         assert_eq!(t.sticky(), None);
         t.after_status(status::AUTOCOMMIT | status::IN_TRANS, StmtKind::Update, &TxnStatement::Other);
-        assert_eq!(t.sticky(), Some("trans"));
+        assert_eq!(t.sticky(), Some(StickyReason::Transaction));
         t.after_status(status::AUTOCOMMIT, StmtKind::Commit, &TxnStatement::Other);
         assert_eq!(t.sticky(), None);
         // autocommit = 0: sticky after the first statement until COMMIT.
         t.after_status(0, StmtKind::Set, &TxnStatement::Other);
         assert_eq!(t.sticky(), None);
         t.after_status(0, StmtKind::Select, &TxnStatement::Other);
-        assert_eq!(t.sticky(), Some("trans"));
+        assert_eq!(t.sticky(), Some(StickyReason::Transaction));
         t.after_status(0, StmtKind::Commit, &TxnStatement::Other);
         assert_eq!(t.sticky(), None);
         t.cursor = true;
-        assert_eq!(t.sticky(), Some("cursor"));
+        assert_eq!(t.sticky(), Some(StickyReason::Cursor));
         assert!(!t.in_transaction(), "an open cursor is no transaction");
         t.pin = Some("temporary table");
-        assert_eq!(t.sticky(), Some("pin"));
+        assert_eq!(t.sticky(), Some(StickyReason::Pin));
     }
 }

@@ -1,4 +1,4 @@
-//! Local syntax check of `XA {START|BEGIN} xid [JOIN|RESUME]` before it is held (routing.md §9):
+//! Local syntax check of `XA {START|BEGIN} xid [JOIN|RESUME]` before it is held (docs/routing.md §8):
 //! a start the server would refuse for its syntax is sent to it at once, so that its error answers
 //! the `XA START` itself and not the statement that would have replayed it.
 

@@ -34,7 +34,7 @@ pub fn analyze(sql: &str) -> Option<Analysis<'_>> {
 
 /// The recognisers over the whole token list (a statement with tokens left over is declined).
 fn recognise<'a>(sql: &'a str, toks: &[Token]) -> Option<Analysis<'a>> {
-    let mut c = Cursor { sql, toks, pos: 0, depth: 0 };
+    let mut c = Cursor { sql, toks, pos: 0, depth: 0, counted: (0, 0) };
     let first = c.next_word()?;
     let mut an = dispatch(&mut c, first)?;
     an.path = Path::Fast;
@@ -83,18 +83,19 @@ fn span<'a>(sql: &'a str, t: &Token) -> &'a str {
     sql.get(t.start as usize..t.end as usize).unwrap_or("")
 }
 
-/// Words that are never taken as identifiers by the fast path.
+/// Words that are never taken as identifiers by the fast path; sorted (byte order), for
+/// [`is_reserved`]'s binary search.
 const RESERVED: &[&str] = &[
-    "ALL", "AND", "AS", "ASC", "BETWEEN", "BINARY", "BY", "CASE", "COLLATE", "CROSS", "CURRENT_DATE",
-    "CURRENT_TIME", "CURRENT_TIMESTAMP", "CURRENT_USER", "DATE", "DEFAULT", "DESC", "DISTINCT", "DIV",
-    "DUAL", "DUPLICATE", "ELSE", "END", "ESCAPE", "EXCEPT", "EXISTS", "FALSE", "FOR", "FORCE", "FROM",
-    "GROUP", "HAVING", "IGNORE", "IN", "INDEX", "INNER", "INTERSECT", "INTERVAL", "INTO", "IS", "JOIN",
-    "KEY", "LEFT", "LIKE", "LIMIT", "LOCALTIME", "LOCALTIMESTAMP", "LOCK", "MATCH", "MOD", "NATURAL",
-    "NOT", "NULL", "OFFSET", "ON", "OR", "ORDER", "OUTER", "PARTITION", "REGEXP", "RETURNING", "RIGHT",
-    "RLIKE", "ROW", "SELECT", "SET", "SOUNDS", "STRAIGHT_JOIN", "TABLE", "THEN", "TIME", "TIMESTAMP",
-    "TRUE", "UNION", "UNKNOWN", "UPDATE", "USE", "USING", "UTC_DATE", "UTC_TIME", "UTC_TIMESTAMP",
-    "VALUE", "VALUES", "WHEN", "WHERE", "WINDOW", "WITH", "XOR", "ARRAY", "MAP", "STRUCT", "ANY", "SOME",
-    "OVER", "PRIOR", "CONNECT", "START",
+    "ALL", "AND", "ANY", "ARRAY", "AS", "ASC", "BETWEEN", "BINARY", "BY", "CASE", "COLLATE", "CONNECT",
+    "CROSS", "CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP", "CURRENT_USER", "DATE", "DEFAULT", "DESC",
+    "DISTINCT", "DIV", "DUAL", "DUPLICATE", "ELSE", "END", "ESCAPE", "EXCEPT", "EXISTS", "FALSE", "FOR",
+    "FORCE", "FROM", "GROUP", "HAVING", "IGNORE", "IN", "INDEX", "INNER", "INTERSECT", "INTERVAL", "INTO",
+    "IS", "JOIN", "KEY", "LEFT", "LIKE", "LIMIT", "LOCALTIME", "LOCALTIMESTAMP", "LOCK", "MAP", "MATCH",
+    "MOD", "NATURAL", "NOT", "NULL", "OFFSET", "ON", "OR", "ORDER", "OUTER", "OVER", "PARTITION", "PRIOR",
+    "REGEXP", "RETURNING", "RIGHT", "RLIKE", "ROW", "SELECT", "SET", "SOME", "SOUNDS", "START",
+    "STRAIGHT_JOIN", "STRUCT", "TABLE", "THEN", "TIME", "TIMESTAMP", "TRUE", "UNION", "UNKNOWN", "UPDATE",
+    "USE", "USING", "UTC_DATE", "UTC_TIME", "UTC_TIMESTAMP", "VALUE", "VALUES", "WHEN", "WHERE", "WINDOW",
+    "WITH", "XOR",
 ];
 
 /// How deep the fast path's expression parser may nest (parentheses, unary operators, function
@@ -109,6 +110,9 @@ pub(super) struct Cursor<'t, 'a> {
     pos: usize,
     /// Current expression nesting ([`MAX_DEPTH`] bounds it).
     depth: u32,
+    /// Placeholders among the first `.0` tokens: `.1` (the cursor only moves forward, so
+    /// [`Cursor::placeholder_index`] counts each token once, not once per placeholder).
+    counted: (usize, u32),
 }
 
 impl<'t, 'a> Cursor<'t, 'a> {
@@ -196,14 +200,23 @@ impl<'t, 'a> Cursor<'t, 'a> {
     }
 
     /// Zero-based index of the placeholder token just before the cursor.
-    fn placeholder_index(&self) -> u32 {
-        let before = &self.toks[..self.pos.saturating_sub(1)];
-        before.iter().filter(|t| t.kind == Kind::Placeholder).count() as u32
+    fn placeholder_index(&mut self) -> u32 {
+        let end = self.pos.saturating_sub(1).min(self.toks.len());
+        let (from, mut n) = if self.counted.0 <= end { self.counted } else { (0, 0) };
+        n += self.toks[from..end].iter().filter(|t| t.kind == Kind::Placeholder).count() as u32;
+        self.counted = (end, n);
+        n
     }
 }
 
 fn is_reserved(word: &str) -> bool {
-    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
+    // Upper-cased on the stack, then a binary search of the sorted list: asked for every
+    // identifier-shaped token of every statement.
+    let mut buf = [0u8; 24];
+    let Some(upper) = buf.get_mut(..word.len()) else { return false };
+    upper.copy_from_slice(word.as_bytes());
+    upper.make_ascii_uppercase();
+    RESERVED.binary_search_by(|r| r.as_bytes().cmp(upper)).is_ok()
 }
 
 /// Strips back-quotes and undoubles embedded ones; an empty name is declined.
@@ -213,4 +226,20 @@ fn unquote(text: &str) -> Option<Name<'_>> {
         return None;
     }
     Some(if inner.contains('`') { Cow::Owned(inner.replace("``", "`")) } else { Cow::Borrowed(inner) })
+}
+
+#[cfg(test)]
+mod reserved_tests {
+    use super::{is_reserved, RESERVED};
+
+    #[test]
+    fn reserved_words_are_sorted_and_found_in_any_case() {
+        assert!(RESERVED.windows(2).all(|w| w[0] < w[1]), "RESERVED must stay sorted for the binary search");
+        for w in RESERVED {
+            assert!(is_reserved(w) && is_reserved(&w.to_ascii_lowercase()), "{w}");
+        }
+        for w in ["c1", "sbtest1", "selects", "", "a_very_long_identifier_name_beyond_the_buffer"] {
+            assert!(!is_reserved(w), "{w}");
+        }
+    }
 }

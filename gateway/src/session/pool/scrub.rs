@@ -1,0 +1,81 @@
+//! Cleaning the connections of a client that is gone: each is reset (COM_RESET_CONNECTION) in the
+//! background before it is idle again, so that a departed client's transaction, `LOCK TABLES`,
+//! `GET_LOCK` locks, temporary tables and variables never stay on a pooled server connection,
+//! where other clients would wait on them (docs/routing.md §11).
+//!
+//! MariaDB's COM_RESET_CONNECTION rolls back the transaction, releases table and user locks,
+//! drops temporary tables, clears user variables and prepared statements and sets session
+//! variables back to their global values (so `IGNORE_SPACE` that a client's login capability put
+//! in `sql_mode` is lost: [`restore_ignore_space`]); it keeps the current database (the pool
+//! changes user when the next client has none). A connection whose reset fails is closed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::{health, Idle, KeyPool, Pool};
+use crate::protocol::command;
+use crate::session::backend::Backend;
+use crate::session::state::ConnSync;
+
+/// `Idle::last_client` of a connection reset since its last client left (no client's state is on
+/// it; it is reset again when handed out, so that the new session sees the global variables as
+/// they are then).
+pub(super) const SCRUBBED: u64 = 0;
+
+/// The statement that puts `IGNORE_SPACE` back into the session `sql_mode` after a reset, for a
+/// client that asked for it with the `CLIENT_IGNORE_SPACE` capability (the server adds it to
+/// `sql_mode` at login only).
+const IGNORE_SPACE: &[u8] = b"SET @@session.sql_mode = CONCAT_WS(',', NULLIF(@@session.sql_mode, ''), 'IGNORE_SPACE')";
+
+/// Resets `backend`; whether it answered OK in time.
+async fn reset(backend: &mut Backend, timeout: Duration) -> bool {
+    matches!(health::command(backend, &[command::RESET_CONNECTION], timeout).await, Ok(Ok(_)))
+}
+
+/// Resets the connection in the background, then puts it among `home`'s idle ones (the slot, when
+/// the connection held one, is released after that); closes it when the reset fails. Without a
+/// Tokio runtime (never the case in the gateway) the connection is closed.
+pub(super) fn spawn(home: Arc<KeyPool>, mut backend: Backend, mut sync: ConnSync, slot: Option<OwnedSemaphorePermit>, timeout: Duration) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+    rt.spawn(async move {
+        let thread = backend.greeting.connection_id;
+        if reset(&mut backend, timeout).await && backend.wire.buf.is_empty() {
+            sync.reset();
+            home.put_idle(Idle { backend, sync, last_client: SCRUBBED, since: Instant::now() });
+            tracing::debug!(thread, "connection of a departed client reset");
+        } else {
+            tracing::info!(thread, "reset of a departed client's connection failed; closed");
+        }
+        drop(slot);
+    });
+}
+
+/// Puts `IGNORE_SPACE` back into `sql_mode` after a reset (module docs); whether it succeeded.
+pub(super) async fn restore_ignore_space(backend: &mut Backend, timeout: Duration) -> bool {
+    let payload = [&[command::QUERY], IGNORE_SPACE].concat();
+    matches!(health::command(backend, &payload, timeout).await, Ok(Ok(_)))
+}
+
+impl Pool {
+    /// Client `client` (its [`crate::session::state::ClientState::id`]) is gone or reset its
+    /// session: every idle connection it used last is reset in the background.
+    pub fn release_client(&self, client: u64) {
+        let pools: Vec<Arc<KeyPool>> = self.inner.keys.lock().map(|k| k.values().cloned().collect()).unwrap_or_default();
+        let timeout = self.inner.cfg.connect_timeout();
+        for home in pools {
+            let mine: Vec<Idle> = match home.idle.lock() {
+                Ok(mut idle) => {
+                    let (mine, rest) = std::mem::take(&mut *idle).into_iter().partition(|i| i.last_client == client);
+                    *idle = rest;
+                    mine
+                }
+                Err(_) => Vec::new(),
+            };
+            for i in mine {
+                spawn(home.clone(), i.backend, i.sync, None, timeout);
+            }
+        }
+    }
+}

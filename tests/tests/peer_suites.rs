@@ -1,0 +1,135 @@
+//! Peer test suites (PyMySQL's own tests, MariaDB's C-API test program `mariadb-client-test`)
+//! run against MariaDB directly, through the 1:1 gateway in front of that server, and through the
+//! routed gateway over three MariaDB servers holding the same databases (the demo topology, so
+//! statements move between pooled server connections). Each suite passes when the three
+//! case-by-case outcomes are identical; the tables (passed / failed / skipped / wall time) and
+//! the cases that differ, with their outcome per mode, are printed.
+//!
+//! A case that fails directly too (the environment: the sdist lacks PyMySQL's data files, some
+//! C-API cases expect mysql-test-run's server options) fails the same way in every mode.
+
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use gateway_tests::peers::{self, Endpoint, PeerTools, SuiteRun};
+use gateway_tests::stack::{demo_routing, demo_servers};
+use gateway_tests::{Gateway, GatewayConfig, MariaDb};
+
+/// The databases PyMySQL's CI creates for its suite.
+const DATABASES: &str = "CREATE DATABASE IF NOT EXISTS test1 DEFAULT CHARACTER SET utf8mb4; \
+    CREATE DATABASE IF NOT EXISTS test2 DEFAULT CHARACTER SET utf8mb4";
+
+/// A PyMySQL test hanging on a lock is cut after this.
+const PER_TEST: Duration = Duration::from_secs(30);
+
+/// The three endpoints.
+struct Endpoints {
+    direct: MariaDb,
+    one_to_one: Gateway,
+    routed_servers: Vec<MariaDb>,
+    routed: Gateway,
+}
+
+impl Endpoints {
+    fn start() -> anyhow::Result<Endpoints> {
+        let direct = MariaDb::start("peers-direct")?;
+        direct.sql(DATABASES)?;
+        let one_to_one = Gateway::start(&GatewayConfig::new(direct.addr())?.to_toml())?;
+        let routed_servers = demo_servers("peers-routed", &[])?;
+        for s in &routed_servers {
+            s.sql(DATABASES)?;
+        }
+        let toml = GatewayConfig::new(routed_servers[0].addr())?.to_toml() + "\n" + &demo_routing(&routed_servers);
+        let routed = Gateway::start(&toml)?;
+        Ok(Endpoints { direct, one_to_one, routed_servers, routed })
+    }
+
+    /// (mode, endpoint, servers behind it).
+    fn modes(&self) -> Vec<(&'static str, Endpoint, Vec<&MariaDb>)> {
+        let ep = |port| Endpoint { port, user: "root".into(), password: String::new() };
+        vec![
+            ("MariaDB directly", ep(self.direct.port()), vec![&self.direct]),
+            ("gateway 1:1", ep(self.one_to_one.port()), vec![&self.direct]),
+            ("gateway routed", ep(self.routed.port()), self.routed_servers.iter().collect()),
+        ]
+    }
+}
+
+static ENDPOINTS: OnceLock<Result<Endpoints, String>> = OnceLock::new();
+/// The suites run one at a time (timing-sensitive cases; two CPU cores).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn endpoints() -> &'static Endpoints {
+    match ENDPOINTS.get_or_init(|| Endpoints::start().map_err(|e| format!("{e:#}"))) {
+        Ok(e) => e,
+        Err(e) => panic!("endpoints did not start: {e}"),
+    }
+}
+
+/// Runs `suite` in every mode (after `prepare` on that mode's servers), prints the table, and
+/// fails with the differing cases.
+fn compare(title: &str, prepare: &str, suite: impl Fn(&Endpoint, &[&MariaDb]) -> anyhow::Result<SuiteRun>) {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let eps = endpoints();
+    let mut runs = Vec::new();
+    for (mode, ep, servers) in eps.modes() {
+        for s in &servers {
+            s.sql(prepare).unwrap_or_else(|e| panic!("{mode}: preparing {}: {e:#}", s.name()));
+        }
+        let run = suite(&ep, &servers).unwrap_or_else(|e| panic!("{mode}: {e:#}"));
+        println!("{mode}: {} cases in {:.1} s", run.cases.len(), run.wall.as_secs_f64());
+        runs.push((mode, run));
+    }
+    let refs: Vec<(&str, &SuiteRun)> = runs.iter().map(|(m, r)| (*m, r)).collect();
+    println!("{}", peers::table(title, &refs));
+    let diff = peers::differences(&refs);
+    assert!(
+        diff.is_empty(),
+        "{title}: {} cases differ between modes:\n{}\n1:1 gateway warnings:\n{}\nrouted gateway warnings:\n{}",
+        diff.len(),
+        diff.join("\n"),
+        warnings(&eps.one_to_one),
+        warnings(&eps.routed)
+    );
+}
+
+/// The last WARN / ERROR lines of a gateway's log.
+fn warnings(gw: &Gateway) -> String {
+    let log = gw.log_tail(200_000);
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains(" WARN ") || l.contains(" ERROR ")).collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+/// The installed suites, or `None` after recording why `test` is skipped.
+fn tools(test: &str) -> Option<PeerTools> {
+    match PeerTools::find() {
+        Ok(t) => Some(t),
+        Err(why) => {
+            gateway_tests::skip::skip(test, &why);
+            None
+        }
+    }
+}
+
+#[test]
+fn pymysql_suite_same_in_all_modes() {
+    let Some(tools) = tools("pymysql_suite_same_in_all_modes") else { return };
+    let scratch = gateway_tests::scratch_dir("peers-pymysql").expect("scratch dir");
+    let n = std::sync::atomic::AtomicU32::new(0);
+    compare("PyMySQL 0.10.1 test suite", DATABASES, |ep, _| {
+        let dir = scratch.join(n.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string());
+        std::fs::create_dir_all(&dir)?;
+        peers::pymysql(&tools, ep, &dir, PER_TEST)
+    });
+}
+
+#[test]
+fn mariadb_client_test_same_in_all_modes() {
+    let Some(tools) = tools("mariadb_client_test_same_in_all_modes") else { return };
+    let scratch = gateway_tests::scratch_dir("peers-client-test").expect("scratch dir");
+    let drop = "DROP DATABASE IF EXISTS client_test_db";
+    compare("mariadb-client-test (MariaDB C API)", drop, |ep, servers| {
+        let fresh = || servers.iter().try_for_each(|s| s.sql(drop).map(|_| ()));
+        peers::client_test(&tools, ep, &scratch, PER_TEST, &fresh)
+    });
+}
