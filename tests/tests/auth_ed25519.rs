@@ -25,7 +25,7 @@ fn start() -> anyhow::Result<Option<Fixture>> {
     let opts = MariaDbOptions { extra_args: vec!["--bind-address=127.0.0.1,127.0.0.2,127.0.0.3".into()], ..Default::default() };
     let db = MariaDb::start_with("auth-ed25519", opts)?;
     if let Err(e) = db.sql("INSTALL SONAME 'auth_ed25519'") {
-        eprintln!("SKIP: auth_ed25519 cannot be installed on this MariaDB: {e:#}");
+        gateway_tests::skip::skip("auth_ed25519", &format!("auth_ed25519 cannot be installed on this MariaDB: {e:#}"));
         return Ok(None);
     }
     db.sql(

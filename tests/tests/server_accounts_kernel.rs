@@ -23,7 +23,7 @@ fn answer(cli: &MariadbCli, sql: &str) -> String {
 #[test]
 fn kernel_accounts_log_in_without_a_users_entry() {
     if let Some(reason) = Seekdb::skip_reason() {
-        eprintln!("SKIP: server_accounts_kernel: {reason}");
+        gateway_tests::skip::skip("server_accounts_kernel", &reason);
         return;
     }
     let db = Seekdb::start("server-accounts-kernel").unwrap();
