@@ -79,9 +79,10 @@ python_env() {
         log "creating venv $VENV"
         python3 -m venv "$VENV"
     fi
-    if ! "$VENV/bin/python" -c 'import pymysql, cryptography' 2>/dev/null; then
+    # PyNaCl: PyMySQL's MariaDB ed25519 authentication (client_ed25519).
+    if ! "$VENV/bin/python" -c 'import pymysql, cryptography, nacl' 2>/dev/null; then
         log "installing PyMySQL"
-        "$VENV/bin/pip" install -q 'PyMySQL==1.1.1' 'cryptography'
+        "$VENV/bin/pip" install -q 'PyMySQL==1.1.1' 'cryptography' 'PyNaCl'
     else
         log "PyMySQL present"
     fi

@@ -46,6 +46,11 @@ pub struct Config {
     /// to the backend with the same user name and password.
     #[serde(default)]
     pub users: Vec<UserConfig>,
+    /// Where logins are checked (`[auth]`): `accounts = "config"` (default, only `[[users]]`) or
+    /// `"servers"` (also the servers' own accounts, read through a metadata account; see
+    /// `accounts::AuthConfig` for each field and its default). Restart-only.
+    #[serde(default)]
+    pub auth: crate::accounts::AuthConfig,
     /// Logging settings.
     #[serde(default)]
     pub log: LogConfig,
@@ -258,6 +263,9 @@ pub enum AuthPlugin {
     /// SHA256 challenge-response with a fast path and RSA full authentication (MySQL 8 default).
     #[serde(rename = "caching_sha2_password")]
     CachingSha2Password,
+    /// MariaDB's Ed25519 signature of a nonce (client plugin `client_ed25519`); needs `password`.
+    #[serde(rename = "ed25519")]
+    Ed25519,
 }
 
 impl AuthPlugin {
@@ -266,6 +274,7 @@ impl AuthPlugin {
         match self {
             AuthPlugin::NativePassword => "mysql_native_password",
             AuthPlugin::CachingSha2Password => "caching_sha2_password",
+            AuthPlugin::Ed25519 => crate::protocol::ed25519::CLIENT_PLUGIN,
         }
     }
 }
@@ -283,7 +292,8 @@ pub struct UserConfig {
     /// instead of a plain password. Only works with `auth_plugin = "mysql_native_password"`.
     #[serde(default)]
     pub password_hash: Option<String>,
-    /// Plugin the client is asked to authenticate with. Default `mysql_native_password`.
+    /// Plugin the client is asked to authenticate with: `mysql_native_password` (default),
+    /// `caching_sha2_password` or `ed25519` (MariaDB's; the last two need `password`).
     #[serde(default = "default_plugin")]
     pub auth_plugin: AuthPlugin,
     /// Database selected when the client connects without one.
@@ -412,9 +422,12 @@ impl Config {
         if self.listen.worker_threads == Some(0) {
             return Err(ConfigError::Invalid("listen.worker_threads must be at least 1".into()));
         }
-        if self.users.is_empty() {
-            return Err(ConfigError::Invalid("no [[users]] configured: nobody could log in".into()));
+        if self.users.is_empty() && !self.auth.from_servers() {
+            return Err(ConfigError::Invalid(
+                "no [[users]] configured and [auth] accounts is not \"servers\": nobody could log in".into(),
+            ));
         }
+        self.auth.validate().map_err(ConfigError::Invalid)?;
         self.login.validate().map_err(ConfigError::Invalid)?;
         crate::tls::validate(self).map_err(ConfigError::Invalid)?;
         self.validate_metrics()?;
@@ -498,7 +511,7 @@ fn validate_user(u: &UserConfig) -> Result<(), ConfigError> {
             if u.auth_plugin != AuthPlugin::NativePassword {
                 return Err(ConfigError::Invalid(format!(
                     "{who}: password_hash needs auth_plugin = \"mysql_native_password\" \
-                     (caching_sha2_password needs the plain password to log in to the backend)"
+                     (caching_sha2_password and ed25519 need the plain password to log in to the backend)"
                 )));
             }
             crate::protocol::auth::parse_native_hash(h)
@@ -578,5 +591,18 @@ address = "127.0.0.1:3306"
         assert!(Config::parse(&bad, "t").is_err());
         let dup = format!("{BASE}\n[[users]]\nname = \"r\"\npassword = \"\"\n[[users]]\nname = \"r\"\npassword = \"x\"\n");
         assert!(Config::parse(&dup, "t").unwrap_err().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn server_accounts_need_no_users_but_a_metadata_user() {
+        assert!(Config::parse(BASE, "t").unwrap_err().to_string().contains("nobody could log in"));
+        let servers = format!("{BASE}\n[auth]\naccounts = \"servers\"\nuser = \"meta\"\n");
+        let c = Config::parse(&servers, "t").unwrap();
+        assert!(c.users.is_empty() && c.auth.from_servers());
+        assert_eq!((c.auth.refresh_secs, c.auth.negative_cache_secs, c.auth.server), (30, 5, None));
+        let no_user = format!("{BASE}\n[auth]\naccounts = \"servers\"\n");
+        assert!(Config::parse(&no_user, "t").unwrap_err().to_string().contains("needs user"));
+        let bad = format!("{BASE}\n[auth]\naccounts = \"server\"\nuser = \"meta\"\n");
+        assert!(Config::parse(&bad, "t").is_err());
     }
 }

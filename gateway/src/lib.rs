@@ -1,6 +1,7 @@
 //! Gateway: a transparent routing gateway for OceanBase and MySQL-protocol traffic.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod accounts;
 pub mod clusters;
 pub mod config;
 pub mod dataplane;

@@ -12,7 +12,7 @@
 //!   old certificate stays) and used by new handshakes;
 //! * after a restart only (a reload logs "needs restart" and keeps the old value):
 //!   `listen.address`, `listen.extra_addresses`, `listen.worker_threads`, `listen.server_version`,
-//!   `[dataplane]`, `[pool]`, `[metrics]`, `[[clusters]]` (but their `tls`), and the topology
+//!   `[dataplane]`, `[pool]`, `[metrics]`, `[auth]`, `[[clusters]]` (but their `tls`), and the topology
 //!   side of `[routing]` (topology, config server, server addresses, IDC, route policy, seed,
 //!   cache, route log, or adding / removing the section).
 //!

@@ -18,6 +18,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("login_name.rs", include_str!("../src/login_name.rs")),
     ("tls/config.rs", include_str!("../src/tls/config.rs")),
     ("clusters/config.rs", include_str!("../src/clusters/config.rs")),
+    ("accounts/config.rs", include_str!("../src/accounts/config.rs")),
 ];
 
 /// TOML table of each configuration struct ("" is the top level).
@@ -37,6 +38,7 @@ const TABLES: &[(&str, &str)] = &[
     ("BackendTls", "backend.tls"),
     ("ClusterConfig", "clusters"),
     ("DialledDefault", "listen.dialled"),
+    ("AuthConfig", "auth"),
 ];
 
 #[test]

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use gateway_tests::mysql::{connect, err_code, query_one};
-use gateway_tests::stack::{shared, Stack, PEER_TIMEOUT};
+use gateway_tests::stack::{shared, Stack};
 use gateway_tests::UserEntry;
 use mysql_async::prelude::*;
 use mysql_async::{ChangeUserOpts, Conn};
@@ -113,31 +113,30 @@ async fn change_user_failures_match_direct() {
     s.assert_healthy();
 }
 
-/// A failed COM_CHANGE_USER ends the gateway session: the ERR, then the connection is closed
-/// (nothing of the old account's session is left to use). Raw protocol, so that no driver
-/// reconnects behind the test's back.
-#[test]
-fn failed_change_user_closes_the_session() {
-    use gateway_tests::raw::{cmd, Outcome, RawConn};
+/// A failed COM_CHANGE_USER keeps the connection and its user, with the session's state cleared,
+/// as MariaDB does (`sql_parse.cc`: `thd->change_user()`, then the old security context is
+/// restored): the same connection (same `CONNECTION_ID()`) answers as the old user, without the
+/// user variable set before — directly and through the gateway alike.
+#[tokio::test]
+async fn failed_change_user_keeps_the_user_and_clears_the_session() {
     let s = stack();
     for (user, pw) in [("bob", "wrong"), ("nobody", "")] {
-        let mut c = RawConn::login(s.gw.addr(), "alice", "alice-pw", Some("test")).unwrap();
-        let salt: Vec<u8> = c.greeting.salt.clone();
-        let scramble = if pw.is_empty() { Vec::new() } else { gateway_tests::raw::scramble_native(pw, &salt) };
-        let mut body = user.as_bytes().to_vec();
-        body.push(0);
-        body.push(scramble.len() as u8);
-        body.extend_from_slice(&scramble);
-        body.extend_from_slice(b"test\0");
-        body.extend_from_slice(&[0x21, 0x00]);
-        body.extend_from_slice(b"mysql_native_password\0");
-        c.command(cmd::CHANGE_USER, &body).unwrap();
-        match c.outcome(PEER_TIMEOUT) {
-            Outcome::Err(e) => assert_eq!(e.code, 1045, "change_user to {user}: {e}"),
-            o => panic!("change_user to {user}: expected ERR 1045, got {o:?}\n{}", s.gw_log()),
+        let mut answers = Vec::new();
+        for url in [s.direct_url("alice", "alice-pw", Some("test")), s.gw_url("alice", "alice-pw", Some("test"))] {
+            let mut c = connect(&url).await.unwrap();
+            let id = query_one(&mut c, "SELECT CONNECTION_ID()").await.unwrap();
+            c.query_drop("SET @kept = 'old session'").await.unwrap();
+            let opts = ChangeUserOpts::default().with_user(Some(user.into())).with_pass(Some(pw.into()));
+            let e = c.change_user(opts).await.expect_err("refused");
+            assert_eq!(err_code(&e), Some(1045), "change_user to {user}: {e}");
+            let after = query_one(&mut c, "SELECT CONCAT(CURRENT_USER(), ' ', IFNULL(@kept, 'cleared'), ' ', DATABASE())")
+                .await
+                .unwrap_or_else(|e| panic!("after a refused change_user to {user}: {e}\n{}", s.gw_log()));
+            assert_eq!(query_one(&mut c, "SELECT CONNECTION_ID()").await.unwrap(), id, "same connection");
+            answers.push(after);
         }
-        let after = c.outcome(PEER_TIMEOUT);
-        assert!(matches!(after, Outcome::Closed | Outcome::Reset), "after a failed change_user to {user}: {after:?}");
+        assert_eq!(answers[0].as_deref(), Some("alice@127.0.0.1 cleared test"), "direct");
+        assert_eq!(answers[1], answers[0], "gateway vs direct after a refused change_user to {user}");
     }
     s.assert_healthy();
 }

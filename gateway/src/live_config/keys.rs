@@ -430,6 +430,41 @@ pub static KEYS: &[Key] = &[
         get: |c| opt(&c.metrics.address),
         set: None,
     },
+    Key {
+        name: "auth.accounts",
+        info: "accounts clients log in with: config ([[users]] only) or servers (also the servers' accounts)",
+        effect: Effect::Restart,
+        get: |c| format!("{:?}", c.auth.accounts).to_lowercase(),
+        set: None,
+    },
+    Key {
+        name: "auth.user",
+        info: "metadata account reading the servers' accounts",
+        effect: Effect::Restart,
+        get: |c| c.auth.user.clone(),
+        set: None,
+    },
+    Key {
+        name: "auth.server",
+        info: "server whose accounts are read (default: backend.address)",
+        effect: Effect::Restart,
+        get: |c| opt(&c.auth.server),
+        set: None,
+    },
+    Key {
+        name: "auth.refresh_secs",
+        info: "seconds after which the servers' accounts are read again",
+        effect: Effect::Restart,
+        get: |c| c.auth.refresh_secs.to_string(),
+        set: None,
+    },
+    Key {
+        name: "auth.negative_cache_secs",
+        info: "seconds a user name the servers do not know stays unknown",
+        effect: Effect::Restart,
+        get: |c| c.auth.negative_cache_secs.to_string(),
+        set: None,
+    },
 ];
 
 /// Restart-only settings whose value differs between `old` and `new`.
@@ -446,6 +481,7 @@ pub fn keep_restart_only(old: &Config, new: &mut Config) {
     new.dataplane.clone_from(&old.dataplane);
     new.pool.clone_from(&old.pool);
     new.metrics.clone_from(&old.metrics);
+    new.auth.clone_from(&old.auth);
     new.clusters.clone_from(&old.clusters);
     match (&old.routing, &mut new.routing) {
         (Some(o), Some(n)) => {

@@ -232,7 +232,17 @@ pub fn auth_switch_request(plugin: &str, data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Parses an AuthSwitchRequest into (plugin, data without its trailing NUL).
+/// An AuthSwitchRequest whose data is sent as it is, without a trailing NUL (`client_ed25519`'s
+/// 32-byte nonce, which may itself end in a zero byte).
+pub fn auth_switch_request_raw(plugin: &str, data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0xFE];
+    put_nul_bytes(&mut out, plugin.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// Parses an AuthSwitchRequest into (plugin, data without its trailing NUL); `client_ed25519`'s
+/// nonce has no terminator and is kept whole.
 pub fn parse_auth_switch(payload: &[u8]) -> Result<(String, Vec<u8>), ProtocolError> {
     let mut r = Reader::new(payload);
     if r.u8()? != 0xFE {
@@ -240,6 +250,9 @@ pub fn parse_auth_switch(payload: &[u8]) -> Result<(String, Vec<u8>), ProtocolEr
     }
     let plugin = String::from_utf8_lossy(r.nul_bytes()).into_owned();
     let data = r.rest();
+    if plugin == super::ed25519::CLIENT_PLUGIN {
+        return Ok((plugin, data.to_vec()));
+    }
     Ok((plugin, data.strip_suffix(&[0]).unwrap_or(data).to_vec()))
 }
 

@@ -2,7 +2,9 @@
 
 pub mod auth;
 pub mod buf;
+pub mod client_charset;
 pub mod command;
+pub mod ed25519;
 pub mod frame;
 pub mod handshake;
 pub mod message;

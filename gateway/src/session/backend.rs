@@ -11,6 +11,7 @@ use super::identity::{oceanbase_attributes, ClientIdentity};
 use super::{server_kind, Credential, SessionError};
 use crate::login_name::{self, ServerKind};
 use crate::protocol::auth::{self, CACHING_SHA2, NATIVE};
+use crate::protocol::ed25519;
 use crate::protocol::frame::Wire;
 use crate::protocol::handshake::{encode_change_user, parse_auth_switch, Greeting, HandshakeResponse};
 use crate::protocol::message::{ErrPacket, ERR, OK};
@@ -200,6 +201,7 @@ impl Backend {
 /// The auth response for `plugin`.
 fn scramble(plugin: &str, salt: &[u8], cred: &Credential) -> Result<Vec<u8>, SessionError> {
     match (plugin, cred) {
+        (ed25519::CLIENT_PLUGIN, Credential::Plain(pw)) => Ok(ed25519::sign(pw, salt).to_vec()),
         (_, Credential::Plain(pw)) if pw.is_empty() => Ok(Vec::new()),
         (NATIVE, Credential::Plain(pw)) => Ok(auth::native_scramble(&auth::native_stage1(pw), salt).to_vec()),
         (NATIVE, Credential::NativeStage1(s1)) => Ok(auth::native_scramble(s1, salt).to_vec()),

@@ -8,10 +8,12 @@ use crate::config::{AuthPlugin, UserConfig};
 use crate::login_name::{self, LoginError, Resolved};
 use crate::protocol::auth::{self, NATIVE};
 use crate::protocol::frame::Wire;
-use crate::protocol::handshake::{auth_switch_request, HandshakeResponse};
+use crate::protocol::handshake::{auth_switch_request, auth_switch_request_raw, HandshakeResponse};
 use crate::protocol::message::ErrPacket;
-use crate::protocol::{caps, codes};
+use crate::protocol::{caps, codes, ed25519};
 use crate::tls::Stream;
+
+mod server_accounts;
 
 /// Largest packet accepted during authentication.
 const MAX_AUTH_PACKET: usize = 64 * 1024;
@@ -79,7 +81,11 @@ impl Exchange<'_> {
         let config = &self.shared.config();
         let clusters = &self.shared.clusters;
         let parsed = login_name::parse_for(&response.user, config).map_err(|e| self.refused(&e, used_password))?;
-        let account = config.user(&parsed.user).cloned();
+        // `[[users]]` first; then, with `[auth] accounts = "servers"`, the servers' account.
+        let (account, server_account) = match config.user(&parsed.user) {
+            Some(u) => (Some(u.clone()), None),
+            None => self.server_account(&parsed.user, used_password).await?,
+        };
         let default_cluster = if clusters.routed() { clusters.default_cluster().await } else { None };
         let name = login_name::resolve_for(&parsed, account.as_ref(), config, default_cluster, self.dialled)
             .map_err(|e| self.refused(&e, used_password))?;
@@ -92,7 +98,10 @@ impl Exchange<'_> {
             tracing::info!(user = %account.name, "account requires TLS (require_tls): plain-TCP login refused");
             return Err(self.denied(&response.user, used_password));
         }
-        let credential = self.authenticate(&account, &response).await?;
+        let credential = match server_account {
+            None => self.authenticate(&account, &response).await?,
+            Some(a) => self.authenticate_server_account(a, &response).await?,
+        };
         let planner = self.cluster_planner(&name).await?;
         if let Some(planner) = &planner {
             login_name::check_topology(&name, planner).await.map_err(|e| self.refused(&e, true))?;
@@ -128,23 +137,31 @@ impl Exchange<'_> {
     /// Checks the client's proof for the account `user`, switching plugin when needed. A refusal
     /// names the login as the client sent it (`alice@t1`), as MySQL and OceanBase do.
     async fn authenticate(&mut self, user: &UserConfig, response: &HandshakeResponse) -> Result<Credential, SessionError> {
-        let used_password = !response.auth_response.is_empty();
-        let wanted = user.auth_plugin.name();
-        let client_plugin = response.auth_plugin.as_deref().unwrap_or(NATIVE);
-        let mut data = response.auth_response.clone();
-        if client_plugin != wanted {
-            if self.capabilities & caps::PLUGIN_AUTH == 0 {
-                return Err(self.denied(&response.user, used_password));
-            }
-            self.send(&auth_switch_request(wanted, self.salt)).await?;
-            data = self.receive().await?;
+        if user.auth_plugin == AuthPlugin::Ed25519 {
+            return self.check_ed25519(user, response).await;
         }
+        let data = self.proof(user.auth_plugin, response).await?;
         let used_password = !data.is_empty();
         let verdict = match user.auth_plugin {
             AuthPlugin::NativePassword => self.check_native(user, &data),
             AuthPlugin::CachingSha2Password => self.check_sha2(user, &data).await?,
+            AuthPlugin::Ed25519 => None,
         };
         verdict.ok_or_else(|| self.denied(&response.user, used_password))
+    }
+
+    /// The client's answer for `plugin`: its handshake's, or after an auth switch to `plugin`.
+    async fn proof(&mut self, plugin: AuthPlugin, response: &HandshakeResponse) -> Result<Vec<u8>, SessionError> {
+        let wanted = plugin.name();
+        let client_plugin = response.auth_plugin.as_deref().unwrap_or(NATIVE);
+        if client_plugin == wanted {
+            return Ok(response.auth_response.clone());
+        }
+        if self.capabilities & caps::PLUGIN_AUTH == 0 {
+            return Err(self.denied(&response.user, !response.auth_response.is_empty()));
+        }
+        self.send(&auth_switch_request(wanted, self.salt)).await?;
+        self.receive().await
     }
 
     fn check_native(&self, user: &UserConfig, data: &[u8]) -> Option<Credential> {
@@ -157,6 +174,22 @@ impl Exchange<'_> {
         }
         let stage2 = auth::parse_native_hash(user.password_hash.as_deref()?)?;
         auth::native_verify(data, self.salt, &stage2).map(Credential::NativeStage1)
+    }
+
+    /// MariaDB's ed25519: always an auth switch (the nonce is 32 bytes, the greeting's salt 20),
+    /// then the client's signature checked with the key of the configured password.
+    async fn check_ed25519(&mut self, user: &UserConfig, response: &HandshakeResponse) -> Result<Credential, SessionError> {
+        if self.capabilities & caps::PLUGIN_AUTH == 0 {
+            return Err(self.denied(&response.user, !response.auth_response.is_empty()));
+        }
+        let nonce = ed25519::new_nonce();
+        self.send(&auth_switch_request_raw(ed25519::CLIENT_PLUGIN, &nonce)).await?;
+        let answer = self.receive().await?;
+        let pw = user.password.clone().unwrap_or_default().into_bytes();
+        if ed25519::verify(&ed25519::public_key(&pw), &nonce, &answer) {
+            return Ok(Credential::Plain(pw));
+        }
+        Err(self.denied(&response.user, !answer.is_empty()))
     }
 
     async fn check_sha2(&mut self, user: &UserConfig, data: &[u8]) -> Result<Option<Credential>, SessionError> {

@@ -33,7 +33,7 @@
 mod config;
 mod conn;
 mod gate;
-mod health;
+pub(crate) mod health;
 mod scrub;
 
 use std::collections::HashMap;

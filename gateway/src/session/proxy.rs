@@ -315,7 +315,15 @@ impl<'a> Session<'a> {
                     let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
                     return Ok(());
                 }
-                Handling::ChangeUser => self.change_user(&packet.payload).await?,
+                // A refused COM_CHANGE_USER leaves the session as it was (MariaDB keeps the
+                // old user; the backend restored it too): the error, then the next command.
+                Handling::ChangeUser => match self.change_user(&packet.payload).await {
+                    Err(SessionError::Refused { err, seq }) => {
+                        info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
+                        self.client.write_packet(seq, &err.encode()).await.map_err(SessionError::Client)?;
+                    }
+                    other => other?,
+                },
                 Handling::Refuse(what) => {
                     let err = ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: {what} are not supported"));
                     self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
@@ -395,6 +403,21 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// COM_RESET_CONNECTION on the backend (what a refused COM_CHANGE_USER leaves on MariaDB: no
+    /// variables, temporary tables or prepared statements, the same user). A server without it
+    /// keeps its state (logged).
+    async fn clear_backend_state(&mut self) -> Result<(), SessionError> {
+        let timeout = self.shared.config().connect_timeout();
+        match super::pool::health::command(&mut self.backend, &[command::RESET_CONNECTION], timeout).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "COM_RESET_CONNECTION refused after a refused COM_CHANGE_USER");
+                Ok(())
+            }
+            Err(e) => Err(SessionError::Backend(e)),
+        }
+    }
+
     /// COM_CHANGE_USER: authenticate the new user here, then switch the backend connection.
     async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
         let resp = parse_change_user(payload, self.client_caps)
@@ -408,7 +431,15 @@ impl<'a> Session<'a> {
             capabilities: self.client_caps,
             dialled: self.dialled,
         };
-        let login = ex.login(resp).await?;
+        let login = match ex.login(resp).await {
+            Ok(login) => login,
+            Err(refused @ SessionError::Refused { .. }) => {
+                // As on MariaDB: the session's state is cleared, its user and database stay.
+                self.clear_backend_state().await?;
+                return Err(refused);
+            }
+            Err(e) => return Err(e),
+        };
         let (resp, credential, seq) = (&login.response, &login.credential, login.seq);
         let default_db = self.shared.config().user(&resp.user).and_then(|u| u.default_database.clone());
         let database = resp.database.clone().or(default_db);

@@ -69,6 +69,8 @@ pub struct Shared {
     pub route_log: Option<super::routed::route_log::RouteLog>,
     /// Counters and histograms the sessions record into (`crate::metrics`).
     pub metrics: crate::metrics::Metrics,
+    /// The servers' accounts (`[auth] accounts = "servers"`), `None` otherwise.
+    pub accounts: Option<crate::accounts::ServerAccounts>,
 }
 
 impl Shared {
@@ -92,7 +94,10 @@ impl Shared {
                 .ok()
         });
         let clusters = crate::clusters::Clusters::new(&config, planner.clone());
+        let accounts =
+            crate::accounts::ServerAccounts::from_config(&config.auth, config.backend.address, config.connect_timeout());
         Shared {
+            accounts,
             clusters,
             pool,
             congestion,

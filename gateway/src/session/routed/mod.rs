@@ -261,6 +261,9 @@ impl<'a> RoutedSession<'a> {
     /// Validates the login on a tenant server: a pooled connection logged in as the client,
     /// in its database. The server's refusal is the client's answer.
     async fn validate_login(&mut self) -> Result<(), ErrPacket> {
+        // What a server refuses at login (the handshake's character set) is refused here: the
+        // pooled connection taken below may have logged in long ago, with another client's.
+        crate::protocol::client_charset::check(self.ident.charset)?;
         let planned = self.planner.plan_command(&self.context()).await;
         let decision = planned.decision.map_err(|e| ErrPacket::new(e.mysql_errno(), e.to_string()))?;
         let max = self.max_attempts(&decision);
@@ -341,7 +344,16 @@ impl<'a> RoutedSession<'a> {
         match command::handling(cmd) {
             Handling::Forward(shape) => self.request(cmd, payload, shape, reply_seq).await,
             Handling::Quit => Ok(Flow::Close),
-            Handling::ChangeUser => self.change_user(payload).await.map(|()| Flow::Continue),
+            // A refused COM_CHANGE_USER leaves the session with its user, as MariaDB does.
+            Handling::ChangeUser => match self.change_user(payload).await {
+                Err(SessionError::Refused { err, seq }) => {
+                    info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
+                    // As on MariaDB: the session's state is cleared all the same.
+                    self.reset();
+                    self.reply_err(seq, &err).await
+                }
+                other => other.map(|()| Flow::Continue),
+            },
             Handling::Refuse(what) => {
                 let err = ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: {what} are not supported"));
                 self.reply_err(reply_seq, &err).await
@@ -402,6 +414,7 @@ impl<'a> RoutedSession<'a> {
         };
         let login = ex.login(resp).await?;
         let seq = login.seq;
+        let before = (self.ident.clone(), self.planner.clone());
         self.ident = identity(self.shared, &login);
         if let Some(planner) = login.planner.clone() {
             self.planner = planner;
@@ -414,7 +427,19 @@ impl<'a> RoutedSession<'a> {
             i.cluster = cluster;
             i.tenant = self.ident.tenant.clone();
         });
-        self.validate_login().await.map_err(|err| SessionError::Refused { err, seq })?;
+        if let Err(err) = self.validate_login().await {
+            // The server refused the new login: back to the previous user, state as after a reset.
+            (self.ident, self.planner) = before;
+            self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
+            let (user, tenant) = (self.ident.user.clone(), self.ident.tenant.clone());
+            let cluster = self.ident.cluster.clone().unwrap_or_default();
+            self.reg.update(|i| {
+                i.user = user;
+                i.cluster = cluster;
+                i.tenant = tenant;
+            });
+            return Err(SessionError::Refused { err, seq });
+        }
         let ok = OkPacket::with_status(self.txn.status()).encode(self.client_caps);
         self.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
         info!(user = %self.ident.user, "changed user");
