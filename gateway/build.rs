@@ -6,28 +6,17 @@ use aya_build::{Package, Toolchain};
 const DEFAULT_EBPF_TOOLCHAIN: &str = "nightly-2026-05-19";
 
 fn main() -> anyhow::Result<()> {
-    let meta = cargo_metadata::MetadataCommand::new()
-        .no_deps()
-        .exec()
-        .context("cargo metadata")?;
+    let meta = cargo_metadata::MetadataCommand::new().no_deps().exec().context("cargo metadata")?;
     let ebpf = meta
         .packages
         .into_iter()
         .find(|p| p.name.as_str() == "gateway-ebpf")
         .ok_or_else(|| anyhow!("gateway-ebpf not in workspace"))?;
-    let root = ebpf
-        .manifest_path
-        .parent()
-        .ok_or_else(|| anyhow!("gateway-ebpf manifest has no parent directory"))?;
+    let root = ebpf.manifest_path.parent().ok_or_else(|| anyhow!("gateway-ebpf manifest has no parent directory"))?;
     println!("cargo:rerun-if-env-changed=GATEWAY_EBPF_TOOLCHAIN");
-    let toolchain = std::env::var("GATEWAY_EBPF_TOOLCHAIN")
-        .unwrap_or_else(|_| DEFAULT_EBPF_TOOLCHAIN.to_owned());
+    let toolchain = std::env::var("GATEWAY_EBPF_TOOLCHAIN").unwrap_or_else(|_| DEFAULT_EBPF_TOOLCHAIN.to_owned());
     aya_build::build_ebpf(
-        [Package {
-            name: ebpf.name.as_str(),
-            root_dir: root.as_str(),
-            ..Default::default()
-        }],
+        [Package { name: ebpf.name.as_str(), root_dir: root.as_str(), ..Default::default() }],
         Toolchain::Custom(&toolchain),
     )
     .with_context(|| format!("building gateway-ebpf with toolchain {toolchain}"))?;

@@ -10,10 +10,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(config) = Config::parse(text, "fuzz.toml") {
-        assert!(
-            config.validate().is_ok(),
-            "a loaded config fails validation"
-        );
+        assert!(config.validate().is_ok(), "a loaded config fails validation");
         let _ = config.connect_timeout();
         let _ = config.login.separators();
     }

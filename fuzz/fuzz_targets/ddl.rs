@@ -21,13 +21,7 @@ fuzz_target!(|data: &[u8]| {
     for row in lines(rows, 8) {
         if let Ok(values) = KeyValue::parse_row(&row) {
             let _ = locate(&scheme, &values, &CastContext::default());
-            let _ = locate(
-                &scheme,
-                &values,
-                &CastContext {
-                    tz_offset_secs: -36_000,
-                },
-            );
+            let _ = locate(&scheme, &values, &CastContext { tz_offset_secs: -36_000 });
         }
     }
 });

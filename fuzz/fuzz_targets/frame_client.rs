@@ -18,29 +18,15 @@ fuzz_target!(|data: &[u8]| {
     block_on(async {
         let mut consumed = 0usize;
         for i in 0..64 {
-            let read = if i == 0 && flags & 1 != 0 {
-                wire.read_frame_exact(max).await
-            } else {
-                wire.read_packet(max).await
-            };
+            let read =
+                if i == 0 && flags & 1 != 0 { wire.read_frame_exact(max).await } else { wire.read_packet(max).await };
             let Ok(p) = read else { break };
-            assert!(
-                p.payload.len() <= max,
-                "packet of {} bytes over the limit {max}",
-                p.payload.len()
-            );
+            assert!(p.payload.len() <= max, "packet of {} bytes over the limit {max}", p.payload.len());
             let now = wire.io.position() - wire.buf.len();
             let mut framed = Vec::new();
             let next = encode_packet(&mut framed, p.first_seq, &p.payload);
-            assert_eq!(
-                next,
-                p.last_seq.wrapping_add(1),
-                "sequence ids of a re-framed packet"
-            );
-            assert!(
-                framed[..] == stream[consumed..now],
-                "re-framed packet differs from the bytes read"
-            );
+            assert_eq!(next, p.last_seq.wrapping_add(1), "sequence ids of a re-framed packet");
+            assert!(framed[..] == stream[consumed..now], "re-framed packet differs from the bytes read");
             consumed = now;
         }
     });

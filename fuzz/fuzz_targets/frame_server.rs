@@ -17,14 +17,7 @@ use gateway::session::state::changes;
 use gateway_fuzz::{block_on, framing_header, ChunkedStream};
 use libfuzzer_sys::fuzz_target;
 
-const SHAPES: [Shape; 6] = [
-    Shape::None,
-    Shape::Single,
-    Shape::Results,
-    Shape::Fetch,
-    Shape::Prepare,
-    Shape::FieldList,
-];
+const SHAPES: [Shape; 6] = [Shape::None, Shape::Single, Shape::Results, Shape::Fetch, Shape::Prepare, Shape::FieldList];
 
 fuzz_target!(|data: &[u8]| {
     let Some((flags, chunks, rest)) = framing_header(data) else {
@@ -51,19 +44,13 @@ fuzz_target!(|data: &[u8]| {
         if hold_last {
             relay::answer_holding_last(&mut backend, &mut front, &mut tracker, None).await
         } else {
-            relay::answer(&mut backend, &mut front, &mut tracker, None)
-                .await
-                .map(|()| None)
+            relay::answer(&mut backend, &mut front, &mut tracker, None).await.map(|()| None)
         }
     });
     if let Ok(held) = result {
         let consumed = backend.io.position() - backend.buf.len();
         let held = held.map_or(0, |h| h.len());
-        assert_eq!(
-            front.io.written + held,
-            consumed,
-            "relayed bytes differ from the bytes consumed"
-        );
+        assert_eq!(front.io.written + held, consumed, "relayed bytes differ from the bytes consumed");
         if let Some(ok) = &tracker.last_ok {
             let _ = OkPacket::parse(ok, caps::SUPPORTED);
         }

@@ -4,8 +4,7 @@
 
 use gateway::protocol::caps;
 use gateway::protocol::handshake::{
-    auth_switch_request, encode_change_user, parse_auth_switch, parse_change_user, Greeting,
-    HandshakeResponse,
+    auth_switch_request, encode_change_user, parse_auth_switch, parse_change_user, Greeting, HandshakeResponse,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -16,17 +15,9 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok((plugin, auth)) = parse_auth_switch(data) {
         let again = parse_auth_switch(&auth_switch_request(&plugin, &auth));
-        assert_eq!(
-            again.ok(),
-            Some((plugin, auth)),
-            "auth switch request round trip"
-        );
+        assert_eq!(again.ok(), Some((plugin, auth)), "auth switch request round trip");
     }
-    for client_caps in [
-        0,
-        caps::SUPPORTED,
-        caps::SECURE_CONNECTION | caps::PLUGIN_AUTH | caps::CONNECT_ATTRS,
-    ] {
+    for client_caps in [0, caps::SUPPORTED, caps::SECURE_CONNECTION | caps::PLUGIN_AUTH | caps::CONNECT_ATTRS] {
         if let Ok(r) = parse_change_user(data, client_caps) {
             let _ = encode_change_user(&r);
         }
@@ -53,11 +44,7 @@ fn response_round_trip(r: &HandshakeResponse) {
         x
     };
     match again {
-        Ok(again) => assert_eq!(
-            norm(again),
-            norm(r.clone()),
-            "handshake response round trip"
-        ),
+        Ok(again) => assert_eq!(norm(again), norm(r.clone()), "handshake response round trip"),
         Err(e) => panic!("re-encoded handshake response does not parse: {e}"),
     }
 }

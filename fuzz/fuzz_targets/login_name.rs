@@ -4,8 +4,7 @@
 #![no_main]
 
 use gateway::login_name::{
-    parse, resolve, server_user, Defaults, LoginConfig, Separators, ServerKind, MAX_CLUSTER_LEN,
-    MAX_TENANT_LEN,
+    parse, resolve, server_user, Defaults, LoginConfig, Separators, ServerKind, MAX_CLUSTER_LEN, MAX_TENANT_LEN,
 };
 use gateway_fuzz::lines;
 use libfuzzer_sys::fuzz_target;
@@ -23,28 +22,10 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
-    assert!(
-        !parsed.user.is_empty(),
-        "{name:?} parsed with an empty user"
-    );
-    assert!(
-        parsed
-            .tenant
-            .as_ref()
-            .is_none_or(|t| !t.is_empty() && t.len() <= MAX_TENANT_LEN),
-        "tenant of {name:?}"
-    );
-    assert!(
-        parsed
-            .cluster
-            .as_ref()
-            .is_none_or(|c| !c.is_empty() && c.len() <= MAX_CLUSTER_LEN),
-        "cluster of {name:?}"
-    );
-    let listener = Defaults {
-        tenant: get(2),
-        cluster: get(3),
-    };
+    assert!(!parsed.user.is_empty(), "{name:?} parsed with an empty user");
+    assert!(parsed.tenant.as_ref().is_none_or(|t| !t.is_empty() && t.len() <= MAX_TENANT_LEN), "tenant of {name:?}");
+    assert!(parsed.cluster.as_ref().is_none_or(|c| !c.is_empty() && c.len() <= MAX_CLUSTER_LEN), "cluster of {name:?}");
+    let listener = Defaults { tenant: get(2), cluster: get(3) };
     let config = LoginConfig {
         tenant: get(4),
         cluster: get(5),
@@ -53,20 +34,12 @@ fuzz_target!(|data: &[u8]| {
     };
     match resolve(&parsed, &listener, &config) {
         Ok(r) => {
-            let _ = (
-                r.full_name(),
-                r.shown_name(),
-                r.server_user(ServerKind::OceanBase),
-                r.server_user(ServerKind::Mysql),
-            );
+            let _ =
+                (r.full_name(), r.shown_name(), r.server_user(ServerKind::OceanBase), r.server_user(ServerKind::Mysql));
         }
         Err(e) => {
             let _ = e.to_err_packet("::1", false).encode();
         }
     }
-    let _ = server_user(
-        &parsed.user,
-        parsed.tenant.as_deref(),
-        ServerKind::of_version(&name),
-    );
+    let _ = server_user(&parsed.user, parsed.tenant.as_deref(), ServerKind::of_version(&name));
 });

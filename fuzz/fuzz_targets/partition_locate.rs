@@ -7,17 +7,12 @@ use arbitrary::Arbitrary;
 use gateway::partition::cast::cast;
 use gateway::partition::locate::compare;
 use gateway::partition::{
-    locate, locate_traced, BoundSpec, CastContext, Column, ColumnType, KeyValue, Level, PartExpr,
-    PartFunc, Partition, SubPartition, TableScheme,
+    locate, locate_traced, BoundSpec, CastContext, Column, ColumnType, KeyValue, Level, PartExpr, PartFunc, Partition,
+    SubPartition, TableScheme,
 };
 use libfuzzer_sys::fuzz_target;
 
-const COLLATIONS: [&str; 4] = [
-    "utf8mb4_general_ci",
-    "utf8mb4_bin",
-    "binary",
-    "gbk_chinese_ci",
-];
+const COLLATIONS: [&str; 4] = ["utf8mb4_general_ci", "utf8mb4_bin", "binary", "gbk_chinese_ci"];
 const FUNCS: [PartFunc; 7] = [
     PartFunc::Hash,
     PartFunc::Key,
@@ -88,12 +83,7 @@ fuzz_target!(|input: Input| {
     if input.columns.is_empty() || input.columns.len() > 8 || input.partitions.len() > 64 {
         return;
     }
-    let columns: Vec<Column> = input
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, (t, c))| column(i, t, *c))
-        .collect();
+    let columns: Vec<Column> = input.columns.iter().enumerate().map(|(i, (t, c))| column(i, t, *c)).collect();
     let name = |i: &u8| columns[usize::from(*i) % columns.len()].name.clone();
     let level = |l: &Lvl| Level {
         func: FUNCS[usize::from(l.func) % FUNCS.len()],
@@ -111,11 +101,7 @@ fuzz_target!(|input: Input| {
                 .iter()
                 .take(8)
                 .enumerate()
-                .map(|(j, s)| SubPartition {
-                    name: format!("p{i}sp{j}"),
-                    bound: bound(s),
-                    tablet_id: None,
-                })
+                .map(|(j, s)| SubPartition { name: format!("p{i}sp{j}"), bound: bound(s), tablet_id: None })
                 .collect(),
         })
         .collect();
@@ -128,9 +114,7 @@ fuzz_target!(|input: Input| {
         input.level2.as_ref().map(level),
         partitions,
     );
-    let ctx = CastContext {
-        tz_offset_secs: input.tz_offset_secs % 86_400,
-    };
+    let ctx = CastContext { tz_offset_secs: input.tz_offset_secs % 86_400 };
     let _ = scheme.key_columns();
     for row in input.rows.iter().take(8) {
         let values: Vec<KeyValue> = row.iter().take(8).map(value).collect();
@@ -154,10 +138,7 @@ fuzz_target!(|input: Input| {
 
 fn column(i: usize, t: &Ty, collation: u8) -> Column {
     let ty = match *t {
-        Ty::Int { bytes, unsigned } => ColumnType::Int {
-            bytes: [1, 2, 3, 4, 8][usize::from(bytes) % 5],
-            unsigned,
-        },
+        Ty::Int { bytes, unsigned } => ColumnType::Int { bytes: [1, 2, 3, 4, 8][usize::from(bytes) % 5], unsigned },
         Ty::Float => ColumnType::Float,
         Ty::Double => ColumnType::Double,
         Ty::Decimal { precision, scale } => ColumnType::Decimal { precision, scale },
@@ -166,46 +147,22 @@ fn column(i: usize, t: &Ty, collation: u8) -> Column {
         Ty::Timestamp { fsp } => ColumnType::Timestamp { fsp },
         Ty::Time { fsp } => ColumnType::Time { fsp },
         Ty::Year => ColumnType::Year,
-        Ty::Char { len } => ColumnType::Char {
-            len: u32::from(len),
-        },
-        Ty::VarChar { len } => ColumnType::VarChar {
-            len: u32::from(len),
-        },
-        Ty::Binary { len } => ColumnType::Binary {
-            len: u32::from(len),
-        },
-        Ty::VarBinary { len } => ColumnType::VarBinary {
-            len: u32::from(len),
-        },
+        Ty::Char { len } => ColumnType::Char { len: u32::from(len) },
+        Ty::VarChar { len } => ColumnType::VarChar { len: u32::from(len) },
+        Ty::Binary { len } => ColumnType::Binary { len: u32::from(len) },
+        Ty::VarBinary { len } => ColumnType::VarBinary { len: u32::from(len) },
         Ty::Other => ColumnType::Other("json".into()),
     };
     let binary = matches!(ty, ColumnType::Binary { .. } | ColumnType::VarBinary { .. });
-    let collation = if binary {
-        "binary"
-    } else {
-        COLLATIONS[usize::from(collation) % COLLATIONS.len()]
-    };
-    Column {
-        name: format!("c{i}"),
-        ty,
-        collation: collation.into(),
-        generated: false,
-    }
+    let collation = if binary { "binary" } else { COLLATIONS[usize::from(collation) % COLLATIONS.len()] };
+    Column { name: format!("c{i}"), ty, collation: collation.into(), generated: false }
 }
 
 fn bound(b: &Bnd) -> BoundSpec {
     match b {
         Bnd::None => BoundSpec::None,
-        Bnd::LessThan(v) => {
-            BoundSpec::LessThan(v.iter().take(4).map(|v| v.as_ref().map(value)).collect())
-        }
-        Bnd::In(rows) => BoundSpec::In(
-            rows.iter()
-                .take(8)
-                .map(|r| r.iter().take(4).map(value).collect())
-                .collect(),
-        ),
+        Bnd::LessThan(v) => BoundSpec::LessThan(v.iter().take(4).map(|v| v.as_ref().map(value)).collect()),
+        Bnd::In(rows) => BoundSpec::In(rows.iter().take(8).map(|r| r.iter().take(4).map(value).collect()).collect()),
         Bnd::Default => BoundSpec::Default,
     }
 }
@@ -219,13 +176,7 @@ fn value(v: &Val) -> KeyValue {
         Val::Float(f) => KeyValue::Float(*f),
         Val::Str(b, cs) => KeyValue::Str {
             bytes: b.clone(),
-            charset: cs.map(|bin| {
-                if bin {
-                    "binary".to_string()
-                } else {
-                    "utf8mb4".to_string()
-                }
-            }),
+            charset: cs.map(|bin| if bin { "binary".to_string() } else { "utf8mb4".to_string() }),
         },
         Val::Hex(b) => KeyValue::Hex(b.clone()),
         Val::Text(t) => KeyValue::str(t),

@@ -25,11 +25,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     sync(&mut state, &mut conn);
-    let _ = (
-        state.autocommit(),
-        state.has_expressions(),
-        state.database(),
-    );
+    let _ = (state.autocommit(), state.has_expressions(), state.database());
 });
 
 /// Plans a sync of `conn`, checks the statements it would send, and records it as done.
@@ -43,8 +39,5 @@ fn sync(state: &mut ClientState, conn: &mut ConnSync) {
         }
     }
     state.synced(conn, &plan);
-    assert!(
-        state.in_sync(conn),
-        "a connection is in sync right after its sync"
-    );
+    assert!(state.in_sync(conn), "a connection is in sync right after its sync");
 }

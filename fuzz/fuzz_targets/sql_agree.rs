@@ -26,11 +26,7 @@ fuzz_target!(|data: &[u8]| {
         // (`SELECT` alone), which go to the server either way.
         return;
     }
-    assert_eq!(
-        comparable(fast),
-        comparable(reference),
-        "the two paths disagree on {stmt:?}"
-    );
+    assert_eq!(comparable(fast), comparable(reference), "the two paths disagree on {stmt:?}");
     drop(an);
 });
 

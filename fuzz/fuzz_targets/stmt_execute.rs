@@ -28,12 +28,7 @@ struct Input {
 
 fuzz_target!(|input: Input| {
     let mut reg = Registry::new(usize::from(input.long_data_limit));
-    let ok = PrepareOk {
-        statement_id: 7,
-        columns: 1,
-        params: u16::from(input.params),
-        warnings: 0,
-    };
+    let ok = PrepareOk { statement_id: 7, columns: 1, params: u16::from(input.params), warnings: 0 };
     let Ok(id) = reg.register("SELECT c FROM t WHERE a = ? AND b IN (?, ?)", &ok) else {
         return;
     };
@@ -44,10 +39,7 @@ fuzz_target!(|input: Input| {
         p.extend_from_slice(&param.to_le_bytes());
         p.extend_from_slice(data);
         reg.long_data(&p);
-        assert!(
-            reg.long_data_bytes() <= usize::from(input.long_data_limit),
-            "long data over its budget"
-        );
+        assert!(reg.long_data_bytes() <= usize::from(input.long_data_limit), "long data over its budget");
     }
     let mut payload = vec![STMT_EXECUTE];
     payload.extend_from_slice(&wire_id.to_le_bytes());
@@ -68,11 +60,7 @@ fuzz_target!(|input: Input| {
     let Ok(ex) = Execute::parse(&payload, params) else {
         return;
     };
-    let _ = (
-        ex.wants_cursor(),
-        ex.values(),
-        (0..params).filter(|i| ex.is_null(*i)).count(),
-    );
+    let _ = (ex.wants_cursor(), ex.values(), (0..params).filter(|i| ex.is_null(*i)).count());
     if let Some(t) = ex.types {
         stmt.bind_types(t);
     }
@@ -82,20 +70,12 @@ fuzz_target!(|input: Input| {
     let Ok(rewritten) = execute::rewrite(&payload, 99, params, types.as_ref()) else {
         return;
     };
-    assert_eq!(
-        execute::statement_id(&rewritten).ok(),
-        Some(99),
-        "rewritten statement id"
-    );
-    let again = Execute::parse(&rewritten, params)
-        .unwrap_or_else(|e| panic!("rewritten EXECUTE does not parse: {e}"));
+    assert_eq!(execute::statement_id(&rewritten).ok(), Some(99), "rewritten statement id");
+    let again = Execute::parse(&rewritten, params).unwrap_or_else(|e| panic!("rewritten EXECUTE does not parse: {e}"));
     if let Ok(values) = &values {
         let from_server = binary::values(&again, types.as_ref(), &long);
         // Compared as text: NaN is a value here, and equal to itself.
-        let (a, b) = (
-            format!("{:?}", from_server.as_ref().ok()),
-            format!("{:?}", Some(values)),
-        );
+        let (a, b) = (format!("{:?}", from_server.as_ref().ok()), format!("{:?}", Some(values)));
         assert_eq!(a, b, "the server would decode other values");
         let _ = gateway::sql::analyze_prepared(stmt.sql(), values);
     }

@@ -23,17 +23,8 @@ impl ChunkedStream {
     /// A stream yielding `data`; chunk sizes are `1 + b % 64` for each byte of `chunk_seed`
     /// (one read of everything when empty).
     pub fn new(data: &[u8], chunk_seed: &[u8]) -> Self {
-        let chunks = chunk_seed
-            .iter()
-            .map(|b| 1 + usize::from(*b % 64))
-            .collect();
-        ChunkedStream {
-            data: data.to_vec(),
-            pos: 0,
-            chunks,
-            turn: 0,
-            written: 0,
-        }
+        let chunks = chunk_seed.iter().map(|b| 1 + usize::from(*b % 64)).collect();
+        ChunkedStream { data: data.to_vec(), pos: 0, chunks, turn: 0, written: 0 }
     }
 
     /// Bytes read from the stream so far.
@@ -43,11 +34,7 @@ impl ChunkedStream {
 }
 
 impl AsyncRead for ChunkedStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
         let left = this.data.len() - this.pos;
         let chunk = match this.chunks.get(this.turn % this.chunks.len().max(1)) {
@@ -63,11 +50,7 @@ impl AsyncRead for ChunkedStream {
 }
 
 impl AsyncWrite for ChunkedStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.written += buf.len();
         Poll::Ready(Ok(buf.len()))
     }
@@ -102,10 +85,7 @@ pub fn split_ff(data: &[u8]) -> (&[u8], &[u8]) {
 
 /// Splits `data` into lines on `\n` (at most `max` of them), as lossy UTF-8.
 pub fn lines(data: &[u8], max: usize) -> Vec<String> {
-    data.split(|b| *b == b'\n')
-        .take(max)
-        .map(|l| String::from_utf8_lossy(l).into_owned())
-        .collect()
+    data.split(|b| *b == b'\n').take(max).map(|l| String::from_utf8_lossy(l).into_owned()).collect()
 }
 
 /// The header of a framing target's input: a flags byte, then a count `n` (mod 16) and `n` bytes

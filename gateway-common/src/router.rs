@@ -76,10 +76,7 @@ impl VipKey {
 
     /// Key for `addr:port` (host-order port, address octets as written).
     pub const fn new(addr: [u8; 4], port: u16) -> Self {
-        Self {
-            port: port.to_be_bytes(),
-            addr,
-        }
+        Self { port: port.to_be_bytes(), addr }
     }
 
     /// LPM prefix length for this key's port and an address prefix of `cidr_len` bits.

@@ -7,9 +7,7 @@
 //! address), which userspace sets up: sk_lookup never makes a non-local address local.
 
 use aya_ebpf::{bindings::sk_action::SK_PASS, macros::sk_lookup, programs::SkLookupContext};
-use gateway_common::router::{
-    LISTENER_SLOT, STAT_LOOKUP_FAILED, STAT_LOOKUP_REDIRECTED, STAT_NO_LISTENER,
-};
+use gateway_common::router::{LISTENER_SLOT, STAT_LOOKUP_FAILED, STAT_LOOKUP_REDIRECTED, STAT_NO_LISTENER};
 
 use crate::router::{bump, is_vip, LISTENER};
 

@@ -16,9 +16,7 @@ use aya_ebpf::{
     maps::{HashMap, PerCpuArray},
     programs::TcContext,
 };
-use gateway_common::{
-    TrafficCounters, COUNTER_MYSQL, COUNTER_OTHER_TCP, COUNTER_SLOTS, MYSQL_PORTS_MAX,
-};
+use gateway_common::{TrafficCounters, COUNTER_MYSQL, COUNTER_OTHER_TCP, COUNTER_SLOTS, MYSQL_PORTS_MAX};
 
 /// Configured MySQL ports (host byte order) → 1. Written by userspace.
 #[map(name = "MYSQL_PORTS")]
@@ -26,8 +24,7 @@ static MYSQL_PORTS: HashMap<u16, u8> = HashMap::with_max_entries(MYSQL_PORTS_MAX
 
 /// Per-CPU packet/byte counters, indexed by `COUNTER_*` (no atomics on bpfel: docs/dataplane.md §5).
 #[map(name = "PORT_COUNTERS")]
-static PORT_COUNTERS: PerCpuArray<TrafficCounters> =
-    PerCpuArray::with_max_entries(COUNTER_SLOTS, 0);
+static PORT_COUNTERS: PerCpuArray<TrafficCounters> = PerCpuArray::with_max_entries(COUNTER_SLOTS, 0);
 
 /// `TC_ACT_UNSPEC`: continue with the next program / the default action (TCX_NEXT on TCX).
 const TC_ACT_UNSPEC: i32 = -1;
@@ -43,11 +40,7 @@ const IPV6_HLEN: usize = 40;
 #[classifier]
 pub fn port_counter(ctx: TcContext) -> i32 {
     if let Some((sport, dport)) = tcp_ports(&ctx) {
-        let slot = if is_mysql_port(sport) || is_mysql_port(dport) {
-            COUNTER_MYSQL
-        } else {
-            COUNTER_OTHER_TCP
-        };
+        let slot = if is_mysql_port(sport) || is_mysql_port(dport) { COUNTER_MYSQL } else { COUNTER_OTHER_TCP };
         count(slot, ctx.len());
     }
     TC_ACT_UNSPEC
@@ -100,10 +93,7 @@ fn tcp_ports(ctx: &TcContext) -> Option<(u16, u16)> {
         _ => return None,
     };
     let ports: [u8; 4] = ctx.load(l4).ok()?;
-    Some((
-        u16::from_be_bytes([ports[0], ports[1]]),
-        u16::from_be_bytes([ports[2], ports[3]]),
-    ))
+    Some((u16::from_be_bytes([ports[0], ports[1]]), u16::from_be_bytes([ports[2], ports[3]])))
 }
 
 #[cfg(not(test))]

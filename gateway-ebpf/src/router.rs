@@ -21,8 +21,8 @@ use aya_ebpf::{
     EbpfContext as _,
 };
 use gateway_common::router::{
-    VipKey, LISTENER_MAP_MAX, LISTENER_SLOT, STAT_ASSIGN_ESTABLISHED, STAT_ASSIGN_FAILED,
-    STAT_ASSIGN_LISTENER, STAT_NO_LISTENER, STAT_SLOTS, STAT_VIP_PACKETS, VIP_MAP_MAX,
+    VipKey, LISTENER_MAP_MAX, LISTENER_SLOT, STAT_ASSIGN_ESTABLISHED, STAT_ASSIGN_FAILED, STAT_ASSIGN_LISTENER,
+    STAT_NO_LISTENER, STAT_SLOTS, STAT_VIP_PACKETS, VIP_MAP_MAX,
 };
 
 /// Steered destinations: key = port (16 bits) + IPv4 prefix, see `gateway_common::router`.
@@ -44,13 +44,7 @@ const IPPROTO_TCP: u8 = 6;
 /// Whether `addr:port` (network-order bytes) is a steered destination.
 #[inline(always)]
 pub(crate) fn is_vip(addr: [u8; 4], port_be: [u8; 2]) -> bool {
-    let key = Key::new(
-        32 + 16,
-        VipKey {
-            port: port_be,
-            addr,
-        },
-    );
+    let key = Key::new(32 + 16, VipKey { port: port_be, addr });
     VIP_CIDRS.get(&key).is_some()
 }
 
@@ -85,13 +79,7 @@ fn try_assign(ctx: &TcContext) -> Option<i32> {
     // SAFETY: `tuple` is an initialised stack value of at least `tuple_len` bytes; the helper
     // returns a referenced socket or null, released below on every path.
     let sk = unsafe {
-        bpf_skc_lookup_tcp(
-            ctx.as_ptr(),
-            ptr::from_mut(&mut tuple),
-            tuple_len as u32,
-            BPF_F_CURRENT_NETNS as u64,
-            0,
-        )
+        bpf_skc_lookup_tcp(ctx.as_ptr(), ptr::from_mut(&mut tuple), tuple_len as u32, BPF_F_CURRENT_NETNS as u64, 0)
     };
     if !sk.is_null() {
         // SAFETY: non-null socket from the lookup helper; `state` is readable on sock_common.
@@ -106,10 +94,7 @@ fn try_assign(ctx: &TcContext) -> Option<i32> {
     // SAFETY: a sockmap lookup from TC returns a referenced socket or null; the map pointer is the
     // address of the map definition (as aya-ebpf's own wrappers pass it).
     let listener = unsafe {
-        bpf_map_lookup_elem(
-            ptr::from_ref(&LISTENER).cast_mut().cast::<c_void>(),
-            ptr::from_ref(&slot).cast(),
-        )
+        bpf_map_lookup_elem(ptr::from_ref(&LISTENER).cast_mut().cast::<c_void>(), ptr::from_ref(&slot).cast())
     }
     .cast::<bpf_sock>();
     if listener.is_null() {

@@ -36,9 +36,7 @@ use aya_ebpf::{
     programs::SkBuffContext,
     EbpfContext as _,
 };
-use gateway_common::splice::{
-    SpliceFlow, SplicePeer, SpliceTotals, SPLICE_DIRECTIONS, SPLICE_MAX_SOCKETS,
-};
+use gateway_common::splice::{SpliceFlow, SplicePeer, SpliceTotals, SPLICE_DIRECTIONS, SPLICE_MAX_SOCKETS};
 
 /// `SK_PASS` / `SK_DROP` of `enum sk_action`.
 const SK_PASS: u32 = 1;
@@ -58,8 +56,7 @@ static SPLICE_PEER: HashMap<u64, SplicePeer> = HashMap::with_max_entries(SPLICE_
 static SPLICE_FLOW: HashMap<u64, SpliceFlow> = HashMap::with_max_entries(SPLICE_MAX_SOCKETS, 0);
 
 #[map(name = "SPLICE_TOTALS")]
-static SPLICE_TOTALS: PerCpuArray<SpliceTotals> =
-    PerCpuArray::with_max_entries(SPLICE_DIRECTIONS, 0);
+static SPLICE_TOTALS: PerCpuArray<SpliceTotals> = PerCpuArray::with_max_entries(SPLICE_DIRECTIONS, 0);
 
 #[stream_verdict]
 pub fn splice_verdict(ctx: SkBuffContext) -> u32 {

@@ -30,8 +30,8 @@ use core::ffi::c_void;
 use aya_ebpf::{
     bindings::bpf_sock_addr,
     helpers::{
-        bpf_get_current_cgroup_id, bpf_get_current_pid_tgid, bpf_get_netns_cookie,
-        bpf_get_socket_cookie, bpf_map_lookup_elem, bpf_sk_release,
+        bpf_get_current_cgroup_id, bpf_get_current_pid_tgid, bpf_get_netns_cookie, bpf_get_socket_cookie,
+        bpf_map_lookup_elem, bpf_sk_release,
     },
     macros::{cgroup_sock_addr, map, sock_ops},
     maps::{Array, HashMap, LruHashMap, PerCpuArray, SockMap},
@@ -39,10 +39,10 @@ use aya_ebpf::{
     EbpfContext as _,
 };
 use gateway_common::steer::{
-    ipv4_mapped, mapped_ipv4, Ipv4Endpoint, Ipv6Endpoint, SteerConfig, STEER_DIRECT_MAX,
-    STEER_ORIG_MAX, STEER_STAT_CONTAINER, STEER_STAT_DIRECT, STEER_STAT_ESTABLISHED,
-    STEER_STAT_FAIL_OPEN, STEER_STAT_OTHER_NETNS, STEER_STAT_REDIRECTED, STEER_STAT_REDIRECTED6,
-    STEER_STAT_REFUSED, STEER_STAT_SKIPPED_SELF, STEER_STAT_SLOTS, STEER_TARGETS_MAX,
+    ipv4_mapped, mapped_ipv4, Ipv4Endpoint, Ipv6Endpoint, SteerConfig, STEER_DIRECT_MAX, STEER_ORIG_MAX,
+    STEER_STAT_CONTAINER, STEER_STAT_DIRECT, STEER_STAT_ESTABLISHED, STEER_STAT_FAIL_OPEN, STEER_STAT_OTHER_NETNS,
+    STEER_STAT_REDIRECTED, STEER_STAT_REDIRECTED6, STEER_STAT_REFUSED, STEER_STAT_SKIPPED_SELF, STEER_STAT_SLOTS,
+    STEER_TARGETS_MAX,
 };
 
 #[map(name = "STEER_CONFIG")]
@@ -55,8 +55,7 @@ static STEER_TARGETS: HashMap<Ipv4Endpoint, u8> = HashMap::with_max_entries(STEE
 static STEER_TARGETS6: HashMap<Ipv6Endpoint, u8> = HashMap::with_max_entries(STEER_TARGETS_MAX, 0);
 
 #[map(name = "STEER_ORIG_BY_COOKIE")]
-pub(crate) static STEER_ORIG_BY_COOKIE: LruHashMap<u64, Ipv4Endpoint> =
-    LruHashMap::with_max_entries(STEER_ORIG_MAX, 0);
+pub(crate) static STEER_ORIG_BY_COOKIE: LruHashMap<u64, Ipv4Endpoint> = LruHashMap::with_max_entries(STEER_ORIG_MAX, 0);
 
 #[map(name = "STEER_ORIG_BY_CLIENT")]
 pub(crate) static STEER_ORIG_BY_CLIENT: LruHashMap<Ipv4Endpoint, Ipv4Endpoint> =
@@ -109,8 +108,7 @@ enum Verdict<T> {
 pub fn steer_connect4(ctx: SockAddrContext) -> i32 {
     let sa = ctx.sock_addr;
     // SAFETY: the context pointer is valid for the program's run; these fields are readable.
-    let (family, sock_type, ip, port) =
-        unsafe { ((*sa).user_family, (*sa).type_, (*sa).user_ip4, (*sa).user_port) };
+    let (family, sock_type, ip, port) = unsafe { ((*sa).user_family, (*sa).type_, (*sa).user_ip4, (*sa).user_port) };
     if family != AF_INET || sock_type != SOCK_STREAM {
         return ALLOW;
     }
@@ -129,8 +127,7 @@ pub fn steer_connect4(ctx: SockAddrContext) -> i32 {
 pub fn steer_connect6(ctx: SockAddrContext) -> i32 {
     let sa = ctx.sock_addr;
     // SAFETY: the context pointer is valid for the program's run; these fields are readable.
-    let (family, sock_type, ip, port) =
-        unsafe { ((*sa).user_family, (*sa).type_, (*sa).user_ip6, (*sa).user_port) };
+    let (family, sock_type, ip, port) = unsafe { ((*sa).user_family, (*sa).type_, (*sa).user_ip6, (*sa).user_port) };
     if family != AF_INET6 || sock_type != SOCK_STREAM {
         return ALLOW;
     }

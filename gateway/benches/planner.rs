@@ -37,13 +37,20 @@ fn bench(c: &mut Criterion) {
         Err(e) => panic!("runtime: {e}"),
     };
     let planner = planner(&rt);
-    let ctx = StatementContext { tenant: "sys".into(), database: Some("test".into()), autocommit: true, ..Default::default() };
+    let ctx = StatementContext {
+        tenant: "sys".into(),
+        database: Some("test".into()),
+        autocommit: true,
+        ..Default::default()
+    };
     for (name, text) in [("point_select", "SELECT c FROM t0 WHERE c1=5017"), ("no_table", "SELECT 1")] {
         let a = sql::analyze(text);
         c.bench_function(&format!("planner/traced/{name}"), |b| {
             b.iter(|| black_box(rt.block_on(planner.plan_analysis(black_box(&a), "COM_QUERY", &ctx))))
         });
-        c.bench_function(&format!("planner/route/{name}"), |b| b.iter(|| black_box(rt.block_on(planner.route(black_box(&a), &ctx)))));
+        c.bench_function(&format!("planner/route/{name}"), |b| {
+            b.iter(|| black_box(rt.block_on(planner.route(black_box(&a), &ctx))))
+        });
         c.bench_function(&format!("planner/analyze+traced/{name}"), |b| {
             b.iter(|| black_box(rt.block_on(planner.plan(black_box(text), &ctx))))
         });

@@ -8,7 +8,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use gateway::partition::{locate_statement, parse_create_table, CastContext, TableScheme};
 use gateway::sql::{self, Analysis, Value};
 
-const SBTEST: &str = "CREATE TABLE sbtest1 (id INT NOT NULL, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', \
+const SBTEST: &str =
+    "CREATE TABLE sbtest1 (id INT NOT NULL, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', \
      pad CHAR(60) NOT NULL DEFAULT '', PRIMARY KEY (id))";
 
 fn scheme(ddl: &str) -> TableScheme {
@@ -45,7 +46,9 @@ fn bench(c: &mut Criterion) {
     ];
     for (name, text, scheme) in &cases {
         assert!(place(scheme, &sql::analyze(text)), "{name} must place");
-        c.bench_function(&format!("fast+partition/{name}"), |b| b.iter(|| black_box(place(scheme, &sql::analyze(black_box(text))))));
+        c.bench_function(&format!("fast+partition/{name}"), |b| {
+            b.iter(|| black_box(place(scheme, &sql::analyze(black_box(text)))))
+        });
         c.bench_function(&format!("sqlparser+partition/{name}"), |b| {
             b.iter(|| black_box(place(scheme, &sql::reference::analyze(black_box(text)))))
         });

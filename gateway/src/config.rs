@@ -396,8 +396,7 @@ impl Config {
     /// Reads, parses and validates a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: shown.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: shown.clone(), source })?;
         Config::parse(&text, &shown)
     }
 
@@ -447,7 +446,9 @@ impl Config {
         let invalid = ConfigError::Invalid;
         let Some(routing) = &self.routing else {
             if !self.clusters.is_empty() {
-                return Err(invalid("[[clusters]] needs a [routing] section (its settings apply to every cluster)".into()));
+                return Err(invalid(
+                    "[[clusters]] needs a [routing] section (its settings apply to every cluster)".into(),
+                ));
             }
             return Ok(());
         };
@@ -589,7 +590,8 @@ address = "127.0.0.1:3306"
     fn rejects_bad_hash_and_duplicates() {
         let bad = format!("{BASE}\n[[users]]\nname = \"r\"\npassword_hash = \"*12\"\n");
         assert!(Config::parse(&bad, "t").is_err());
-        let dup = format!("{BASE}\n[[users]]\nname = \"r\"\npassword = \"\"\n[[users]]\nname = \"r\"\npassword = \"x\"\n");
+        let dup =
+            format!("{BASE}\n[[users]]\nname = \"r\"\npassword = \"\"\n[[users]]\nname = \"r\"\npassword = \"x\"\n");
         assert!(Config::parse(&dup, "t").unwrap_err().to_string().contains("twice"));
     }
 

@@ -17,8 +17,8 @@ use serde::Deserialize;
 
 use crate::protocol::message::ErrPacket;
 
-pub use parse::{parse, LoginName};
 pub use admit::{check_topology, defaults_for, parse_for, resolve_for, tenant_allowed};
+pub use parse::{parse, LoginName};
 pub use resolve::{resolve, server_user, Defaults, Origin, Resolved, ServerKind};
 
 /// ODP `username_separator` default: `:`, `-`, `.`, tried in that order.
@@ -188,13 +188,13 @@ impl LoginError {
     /// 4669 `cluster not exist`, 5157 `Unknown tenant '…'`.
     pub fn to_err_packet(&self, client_host: &str, used_password: bool) -> ErrPacket {
         match self {
-            LoginError::EmptyUser { name } | LoginError::BadClusterId { name, .. } | LoginError::TooLong { name, .. } => {
-                ErrPacket::with_state(
-                    crate::protocol::codes::ACCESS_DENIED,
-                    b"28000",
-                    format!("Access denied for user '{name}'@'{client_host}' (malformed login name: {self})"),
-                )
-            }
+            LoginError::EmptyUser { name }
+            | LoginError::BadClusterId { name, .. }
+            | LoginError::TooLong { name, .. } => ErrPacket::with_state(
+                crate::protocol::codes::ACCESS_DENIED,
+                b"28000",
+                format!("Access denied for user '{name}'@'{client_host}' (malformed login name: {self})"),
+            ),
             LoginError::FullNameRequired { name } => {
                 let using = if used_password { "YES" } else { "NO" };
                 ErrPacket::with_state(
@@ -207,7 +207,9 @@ impl LoginError {
             LoginError::ClusterUnavailable { .. } => {
                 ErrPacket::new(crate::protocol::codes::BACKEND_UNREACHABLE, format!("gateway: {self}"))
             }
-            LoginError::UnknownTenant { tenant } => ErrPacket::new(OB_TENANT_NOT_EXIST, format!("Unknown tenant '{tenant}'")),
+            LoginError::UnknownTenant { tenant } => {
+                ErrPacket::new(OB_TENANT_NOT_EXIST, format!("Unknown tenant '{tenant}'"))
+            }
         }
     }
 }

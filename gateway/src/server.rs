@@ -112,7 +112,10 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
 }
 
 /// The next client of any listener (`[listen] address` first, then `extra_addresses`).
-async fn accept_any(main: &TcpListener, extra: &[TcpListener]) -> std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)> {
+async fn accept_any(
+    main: &TcpListener,
+    extra: &[TcpListener],
+) -> std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)> {
     std::future::poll_fn(|cx| {
         for l in std::iter::once(main).chain(extra) {
             if let std::task::Poll::Ready(r) = l.poll_accept(cx) {
@@ -140,7 +143,11 @@ fn reload(shared: &Shared) {
 /// Ends idle sessions, waits for running statements up to the grace period.
 async fn drain(shared: &Shared) {
     let grace = std::time::Duration::from_secs(shared.config().listen.shutdown_grace_secs);
-    info!(sessions = shared.drain.open(), grace_secs = grace.as_secs(), "draining: not accepting, idle sessions closed");
+    info!(
+        sessions = shared.drain.open(),
+        grace_secs = grace.as_secs(),
+        "draining: not accepting, idle sessions closed"
+    );
     let left = shared.drain.shutdown(grace).await;
     if left > 0 {
         warn!(sessions = left, "grace period over: closing the remaining sessions");

@@ -18,10 +18,7 @@ impl TestCgroups {
     /// Creates `mount/<name>` for each of `names`. A directory left over by an earlier run (same
     /// PID in the name) is emptied and removed first: it belongs to this test.
     pub fn create(mount: &Path, names: &[String]) -> anyhow::Result<Self> {
-        let mut me = TestCgroups {
-            mount: mount.to_path_buf(),
-            dirs: Vec::new(),
-        };
+        let mut me = TestCgroups { mount: mount.to_path_buf(), dirs: Vec::new() };
         for name in names {
             let dir = mount.join(name);
             if dir.exists() {
@@ -60,9 +57,7 @@ impl Drop for TestCgroups {
                 self.empty(dir);
                 match std::fs::remove_dir(dir) {
                     Ok(()) => break,
-                    Err(_) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(50))
-                    }
+                    Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
                     Err(e) => {
                         eprintln!("cleanup: removing cgroup {}: {e}", dir.display());
                         break;
@@ -77,10 +72,7 @@ impl Drop for TestCgroups {
 /// program's sockets are created inside the cgroup. Append the program's arguments with `.args`.
 pub fn command_in(cgroup: &Path, program: impl AsRef<OsStr>) -> Command {
     let mut c = Command::new("sh");
-    c.arg("-c")
-        .arg(r#"echo $$ > "$0" && exec "$@""#)
-        .arg(cgroup.join("cgroup.procs"))
-        .arg(program);
+    c.arg("-c").arg(r#"echo $$ > "$0" && exec "$@""#).arg(cgroup.join("cgroup.procs")).arg(program);
     c
 }
 

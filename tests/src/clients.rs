@@ -129,7 +129,14 @@ impl MariadbCli {
 
     /// Starts `sql` with `-e` in the background (stdout and stderr piped); the caller waits.
     pub fn spawn(&self, sql: &str) -> anyhow::Result<std::process::Child> {
-        self.command().arg("-e").arg(sql).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().context("starting the mariadb CLI")
+        self.command()
+            .arg("-e")
+            .arg(sql)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("starting the mariadb CLI")
     }
 
     /// Runs `sql` and returns stdout, or an error carrying the CLI's stderr.

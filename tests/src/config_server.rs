@@ -145,5 +145,8 @@ pub fn list_json(clusters: &[(&str, String)]) -> String {
         .iter()
         .map(|(name, url)| format!(r#"{{"ObRegion":"{name}","ObRootServiceInfoUrl":"{url}"}}"#))
         .collect();
-    format!(r#"{{"Message":"successful","Success":true,"Code":200,"Data":{{"ObRootServiceInfoUrlList":[{}]}}}}"#, entries.join(","))
+    format!(
+        r#"{{"Message":"successful","Success":true,"Code":200,"Data":{{"ObRootServiceInfoUrlList":[{}]}}}}"#,
+        entries.join(",")
+    )
 }

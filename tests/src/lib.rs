@@ -36,10 +36,10 @@
 pub mod bpffs;
 pub mod cgroup;
 pub mod clients;
-pub mod config_server;
-pub mod container;
 pub mod cluster;
+pub mod config_server;
 pub mod conformance;
+pub mod container;
 pub mod gateway;
 pub mod general_log;
 pub mod mariadb;
@@ -52,9 +52,9 @@ pub mod raw;
 pub mod seekdb;
 pub mod skip;
 pub mod stack;
+pub mod sys_tenant;
 pub mod sysbench;
 pub mod tls;
-pub mod sys_tenant;
 pub mod workload;
 
 use std::net::TcpListener;

@@ -49,16 +49,10 @@ impl Drop for Netns {
 
 /// Runs `ip args` (iproute2); an error carries its stderr.
 pub fn ip(args: &[&str]) -> anyhow::Result<()> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| anyhow::anyhow!("running ip (iproute2) {args:?}: {e}"))?;
+    let out =
+        Command::new("ip").args(args).output().map_err(|e| anyhow::anyhow!("running ip (iproute2) {args:?}: {e}"))?;
     if !out.status.success() {
-        anyhow::bail!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        anyhow::bail!("ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
     }
     Ok(())
 }

@@ -38,7 +38,9 @@ impl PeerTools {
     pub fn find() -> Result<PeerTools, String> {
         let tools = match std::env::var_os("GATEWAY_TOOLS") {
             Some(t) => PathBuf::from(t),
-            None => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/root".into()).join(".cache/gateway"),
+            None => {
+                std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/root".into()).join(".cache/gateway")
+            }
         };
         let peers = tools.join("peers");
         let t = PeerTools { pymysql: peers.join(PYMYSQL_SUITE), client_test: peers.join("mariadb-client-test") };

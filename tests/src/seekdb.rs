@@ -65,7 +65,8 @@ impl Seekdb {
         use crate::skip::{unmet, Need};
         let bin = Self::binary();
         unmet(&[Need::Root, Need::Tools(&["ip", "mariadb"])]).or_else(|| {
-            (!bin.is_file()).then(|| format!("{} not found: run scripts/setup.sh (or set GATEWAY_TOOLS)", bin.display()))
+            (!bin.is_file())
+                .then(|| format!("{} not found: run scripts/setup.sh (or set GATEWAY_TOOLS)", bin.display()))
         })
     }
 

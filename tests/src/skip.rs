@@ -33,7 +33,8 @@ impl Need {
         match self {
             Need::Root => {
                 // SAFETY: geteuid has no preconditions.
-                (unsafe { libc::geteuid() } != 0).then(|| "needs root (namespaces, cgroups, BPF); CI runs as root".into())
+                (unsafe { libc::geteuid() } != 0)
+                    .then(|| "needs root (namespaces, cgroups, BPF); CI runs as root".into())
             }
             Need::Cgroup2 => {
                 let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
@@ -46,7 +47,9 @@ impl Need {
             }
             Need::Ipv6 => (!std::path::Path::new("/proc/net/if_inet6").exists())
                 .then(|| "the kernel has no IPv6 (/proc/net/if_inet6 missing)".into()),
-            Need::Tools(tools) => tools.iter().find(|t| !on_path(t)).map(|t| format!("`{t}` is not on PATH: run scripts/setup.sh")),
+            Need::Tools(tools) => {
+                tools.iter().find(|t| !on_path(t)).map(|t| format!("`{t}` is not on PATH: run scripts/setup.sh"))
+            }
         }
     }
 }
@@ -63,7 +66,9 @@ fn on_path(tool: &str) -> bool {
 
 /// Where skips are recorded for the summary: `GATEWAY_SKIP_LOG`, else `target/test-skips.log`.
 pub fn log_path() -> PathBuf {
-    std::env::var_os("GATEWAY_SKIP_LOG").map(PathBuf::from).unwrap_or_else(|| crate::target_dir().join("test-skips.log"))
+    std::env::var_os("GATEWAY_SKIP_LOG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::target_dir().join("test-skips.log"))
 }
 
 /// Says that `test` is skipped and why, on stderr and in the skip log (one line per skip; a

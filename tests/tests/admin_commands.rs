@@ -26,15 +26,21 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 fn stack() -> Stack {
-    Stack::start("admin", |db| db.create_user("boss", "boss-pw"), |c| c.user(UserEntry::native("boss", "boss-pw").admin()))
-        .unwrap()
+    Stack::start(
+        "admin",
+        |db| db.create_user("boss", "boss-pw"),
+        |c| c.user(UserEntry::native("boss", "boss-pw").admin()),
+    )
+    .unwrap()
 }
 
 /// Column names and rows (as text) of a result set.
 async fn table(conn: &mut Conn, sql: &str) -> (Vec<String>, Vec<Vec<Option<String>>>) {
     let rows: Vec<Row> = conn.query(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let cols = rows.first().map(|r| r.columns_ref().iter().map(|c| c.name_str().into_owned()).collect()).unwrap_or_default();
-    let rows = rows.into_iter().map(|r| r.unwrap().into_iter().map(gateway_tests::mysql::value_string).collect()).collect();
+    let cols =
+        rows.first().map(|r| r.columns_ref().iter().map(|c| c.name_str().into_owned()).collect()).unwrap_or_default();
+    let rows =
+        rows.into_iter().map(|r| r.unwrap().into_iter().map(gateway_tests::mysql::value_string).collect()).collect();
     (cols, rows)
 }
 
@@ -108,7 +114,10 @@ fn show_and_kill_proxysession() {
         let mut victim = connect(&s.gw_url("root", "", Some("mysql"))).await.unwrap();
         victim.query_drop("SELECT 1").await.unwrap();
         let (cols, rows) = table(&mut boss, "SHOW PROXYSESSION").await;
-        assert_eq!(cols, ["Id", "Cluster", "Tenant", "User", "Host", "db", "Command", "Time", "state", "Info", "server", "sticky"]);
+        assert_eq!(
+            cols,
+            ["Id", "Cluster", "Tenant", "User", "Host", "db", "Command", "Time", "state", "Info", "server", "sticky"]
+        );
         let id = victim.id().to_string();
         let row = rows.iter().find(|r| r[0].as_deref() == Some(id.as_str())).unwrap_or_else(|| panic!("{rows:?}"));
         assert_eq!(row[3].as_deref(), Some("root"));
@@ -136,7 +145,8 @@ fn show_proxystat() {
         let _other = connect(&s.gw_url("root", "", None)).await.unwrap();
         let (cols, rows) = table(&mut boss, "SHOW PROXYSTAT").await;
         assert_eq!(cols, ["stat_name", "value"]);
-        let stat: BTreeMap<String, String> = rows.into_iter().map(|r| (r[0].clone().unwrap(), r[1].clone().unwrap())).collect();
+        let stat: BTreeMap<String, String> =
+            rows.into_iter().map(|r| (r[0].clone().unwrap(), r[1].clone().unwrap())).collect();
         assert_eq!(stat["gateway_client_connections"], "2");
         assert!(stat.contains_key("gateway_pool_connects_total"), "{stat:?}");
         assert!(!stat.keys().any(|k| k.contains("_bucket")));
@@ -166,7 +176,8 @@ fn routed_session_congestion_and_session_list() {
         let by_addr: BTreeMap<_, _> = rows.iter().map(|r| (r[0].clone().unwrap(), r.clone())).collect();
         let live = &by_addr[&db.addr().to_string()];
         assert_eq!((live[1].as_deref(), live[2].as_deref()), (Some("alive"), Some("0")));
-        let pooled: u64 = live[6].as_deref().unwrap().parse::<u64>().unwrap() + live[7].as_deref().unwrap().parse::<u64>().unwrap();
+        let pooled: u64 =
+            live[6].as_deref().unwrap().parse::<u64>().unwrap() + live[7].as_deref().unwrap().parse::<u64>().unwrap();
         assert!(pooled >= 1, "{live:?}");
         assert!(by_addr.contains_key(&nobody), "topology servers are listed: {rows:?}");
         let (_, rows) = table(&mut boss, "SHOW PROXYSESSION").await;

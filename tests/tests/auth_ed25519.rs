@@ -22,7 +22,10 @@ struct Fixture {
 
 /// `None`: the plugin is not available here (the test prints SKIP).
 fn start() -> anyhow::Result<Option<Fixture>> {
-    let opts = MariaDbOptions { extra_args: vec!["--bind-address=127.0.0.1,127.0.0.2,127.0.0.3".into()], ..Default::default() };
+    let opts = MariaDbOptions {
+        extra_args: vec!["--bind-address=127.0.0.1,127.0.0.2,127.0.0.3".into()],
+        ..Default::default()
+    };
     let db = MariaDb::start_with("auth-ed25519", opts)?;
     if let Err(e) = db.sql("INSTALL SONAME 'auth_ed25519'") {
         gateway_tests::skip::skip("auth_ed25519", &format!("auth_ed25519 cannot be installed on this MariaDB: {e:#}"));
@@ -94,7 +97,9 @@ fn the_gateway_asks_the_client_for_client_ed25519() {
     let Some(f) = fixture() else { return };
     // ed_front is a native account on the server: directly, a client without ed25519 support
     // logs in; through the gateway ([[users]] auth_plugin = "ed25519") it is asked for it.
-    let args = |port: u16| python("account_login.py", &["127.0.0.1", &port.to_string(), "ed_front", "front-pw", "--no-nacl", "1"]);
+    let args = |port: u16| {
+        python("account_login.py", &["127.0.0.1", &port.to_string(), "ed_front", "front-pw", "--no-nacl", "1"])
+    };
     assert_eq!(outcome(&parse_kv(&args(f.db.port()).unwrap().stdout)), "ok ed_front@%");
     for gw in [&f.one_to_one, &f.routed] {
         let kv = parse_kv(&args(gw.port()).unwrap().stdout);

@@ -40,9 +40,7 @@ async fn requests_routed_to_a_server_that_never_greets_end_within_the_acquire_ti
     let hole = black_hole();
     drop(servers.remove(1));
     let (s1, s3) = (&servers[0], &servers[1]);
-    let mut toml = GatewayConfig::new(s1.addr())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .to_toml();
+    let mut toml = GatewayConfig::new(s1.addr()).unwrap_or_else(|e| panic!("{e}")).to_toml();
     toml.push_str(&format!(
         "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ s1 = \"{}\", s2 = \"{hole}\", s3 = \"{}\" }}\n\
          \n[pool]\nacquire_timeout_ms = {ACQUIRE_MS}\nconnect_timeout_ms = {CONNECT_MS}\nmax_connects_per_server = 8\n",
@@ -76,11 +74,7 @@ async fn requests_routed_to_a_server_that_never_greets_end_within_the_acquire_ti
         results.push(t.await.expect("client task"));
     }
     results.sort_by_key(|r| r.1);
-    let answered: Vec<usize> = results
-        .iter()
-        .filter(|r| r.2.is_ok())
-        .map(|r| r.0)
-        .collect();
+    let answered: Vec<usize> = results.iter().filter(|r| r.2.is_ok()).map(|r| r.0).collect();
     let errors: Vec<&String> = results.iter().filter_map(|r| r.2.as_ref().err()).collect();
     let times: Vec<u128> = results.iter().map(|r| r.1.as_millis()).collect();
     println!(
@@ -96,19 +90,12 @@ async fn requests_routed_to_a_server_that_never_greets_end_within_the_acquire_ti
     );
     for r in &results {
         if let Ok(v) = &r.2 {
-            assert_eq!(
-                v.as_deref(),
-                Some("a"),
-                "client {}: the row of c1 = 123",
-                r.0
-            );
+            assert_eq!(v.as_deref(), Some("a"), "client {}: the row of c1 = 123", r.0);
         }
     }
     // The answers came from the live servers: each answered statement is in s1's or s3's log.
-    let logs: Vec<Vec<general_log::Entry>> = [s1, s3]
-        .iter()
-        .map(|s| general_log::read(&s.general_log_path()))
-        .collect();
+    let logs: Vec<Vec<general_log::Entry>> =
+        [s1, s3].iter().map(|s| general_log::read(&s.general_log_path())).collect();
     for i in &answered {
         let marker = format!("/* waits:{i} */");
         assert!(

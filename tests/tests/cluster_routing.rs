@@ -57,7 +57,8 @@ async fn start() -> anyhow::Result<Fixture> {
     // packet on a3, as an OceanBase server without the tenant answers (a function signalling in
     // a SELECT would fail after the column definitions, i.e. after execution began).
     create_procedure(&sys2, "SELECT 'from-sys2'").await?;
-    create_procedure(&a3, "SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 5150, MESSAGE_TEXT = 'tenant not in server'").await?;
+    create_procedure(&a3, "SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 5150, MESSAGE_TEXT = 'tenant not in server'")
+        .await?;
     let cs = ConfigServer::start()?;
     cs.set("/c2", Answer::Json(cluster_json("c2", &[sys2.addr()])));
     cs.set("/list", Answer::Json(list_json(&[("c3", cs.url("/c3")), ("c5", cs.url("/c5"))])));
@@ -146,7 +147,8 @@ fn ran_on(db: &MariaDb, text: &str) -> bool {
 
 /// How many `__all_dummy` queries for `tenant` reached the sys server `db`.
 fn dummy_queries(db: &MariaDb, tenant: &str) -> usize {
-    let needle = format!("A.tenant_name = '{tenant}' AND A.database_name = 'oceanbase' AND A.table_name = '__all_dummy'");
+    let needle =
+        format!("A.tenant_name = '{tenant}' AND A.database_name = 'oceanbase' AND A.table_name = '__all_dummy'");
     general_log::read(&db.general_log_path()).iter().filter(|e| e.text.contains(&needle)).count()
 }
 
@@ -282,7 +284,8 @@ async fn tenant_not_in_server_refetches_the_tenant_and_retries_elsewhere() {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let m = marker("p");
-        let got = query_one(&mut conn, &format!("CALL test.p() /* {m} */")).await.expect("5150 is retried on another server");
+        let got =
+            query_one(&mut conn, &format!("CALL test.p() /* {m} */")).await.expect("5150 is retried on another server");
         assert_eq!(got.as_deref(), Some("from-sys2"), "the answer comes from sys2");
         if ran_on(&f.a3, &m) {
             assert!(ran_on(&f.sys2, &m), "retried on sys2 after a3's 5150");

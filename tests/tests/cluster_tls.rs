@@ -21,7 +21,8 @@ use gateway_tests::tls::{ServerTlsFiles, TestCa};
 use gateway_tests::{general_log, sys_tenant, Gateway, MariaDb, MariaDbOptions};
 use tokio::sync::OnceCell;
 
-const SSL_CIPHER: &str = "SELECT CURRENT_USER(), VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_cipher'";
+const SSL_CIPHER: &str =
+    "SELECT CURRENT_USER(), VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_cipher'";
 const USER: &str = "sslu";
 const PASSWORD: &str = "ssl-pw";
 
@@ -57,7 +58,9 @@ fn start() -> anyhow::Result<Fixture> {
         let e1 = s.spawn(|| MariaDb::start("ctls-e1"));
         let sys1 = s.spawn(|| sys_tenant::start_with("ctls-sys1", tls.clone()));
         let sys2 = s.spawn(|| sys_tenant::start("ctls-sys2"));
-        let join = |h: std::thread::ScopedJoinHandle<'_, anyhow::Result<MariaDb>>| h.join().map_err(|_| anyhow::anyhow!("start panicked"))?;
+        let join = |h: std::thread::ScopedJoinHandle<'_, anyhow::Result<MariaDb>>| {
+            h.join().map_err(|_| anyhow::anyhow!("start panicked"))?
+        };
         anyhow::Ok((join(d1)?, join(d2)?, join(e1)?, join(sys1)?, join(sys2)?))
     })?;
     for db in [&d1, &d2] {
@@ -148,7 +151,13 @@ async fn ciphers(gw: &Gateway, login: &str, n: usize) -> Result<Vec<(String, Str
     for _ in 0..n {
         let m = marker(login);
         let rows = query_values(&mut conn, &format!("{SSL_CIPHER} /* {m} */")).await.map_err(fail)?;
-        let row: Vec<String> = rows.into_iter().next().unwrap_or_default().into_iter().map(|v| value_string(v).unwrap_or_default()).collect();
+        let row: Vec<String> = rows
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| value_string(v).unwrap_or_default())
+            .collect();
         assert_eq!(row.len(), 2, "one row of two columns for {login}");
         seen.push((m, row[0].clone(), row[1].clone()));
     }
@@ -159,14 +168,18 @@ async fn ciphers(gw: &Gateway, login: &str, n: usize) -> Result<Vec<(String, Str
 #[tokio::test]
 async fn each_cluster_gets_its_own_server_leg_tls() {
     let f = fixture().await;
-    let c1 = ciphers(&f.gw, &format!("{USER}@t1#c1"), 6).await.unwrap_or_else(|e| panic!("c1: {e:?}\n{}", f.gw.log_tail(3000)));
+    let c1 = ciphers(&f.gw, &format!("{USER}@t1#c1"), 6)
+        .await
+        .unwrap_or_else(|e| panic!("c1: {e:?}\n{}", f.gw.log_tail(3000)));
     for (m, user, cipher) in &c1 {
         let at = where_ran(&all(f), m);
         assert!(at == ["d1"] || at == ["d2"], "t1 of c1 ran on {at:?}");
         assert_eq!(user, "sslu@127.0.0.1");
         assert!(!cipher.is_empty(), "c1's server {at:?} sees no TLS on the gateway's connection");
     }
-    let c2 = ciphers(&f.gw, &format!("{USER}@t2#c2"), 3).await.unwrap_or_else(|e| panic!("c2: {e:?}\n{}", f.gw.log_tail(3000)));
+    let c2 = ciphers(&f.gw, &format!("{USER}@t2#c2"), 3)
+        .await
+        .unwrap_or_else(|e| panic!("c2: {e:?}\n{}", f.gw.log_tail(3000)));
     for (m, user, cipher) in &c2 {
         assert_eq!(where_ran(&all(f), m), ["e1"], "t2 of c2");
         assert_eq!(user, "sslu@127.0.0.1");
@@ -188,8 +201,13 @@ async fn a_wrong_ca_for_one_cluster_fails_that_cluster_only() {
     for _ in 0..2 {
         let (code, message) = ciphers(&gw, &format!("{USER}@t1#c1"), 1).await.expect_err("c1 with the wrong CA");
         assert_eq!(code, Some(2003), "{message}\n{}", gw.log_tail(3000));
-        assert!(message.contains("c1") && message.contains("certificate") && message.contains("UnknownIssuer"), "{message}");
-        let c2 = ciphers(&gw, &format!("{USER}@t2#c2"), 1).await.unwrap_or_else(|e| panic!("c2: {e:?}\n{}", gw.log_tail(3000)));
+        assert!(
+            message.contains("c1") && message.contains("certificate") && message.contains("UnknownIssuer"),
+            "{message}"
+        );
+        let c2 = ciphers(&gw, &format!("{USER}@t2#c2"), 1)
+            .await
+            .unwrap_or_else(|e| panic!("c2: {e:?}\n{}", gw.log_tail(3000)));
         assert_eq!(where_ran(&all(f), &c2[0].0), ["e1"]);
         assert_eq!(c2[0].2, "");
     }

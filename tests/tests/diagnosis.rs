@@ -50,7 +50,9 @@ fn trace_slow_statements_and_sticky_sessions() {
         alice.query_drop("SELECT c2 FROM t0 WHERE c1 = 123 /* traced */").await.unwrap();
         s.gw.wait_log("traced", 2, Duration::from_secs(10)).unwrap_or_else(|e| panic!("{e}"));
         let log = s.log();
-        let trace = &log[log.find("Trans Current Query:\"SELECT c2 FROM t0 WHERE c1 = 123 /* traced */\"").unwrap_or_else(|| panic!("{log}"))..];
+        let trace = &log[log
+            .find("Trans Current Query:\"SELECT c2 FROM t0 WHERE c1 = 123 /* traced */\"")
+            .unwrap_or_else(|| panic!("{log}"))..];
         for line in [
             "Route Plan",
             "> SQL_PARSE:{cmd:\"COM_QUERY\"",
@@ -59,7 +61,10 @@ fn trace_slow_statements_and_sticky_sessions() {
         ] {
             assert!(trace.lines().any(|l| l.starts_with(line)), "no line {line:?} in the trace:\n{log}");
         }
-        let route = log.lines().find(|l| l.contains(" route ") && l.contains("traced")).unwrap_or_else(|| panic!("no route line:\n{log}"));
+        let route = log
+            .lines()
+            .find(|l| l.contains(" route ") && l.contains("traced"))
+            .unwrap_or_else(|| panic!("no route line:\n{log}"));
         assert!(route.contains("p3") && route.contains("leader"), "{route}");
 
         // Slow statements only: the fast one's line would come first (one session, in order).
@@ -69,8 +74,17 @@ fn trace_slow_statements_and_sticky_sessions() {
         let log = s.log();
         let slow: Vec<&str> = log.lines().filter(|l| l.contains("slow statement")).collect();
         assert_eq!(slow.len(), 1, "{log}");
-        assert!(slow[0].contains("slow-one") && slow[0].contains("user=alice") && slow[0].contains("db=test"), "{}", slow[0]);
-        let ms: u64 = slow[0].split("elapsed_ms=").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or(0);
+        assert!(
+            slow[0].contains("slow-one") && slow[0].contains("user=alice") && slow[0].contains("db=test"),
+            "{}",
+            slow[0]
+        );
+        let ms: u64 = slow[0]
+            .split("elapsed_ms=")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         assert!(ms >= 300, "{}", slow[0]);
 
         // A session inside a transaction is sticky "trans"; after COMMIT it is free again.

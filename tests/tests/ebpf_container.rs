@@ -66,7 +66,11 @@ fn containers_and_ipv6_are_steered_and_fail_open() {
     let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
     assert!(log.contains("cgroup steering attached"), "steering not attached:\n{}", gw.log_tail(4000));
     // The start-up self-check: both families attached, the cgroup's process in another netns.
-    assert!(log.contains("family=ipv4 attached=true") && log.contains("family=ipv6 attached=true"), "{}", gw.log_tail(4000));
+    assert!(
+        log.contains("family=ipv4 attached=true") && log.contains("family=ipv6 attached=true"),
+        "{}",
+        gw.log_tail(4000)
+    );
     assert!(log.contains("other_netns=1"), "{}", gw.log_tail(4000));
 
     // 1. PyMySQL in the container, IPv4 and IPv6: served by the gateway.

@@ -70,11 +70,7 @@ fn scenario(cli_ns: PathBuf) -> Result<Option<String>> {
     };
     counter.set_ports(&[MYSQL_PORT])?;
     assert_eq!(counter.ports()?, vec![MYSQL_PORT]);
-    assert_eq!(
-        counter.snapshot()?,
-        PortCounterSnapshot::default(),
-        "fresh maps start at zero"
-    );
+    assert_eq!(counter.snapshot()?, PortCounterSnapshot::default(), "fresh maps start at zero");
 
     let mysql = listen(MYSQL_PORT)?;
     let other = listen(OTHER_PORT)?;
@@ -84,11 +80,7 @@ fn scenario(cli_ns: PathBuf) -> Result<Option<String>> {
     settle();
     let after_other = counter.snapshot()?;
     eprintln!("after non-MySQL exchange: {after_other:?}");
-    assert_eq!(
-        after_other.mysql,
-        Default::default(),
-        "non-MySQL traffic counted as MySQL"
-    );
+    assert_eq!(after_other.mysql, Default::default(), "non-MySQL traffic counted as MySQL");
     assert_counted(&after_other.other_tcp, "other TCP");
 
     // 2. Traffic on the MySQL port: counted.
@@ -105,15 +97,9 @@ fn scenario(cli_ns: PathBuf) -> Result<Option<String>> {
     settle();
     let after_removal = counter.snapshot()?;
     eprintln!("after removing the port: {after_removal:?}");
-    assert_eq!(
-        after_removal.mysql, after_mysql.mysql,
-        "counted after the port was removed"
-    );
+    assert_eq!(after_removal.mysql, after_mysql.mysql, "counted after the port was removed");
     let extra = after_removal.other_tcp.packets - after_mysql.other_tcp.packets;
-    assert!(
-        extra >= 3,
-        "only {extra} packets counted as other TCP after removal"
-    );
+    assert!(extra >= 3, "only {extra} packets counted as other TCP after removal");
 
     counter.detach()?;
     Ok(None)
@@ -121,17 +107,9 @@ fn scenario(cli_ns: PathBuf) -> Result<Option<String>> {
 
 /// Checks the client→server segments of one exchange: SYN, handshake ACK, request (at least).
 fn assert_counted(c: &gateway::dataplane::TrafficCounters, what: &str) {
-    assert!(
-        c.packets >= 3,
-        "{what}: {} packets, expected >= 3 (SYN, ACK, request)",
-        c.packets
-    );
+    assert!(c.packets >= 3, "{what}: {} packets, expected >= 3 (SYN, ACK, request)", c.packets);
     let min_bytes = REQUEST_LEN as u64 + 3 * MIN_HEADERS;
-    assert!(
-        c.bytes >= min_bytes,
-        "{what}: {} bytes, expected >= {min_bytes}",
-        c.bytes
-    );
+    assert!(c.bytes >= min_bytes, "{what}: {} bytes, expected >= {min_bytes}", c.bytes);
 }
 
 /// Lets the last ACKs of a closed connection cross the veth before the counters are read.
@@ -203,28 +181,9 @@ fn create_namespaces(pid: u32) -> Result<Netns> {
     let cli = format!("gwt-ebpf-{pid}-cli");
     // Leftovers of an earlier run with the same PID belong to this test: `Netns` removes them.
     let me = Netns::create(&[srv.clone(), cli.clone()])?;
-    ip(&[
-        "-n", &srv, "link", "add", SRV_IF, "type", "veth", "peer", "name", CLI_IF, "netns",
-        &cli,
-    ])?;
-    ip(&[
-        "-n",
-        &srv,
-        "addr",
-        "add",
-        &format!("{SRV_ADDR}/24"),
-        "dev",
-        SRV_IF,
-    ])?;
-    ip(&[
-        "-n",
-        &cli,
-        "addr",
-        "add",
-        &format!("{CLI_ADDR}/24"),
-        "dev",
-        CLI_IF,
-    ])?;
+    ip(&["-n", &srv, "link", "add", SRV_IF, "type", "veth", "peer", "name", CLI_IF, "netns", &cli])?;
+    ip(&["-n", &srv, "addr", "add", &format!("{SRV_ADDR}/24"), "dev", SRV_IF])?;
+    ip(&["-n", &cli, "addr", "add", &format!("{CLI_ADDR}/24"), "dev", CLI_IF])?;
     for (ns, dev) in [(&srv, SRV_IF), (&cli, CLI_IF)] {
         ip(&["-n", ns, "link", "set", "lo", "up"])?;
         ip(&["-n", ns, "link", "set", dev, "up"])?;

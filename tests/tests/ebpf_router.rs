@@ -40,9 +40,7 @@ fn router_mode_steers_vip_connections_across_a_veth() {
     let nets = netns_for(&["gw", "cli"]).unwrap_or_else(|e| panic!("creating netns: {e}"));
     let (gw, cli) = (nets.name(0), nets.name(1));
     let setup = || -> Result<()> {
-        ip(&[
-            "-n", gw, "link", "add", GW_IF, "type", "veth", "peer", "name", CLI_IF, "netns", cli,
-        ])?;
+        ip(&["-n", gw, "link", "add", GW_IF, "type", "veth", "peer", "name", CLI_IF, "netns", cli])?;
         ip(&["-n", gw, "addr", "add", "10.200.0.2/24", "dev", GW_IF])?;
         ip(&["-n", cli, "addr", "add", "10.200.0.1/24", "dev", CLI_IF])?;
         for (ns, dev) in [(gw, GW_IF), (cli, CLI_IF)] {
@@ -72,30 +70,14 @@ fn router_mode_steers_vip_connections_across_a_veth() {
         gateway.log()
     );
 
-    let out = mariadb_cli(cli, VIP, 3306, QUERY)
-        .unwrap_or_else(|e| panic!("{e}\ngateway log:\n{}", gateway.log()));
-    assert_eq!(
-        out.trim(),
-        format!("served-by-{}\t42", db.port),
-        "query result through the VIP"
-    );
+    let out = mariadb_cli(cli, VIP, 3306, QUERY).unwrap_or_else(|e| panic!("{e}\ngateway log:\n{}", gateway.log()));
+    assert_eq!(out.trim(), format!("served-by-{}\t42", db.port), "query result through the VIP");
     let log = gateway.log();
-    assert!(
-        log.contains(&format!("original={VIP}:3306")),
-        "gateway log lacks the original destination:\n{log}"
-    );
-    assert!(
-        log.contains("peer=10.200.0.1:"),
-        "gateway did not see the client's own address:\n{log}"
-    );
-    assert!(
-        db.general_log().contains("served-by-"),
-        "the statement did not reach MariaDB"
-    );
+    assert!(log.contains(&format!("original={VIP}:3306")), "gateway log lacks the original destination:\n{log}");
+    assert!(log.contains("peer=10.200.0.1:"), "gateway did not see the client's own address:\n{log}");
+    assert!(db.general_log().contains("served-by-"), "the statement did not reach MariaDB");
 
-    let status = gateway
-        .status()
-        .unwrap_or_else(|e| panic!("dataplane status: {e}"));
+    let status = gateway.status().unwrap_or_else(|e| panic!("dataplane status: {e}"));
     eprintln!("{status}");
     for want in [
         "mode:             router (eBPF active",
@@ -108,25 +90,13 @@ fn router_mode_steers_vip_connections_across_a_veth() {
     ] {
         assert!(status.contains(want), "status lacks {want:?}:\n{status}");
     }
-    assert!(
-        counter(&status, "assign_listener") >= 1,
-        "no SYN assigned to the listener:\n{status}"
-    );
-    assert!(
-        counter(&status, "assign_established") >= 1,
-        "no established packet assigned:\n{status}"
-    );
+    assert!(counter(&status, "assign_listener") >= 1, "no SYN assigned to the listener:\n{status}");
+    assert!(counter(&status, "assign_established") >= 1, "no established packet assigned:\n{status}");
 
     gateway.stop_and_check_clean(true);
     let routes = ip_out(&["-n", gw, "route", "show", "table", "local"]);
-    assert!(
-        !routes.contains(VIP_CIDR),
-        "local route left behind after SIGTERM:\n{routes}"
-    );
-    assert!(
-        mariadb_cli(cli, VIP, 3306, "SELECT 1").is_err(),
-        "VIP still served after the gateway stopped"
-    );
+    assert!(!routes.contains(VIP_CIDR), "local route left behind after SIGTERM:\n{routes}");
+    assert!(mariadb_cli(cli, VIP, 3306, "SELECT 1").is_err(), "VIP still served after the gateway stopped");
 }
 
 #[test]
@@ -137,45 +107,29 @@ fn sk_lookup_mode_serves_a_local_vip() {
     ip(&["-n", ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("{e}"));
     let db = NsMariaDb::start(ns).unwrap_or_else(|e| panic!("mariadbd in {ns}: {e}"));
     let (listen, metrics) = (free_port_in(ns), free_port_in(ns));
-    let dataplane = format!("mode = \"sk_lookup\"\nvip_cidrs = [\"10.254.0.0/24\"]\nmetrics_address = \"127.0.0.1:{metrics}\"");
+    let dataplane =
+        format!("mode = \"sk_lookup\"\nvip_cidrs = [\"10.254.0.0/24\"]\nmetrics_address = \"127.0.0.1:{metrics}\"");
     let mut gateway = NsGateway::start(ns, &format!("127.0.0.1:{listen}"), db.port, &dataplane)
         .unwrap_or_else(|e| panic!("gateway in {ns}: {e}"));
     if let Some(reason) = gateway.unavailable() {
         gateway_tests::skip::skip("ebpf_router/sk_lookup", &reason);
         return;
     }
-    let out = mariadb_cli(ns, "10.254.0.7", 3306, QUERY)
-        .unwrap_or_else(|e| panic!("{e}\ngateway log:\n{}", gateway.log()));
+    let out =
+        mariadb_cli(ns, "10.254.0.7", 3306, QUERY).unwrap_or_else(|e| panic!("{e}\ngateway log:\n{}", gateway.log()));
     assert_eq!(out.trim(), format!("served-by-{}\t42", db.port));
     let log = gateway.log();
-    assert!(
-        log.contains("original=10.254.0.7:3306"),
-        "gateway log lacks the original destination:\n{log}"
-    );
+    assert!(log.contains("original=10.254.0.7:3306"), "gateway log lacks the original destination:\n{log}");
 
-    let status = gateway
-        .status()
-        .unwrap_or_else(|e| panic!("dataplane status: {e}"));
+    let status = gateway.status().unwrap_or_else(|e| panic!("dataplane status: {e}"));
     eprintln!("{status}");
-    assert!(
-        status.contains("mode:             sk_lookup (eBPF active"),
-        "{status}"
-    );
-    assert!(
-        status.contains("program:          vip_lookup (sk_lookup) on netns"),
-        "{status}"
-    );
-    assert!(
-        counter(&status, "lookup_redirected") >= 1,
-        "no lookup redirected:\n{status}"
-    );
+    assert!(status.contains("mode:             sk_lookup (eBPF active"), "{status}");
+    assert!(status.contains("program:          vip_lookup (sk_lookup) on netns"), "{status}");
+    assert!(counter(&status, "lookup_redirected") >= 1, "no lookup redirected:\n{status}");
 
     gateway.stop_and_check_clean(true);
     let routes = ip_out(&["-n", ns, "route", "show", "table", "local"]);
-    assert!(
-        !routes.contains("10.254.0.0/24"),
-        "local route left behind:\n{routes}"
-    );
+    assert!(!routes.contains("10.254.0.0/24"), "local route left behind:\n{routes}");
 }
 
 /// Without capabilities the gateway says why and serves clients in userspace; nothing is attached.
@@ -187,44 +141,23 @@ fn without_privilege_the_gateway_runs_userspace_only() {
     ip(&["-n", ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("{e}"));
     let db = NsMariaDb::start(ns).unwrap_or_else(|e| panic!("mariadbd in {ns}: {e}"));
     let (listen, metrics) = (free_port_in(ns), free_port_in(ns));
-    let dataplane = format!("mode = \"sk_lookup\"\nvip_cidrs = [\"10.253.0.0/24\"]\nmetrics_address = \"127.0.0.1:{metrics}\"");
-    let drop_caps = [
-        "setpriv",
-        "--bounding-set=-all",
-        "--inh-caps=-all",
-        "--ambient-caps=-all",
-        "--",
-    ];
-    let mut gateway = NsGateway::start_wrapped(
-        ns,
-        &drop_caps,
-        &format!("127.0.0.1:{listen}"),
-        db.port,
-        &dataplane,
-    )
-    .unwrap_or_else(|e| panic!("gateway in {ns}: {e}"));
-    let reason = gateway
-        .unavailable()
-        .unwrap_or_else(|| panic!("no fallback message:\n{}", gateway.log()));
+    let dataplane =
+        format!("mode = \"sk_lookup\"\nvip_cidrs = [\"10.253.0.0/24\"]\nmetrics_address = \"127.0.0.1:{metrics}\"");
+    let drop_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--"];
+    let mut gateway = NsGateway::start_wrapped(ns, &drop_caps, &format!("127.0.0.1:{listen}"), db.port, &dataplane)
+        .unwrap_or_else(|e| panic!("gateway in {ns}: {e}"));
+    let reason = gateway.unavailable().unwrap_or_else(|| panic!("no fallback message:\n{}", gateway.log()));
     assert!(reason.contains("userspace-only"), "{reason}");
-    let out = mariadb_cli(ns, "127.0.0.1", listen, QUERY)
-        .unwrap_or_else(|e| panic!("{e}\n{}", gateway.log()));
+    let out = mariadb_cli(ns, "127.0.0.1", listen, QUERY).unwrap_or_else(|e| panic!("{e}\n{}", gateway.log()));
     assert_eq!(out.trim(), format!("served-by-{}\t42", db.port));
-    let status = gateway
-        .status()
-        .unwrap_or_else(|e| panic!("dataplane status: {e}"));
+    let status = gateway.status().unwrap_or_else(|e| panic!("dataplane status: {e}"));
     assert!(
-        status.contains(
-            "mode:             sk_lookup (eBPF unavailable, userspace only: eBPF not permitted"
-        ),
+        status.contains("mode:             sk_lookup (eBPF unavailable, userspace only: eBPF not permitted"),
         "{status}"
     );
     assert!(!status.contains("program:"), "{status}");
     let routes = ip_out(&["-n", ns, "route", "show", "table", "local"]);
-    assert!(
-        !routes.contains("10.253.0.0/24"),
-        "a route was added without privilege:\n{routes}"
-    );
+    assert!(!routes.contains("10.253.0.0/24"), "a route was added without privilege:\n{routes}");
     gateway.stop_and_check_clean(false);
 }
 
@@ -232,13 +165,9 @@ fn without_privilege_the_gateway_runs_userspace_only() {
 #[test]
 fn dataplane_status_reports_a_userspace_daemon() {
     let metrics = gateway_tests::free_port().unwrap_or_else(|e| panic!("{e}"));
-    let cfg =
-        gateway_tests::GatewayConfig::new("127.0.0.1:9".parse().unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
-    let toml = format!(
-        "{}\n[dataplane]\nmode = \"off\"\nmetrics_address = \"127.0.0.1:{metrics}\"\n",
-        cfg.to_toml()
-    );
+    let cfg = gateway_tests::GatewayConfig::new("127.0.0.1:9".parse().unwrap_or_else(|e| panic!("{e}")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let toml = format!("{}\n[dataplane]\nmode = \"off\"\nmetrics_address = \"127.0.0.1:{metrics}\"\n", cfg.to_toml());
     let gw = gateway_tests::Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
     let bin = gateway_tests::gateway::gateway_bin().unwrap_or_else(|e| panic!("{e}"));
     let config = gw.dir().join("gateway.toml");
@@ -248,62 +177,28 @@ fn dataplane_status_reports_a_userspace_daemon() {
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "status failed: {}{}",
-        text,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        text.contains(&format!(
-            "daemon:           http://127.0.0.1:{metrics}/metrics"
-        )),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!(
-            "mode:             off (eBPF off; daemon pid {})",
-            gw.pid()
-        )),
-        "{text}"
-    );
+    assert!(out.status.success(), "status failed: {}{}", text, String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!("daemon:           http://127.0.0.1:{metrics}/metrics")), "{text}");
+    assert!(text.contains(&format!("mode:             off (eBPF off; daemon pid {})", gw.pid())), "{text}");
     assert!(text.contains("splice:"), "{text}");
     let raw = Command::new(&bin)
-        .args([
-            "dataplane",
-            "status",
-            "--raw",
-            "--address",
-            &format!("127.0.0.1:{metrics}"),
-        ])
+        .args(["dataplane", "status", "--raw", "--address", &format!("127.0.0.1:{metrics}")])
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(String::from_utf8_lossy(&raw.stdout).contains("# TYPE gateway_dataplane_info gauge"));
     drop(gw);
     let dead = Command::new(&bin)
-        .args([
-            "dataplane",
-            "status",
-            "--address",
-            &format!("127.0.0.1:{metrics}"),
-        ])
+        .args(["dataplane", "status", "--address", &format!("127.0.0.1:{metrics}")])
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let err = String::from_utf8_lossy(&dead.stderr);
-    assert!(
-        !dead.status.success() && err.contains("metrics endpoint"),
-        "no clear error: {err}"
-    );
+    assert!(!dead.status.success() && err.contains("metrics endpoint"), "no clear error: {err}");
 }
 
 /// The value of `event=N` in a status report's steering events line.
 fn counter(status: &str, event: &str) -> u64 {
     let prefix = format!("{event}=");
-    status
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix(prefix.as_str()))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
+    status.split_whitespace().find_map(|w| w.strip_prefix(prefix.as_str())).and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
 /// Why this file's tests cannot run here, or `None`.
@@ -343,21 +238,12 @@ impl NsMariaDb {
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp)?;
         let out = Command::new("mariadb-install-db")
-            .args([
-                "--no-defaults",
-                "--user=root",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-            ])
+            .args(["--no-defaults", "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"])
             .arg(format!("--datadir={}", data.display()))
             .arg(format!("--tmpdir={}", tmp.display()))
             .output()?;
         if !out.status.success() {
-            return Err(format!(
-                "mariadb-install-db: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
+            return Err(format!("mariadb-install-db: {}", String::from_utf8_lossy(&out.stderr)).into());
         }
         let port = free_port_in(ns);
         let d = |f: &str| dir.join(f).display().to_string();
@@ -425,13 +311,7 @@ impl NsGateway {
     }
 
     /// [`Self::start`] with `wrapper` (e.g. `setpriv …`) between `ip netns exec` and the binary.
-    fn start_wrapped(
-        ns: &str,
-        wrapper: &[&str],
-        listen: &str,
-        backend_port: u16,
-        dataplane: &str,
-    ) -> Result<Self> {
+    fn start_wrapped(ns: &str, wrapper: &[&str], listen: &str, backend_port: u16, dataplane: &str) -> Result<Self> {
         let bin = gateway_tests::gateway::gateway_bin().map_err(|e| e.to_string())?;
         let dir = gateway_tests::scratch_dir(&format!("gateway-{ns}"))?;
         let config = dir.join("gateway.toml");
@@ -453,11 +333,7 @@ impl NsGateway {
             .stderr(std::fs::File::create(dir.join("stderr.log"))?);
         let child = process::spawn_owned(cmd)?;
         process::register(child.id(), None);
-        let mut gw = Self {
-            ns: ns.to_owned(),
-            dir,
-            child,
-        };
+        let mut gw = Self { ns: ns.to_owned(), dir, child };
         let deadline = Instant::now() + Duration::from_secs(30);
         while !gw.log().contains("gateway listening") {
             if let Some(status) = gw.child.try_wait()? {
@@ -478,9 +354,7 @@ impl NsGateway {
     /// The reason the gateway runs without eBPF, if it logged one.
     fn unavailable(&self) -> Option<String> {
         let log = self.log();
-        log.lines()
-            .find(|l| l.contains("eBPF data plane unavailable"))
-            .map(str::to_owned)
+        log.lines().find(|l| l.contains("eBPF data plane unavailable")).map(str::to_owned)
     }
 
     /// `gateway dataplane status --config FILE`, run inside the namespace.
@@ -507,13 +381,8 @@ impl NsGateway {
         let status = loop {
             match self.child.try_wait() {
                 Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                Ok(None) => panic!(
-                    "gateway {pid} still running 10 s after SIGTERM:\n{}",
-                    self.log()
-                ),
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                Ok(None) => panic!("gateway {pid} still running 10 s after SIGTERM:\n{}", self.log()),
                 Err(e) => panic!("waiting for the gateway: {e}"),
             }
         };
@@ -521,10 +390,7 @@ impl NsGateway {
         assert!(status.success(), "gateway exit status {status}:\n{log}");
         assert!(log.contains("SIGTERM: stopping"), "{log}");
         if attached {
-            assert!(
-                log.contains("VIP steering detached, local routes removed"),
-                "no clean detach:\n{log}"
-            );
+            assert!(log.contains("VIP steering detached, local routes removed"), "no clean detach:\n{log}");
         }
     }
 }
@@ -542,34 +408,20 @@ impl Drop for NsGateway {
 /// The `mariadb` CLI as root inside `ns`; stdout on success.
 fn mariadb_cli(ns: &str, host: &str, port: u16, sql: &str) -> Result<String> {
     let out = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            ns,
-            "mariadb",
-            "--no-defaults",
-            "--protocol=TCP",
-            "--connect-timeout=5",
-        ])
+        .args(["netns", "exec", ns, "mariadb", "--no-defaults", "--protocol=TCP", "--connect-timeout=5"])
         .arg(format!("-h{host}"))
         .arg(format!("-P{port}"))
         .args(["-uroot", "--batch", "--skip-column-names", "-e", sql])
         .stdin(Stdio::null())
         .output()?;
     if !out.status.success() {
-        return Err(format!(
-            "mariadb -h{host} -P{port} in {ns}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-        .into());
+        return Err(
+            format!("mariadb -h{host} -P{port} in {ns}: {}", String::from_utf8_lossy(&out.stderr).trim()).into()
+        );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn ip_out(args: &[&str]) -> String {
-    Command::new("ip")
-        .args(args)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default()
+    Command::new("ip").args(args).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default()
 }

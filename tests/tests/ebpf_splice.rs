@@ -33,7 +33,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gateway::dataplane::{splice::{SpliceReport, Splicer}, DataplaneError};
+use gateway::dataplane::{
+    splice::{SpliceReport, Splicer},
+    DataplaneError,
+};
 use gateway::protocol::frame::Wire;
 use gateway::tls::Stream;
 use gateway_tests::mysql::{connect, connect_with, query_one, query_values};
@@ -108,7 +111,10 @@ impl Harness {
         Ok(Pair { client, server, gateway })
     }
 
-    fn finish(&self, pair_gateway: tokio::task::JoinHandle<std::result::Result<SpliceReport, DataplaneError>>) -> Result<SpliceReport> {
+    fn finish(
+        &self,
+        pair_gateway: tokio::task::JoinHandle<std::result::Result<SpliceReport, DataplaneError>>,
+    ) -> Result<SpliceReport> {
         let report = self.rt.block_on(async { tokio::time::timeout(IO_TIMEOUT, pair_gateway).await })???;
         Ok(report)
     }
@@ -170,7 +176,11 @@ impl Pattern {
     /// The expected byte at stream offset `at`.
     fn expected(&self, at: u64) -> u8 {
         let (index, pos) = (at / MIB as u64, (at % MIB as u64) as usize);
-        if pos < 8 { index.to_le_bytes()[pos] } else { self.block[pos] }
+        if pos < 8 {
+            index.to_le_bytes()[pos]
+        } else {
+            self.block[pos]
+        }
     }
 
     /// Describes a corrupt chunk received at stream offset `at`: where it first differs, by how
@@ -413,14 +423,20 @@ mod raw {
     }
 
     fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
-        if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(rc) }
+        if rc < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(rc)
+        }
     }
 
     impl Capture {
         pub fn open() -> io::Result<Self> {
             let proto = (libc::ETH_P_IP as u16).to_be();
             // SAFETY: plain socket creation; the fd is owned right away.
-            let fd = unsafe { OwnedFd::from_raw_fd(check(libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM, i32::from(proto)))?) };
+            let fd = unsafe {
+                OwnedFd::from_raw_fd(check(libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM, i32::from(proto)))?)
+            };
             // SAFETY: zeroed sockaddr_ll is valid; the name is NUL-terminated.
             let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
             addr.sll_family = libc::AF_PACKET as u16;
@@ -432,7 +448,15 @@ mod raw {
             let timeout = libc::timeval { tv_sec: 10, tv_usec: 0 };
             let tlen = std::mem::size_of::<libc::timeval>() as libc::socklen_t;
             // SAFETY: `timeout` is a valid timeval.
-            check(unsafe { libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&timeout as *const libc::timeval).cast(), tlen) })?;
+            check(unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_RCVTIMEO,
+                    (&timeout as *const libc::timeval).cast(),
+                    tlen,
+                )
+            })?;
             Ok(Capture(fd))
         }
 
@@ -497,7 +521,8 @@ mod raw {
     /// Sends a complete IPv4 packet through a raw socket (`IPPROTO_RAW` implies `IP_HDRINCL`).
     pub fn inject(packet: &[u8]) -> io::Result<()> {
         // SAFETY: plain socket creation; the fd is owned right away.
-        let fd = unsafe { OwnedFd::from_raw_fd(check(libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_RAW))?) };
+        let fd =
+            unsafe { OwnedFd::from_raw_fd(check(libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_RAW))?) };
         let dst = SocketAddrV4::new([packet[16], packet[17], packet[18], packet[19]].into(), 0);
         let addr = libc::sockaddr_in {
             sin_family: libc::AF_INET as u16,
@@ -508,7 +533,14 @@ mod raw {
         let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
         // SAFETY: `packet` and `addr` are valid for the lengths given.
         let n = unsafe {
-            libc::sendto(fd.as_raw_fd(), packet.as_ptr().cast(), packet.len(), 0, (&addr as *const libc::sockaddr_in).cast(), len)
+            libc::sendto(
+                fd.as_raw_fd(),
+                packet.as_ptr().cast(),
+                packet.len(),
+                0,
+                (&addr as *const libc::sockaddr_in).cast(),
+                len,
+            )
         };
         if usize::try_from(n).ok() != Some(packet.len()) {
             return Err(io::Error::last_os_error());
@@ -577,7 +609,9 @@ async fn mariadb_session_through_gateway() {
     spliced.query_drop(&load).await.expect("load data local");
     let count = query_one(&mut direct, "SELECT COUNT(*) FROM li").await.expect("count");
     assert_eq!(count, Some(LOCAL_ROWS.to_string()), "rows loaded");
-    let last = query_one(&mut direct, &format!("SELECT CONCAT(name, '/', v) FROM li WHERE id = {LOCAL_ROWS}")).await.expect("last row");
+    let last = query_one(&mut direct, &format!("SELECT CONCAT(name, '/', v) FROM li WHERE id = {LOCAL_ROWS}"))
+        .await
+        .expect("last row");
     assert_eq!(last, Some(format!("name-{LOCAL_ROWS}/{}", LOCAL_ROWS as f64 * 0.5)));
     let via = query_values(&mut spliced, "SELECT * FROM li ORDER BY id").await.expect("spliced li");
     let straight = query_values(&mut direct, "SELECT * FROM li ORDER BY id").await.expect("direct li");
@@ -604,7 +638,11 @@ async fn tls_passthrough_session_is_not_spliced() {
     let mut config = GatewayConfig::new(db.addr()).expect("config");
     config.log_level = "info,gateway::dataplane=debug".into();
     let mut toml = config.to_toml();
-    toml.push_str(&format!("\n[tls]\ncert = {:?}\nkey = {:?}\n", files.cert.display().to_string(), files.key.display().to_string()));
+    toml.push_str(&format!(
+        "\n[tls]\ncert = {:?}\nkey = {:?}\n",
+        files.cert.display().to_string(),
+        files.key.display().to_string()
+    ));
     toml.push_str("\n[dataplane]\nsplice = true\npassthrough_users = [\"root\"]\n");
     let gw = Gateway::start(&toml).expect("gateway");
     let ssl = mysql_async::SslOpts::default().with_root_certs(vec![files.ca.clone().into()]);
@@ -691,7 +729,8 @@ fn wait_conn_line(gw: &Gateway, id: u32, needle: &str) -> String {
 /// SHOW PROCESSLIST's State of gateway session `id`, as `viewer` sees it.
 async fn state_of(viewer: &mut mysql_async::Conn, id: u32) -> Option<String> {
     let rows = query_values(viewer, "SHOW PROCESSLIST").await.expect("show processlist");
-    rows.into_iter().find(|r| gateway_tests::mysql::value_string(r[0].clone()) == Some(id.to_string()))
+    rows.into_iter()
+        .find(|r| gateway_tests::mysql::value_string(r[0].clone()) == Some(id.to_string()))
         .and_then(|r| gateway_tests::mysql::value_string(r[6].clone()))
 }
 
@@ -711,10 +750,16 @@ async fn pinned_routed_session_is_spliced() {
         (1..=3).map(|i| MariaDb::start(&format!("splice-routed-s{i}")).expect("mariadb")).collect();
     let metrics = gateway_tests::free_port().expect("port");
     let mut toml = GatewayConfig::new(servers[0].addr()).expect("config").to_toml();
-    let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-    toml.push_str(&format!("\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n", addrs.join(", ")));
+    let addrs: Vec<String> =
+        servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
+    toml.push_str(&format!(
+        "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n",
+        addrs.join(", ")
+    ));
     // Budget above the exchange (see `mariadb_session_through_gateway`).
-    toml.push_str(&format!("\n[dataplane]\nsplice = true\nsplice_budget_bytes = 268435456\nmetrics_address = \"127.0.0.1:{metrics}\"\n"));
+    toml.push_str(&format!(
+        "\n[dataplane]\nsplice = true\nsplice_budget_bytes = 268435456\nmetrics_address = \"127.0.0.1:{metrics}\"\n"
+    ));
     let gw = Gateway::start(&toml).expect("gateway");
     let url = gw.url("root", "", Some("test"));
     let open = || async { connect(&url).await.unwrap_or_else(|e| panic!("connect: {e}\n{}", gw.log_tail(4000))) };
@@ -727,7 +772,10 @@ async fn pinned_routed_session_is_spliced() {
     assert_eq!(state_of(&mut viewer, plain.id()).await.as_deref(), Some(""), "an idle routed session");
 
     // Pinned by a temporary table: spliced at the end of that answer.
-    pinned.query_drop("CREATE TEMPORARY TABLE tmp_blob (id INT PRIMARY KEY, b LONGBLOB) /* pin-here */").await.expect("create temporary");
+    pinned
+        .query_drop("CREATE TEMPORARY TABLE tmp_blob (id INT PRIMARY KEY, b LONGBLOB) /* pin-here */")
+        .await
+        .expect("create temporary");
     let line = wait_conn_line(&gw, pinned.id(), "routed session spliced");
     assert!(line.contains("temporary table"), "{line}");
     assert_eq!(state_of(&mut viewer, pinned.id()).await.as_deref(), Some("spliced"));
@@ -791,7 +839,9 @@ async fn pinned_routed_session_is_spliced() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // Supervision ended either way: the server's FIN reached it first, or the cancellation.
-    while conn_lines(&gw, victim_id, "splice ended").is_empty() && conn_lines(&gw, victim_id, "splice cancelled").is_empty() {
+    while conn_lines(&gw, victim_id, "splice ended").is_empty()
+        && conn_lines(&gw, victim_id, "splice cancelled").is_empty()
+    {
         assert!(Instant::now() < deadline, "the killed session's splice did not end:\n{}", gw.log_tail(4000));
         thread::sleep(Duration::from_millis(20));
     }

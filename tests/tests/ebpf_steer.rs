@@ -71,7 +71,8 @@ fn cgroup_steering_serves_apps_and_fails_open() {
     assert!(log.contains("cgroup steering attached"), "steering not attached:\n{}", gw.log_tail(4000));
 
     // 1. PyMySQL in the application cgroup dials B directly: served by the gateway.
-    let r = probe(Some(&app), target.addr(), "steer-marker-py").unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
+    let r =
+        probe(Some(&app), target.addr(), "steer-marker-py").unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(4000)));
     eprintln!("steered PyMySQL: {r:?}");
     assert_eq!(r["peer"], target.addr().to_string(), "getpeername() must show the dialled address");
     assert_ne!(
@@ -91,7 +92,8 @@ fn cgroup_steering_serves_apps_and_fails_open() {
     assert!(!backend.general_log().contains("steer-marker-py"), "the statement went to [backend] A");
 
     // 2. The mariadb CLI in the application cgroup.
-    let out = run_in(Some(&app), "mariadb", &cli_args(target.addr(), "SELECT 'steer-marker-cli'")).expect("mariadb CLI");
+    let out =
+        run_in(Some(&app), "mariadb", &cli_args(target.addr(), "SELECT 'steer-marker-cli'")).expect("mariadb CLI");
     assert!(out.status_ok, "steered mariadb CLI failed: {}\n{}", out.stderr, gw.log_tail(4000));
     assert!(out.stdout.contains("steer-marker-cli"), "CLI output: {}", out.stdout);
     assert!(target.general_log().contains("steer-marker-cli"), "B never ran the CLI statement");
@@ -120,7 +122,8 @@ fn cgroup_steering_serves_apps_and_fails_open() {
     eprintln!("after SIGKILL: {r:?}");
     assert_eq!(r["peer"], target.addr().to_string());
     assert_eq!(port_of(&r["server_sees"]), port_of(&r["sock"]), "not direct after the gateway died: {r:?}");
-    let out = run_in(Some(&app), "mariadb", &cli_args(target.addr(), "SELECT 'steer-marker-cli-2'")).expect("mariadb CLI");
+    let out =
+        run_in(Some(&app), "mariadb", &cli_args(target.addr(), "SELECT 'steer-marker-cli-2'")).expect("mariadb CLI");
     assert!(out.status_ok, "mariadb CLI after SIGKILL failed: {}", out.stderr);
     drop(gw);
 }
@@ -136,8 +139,11 @@ fn fail_closed_refuses_while_the_gateway_is_gone() {
     let cgroups = TestCgroups::create(&mount, &[format!("gwt-steer-{pid}-fc-app"), format!("gwt-steer-{pid}-fc-gw")])
         .unwrap_or_else(|e| panic!("creating test cgroups: {e}"));
     let (app, gw_cg) = (cgroups.dir(0).to_path_buf(), cgroups.dir(1).to_path_buf());
-    let bpffs = Bpffs::ensure(dataplane::steer::bpffs_mount().expect("mountinfo"), dataplane::steer::cgroup_id(&app).expect("cgroup id"))
-        .unwrap_or_else(|e| panic!("bpffs: {e}"));
+    let bpffs = Bpffs::ensure(
+        dataplane::steer::bpffs_mount().expect("mountinfo"),
+        dataplane::steer::cgroup_id(&app).expect("cgroup id"),
+    )
+    .unwrap_or_else(|e| panic!("bpffs: {e}"));
     let target = MariaDb::start("steer-fc").expect("starting MariaDB");
     let listen_port = gateway_tests::free_port().expect("free port");
     let toml = format!(

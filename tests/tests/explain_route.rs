@@ -7,7 +7,10 @@ use gateway_tests::{Gateway, GatewayConfig, MariaDb};
 
 fn routing_section(servers: &[(&str, &MariaDb)]) -> String {
     let addrs: Vec<String> = servers.iter().map(|(n, m)| format!("{n} = \"{}\"", m.addr())).collect();
-    format!("\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n", addrs.join(", "))
+    format!(
+        "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n",
+        addrs.join(", ")
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]

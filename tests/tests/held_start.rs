@@ -24,8 +24,7 @@ static STACK: OnceLock<Routed> = OnceLock::new();
 
 fn stack() -> &'static Routed {
     STACK.get_or_init(|| {
-        let servers = gateway_tests::stack::demo_servers("held", &[])
-            .unwrap_or_else(|e| panic!("servers: {e}"));
+        let servers = gateway_tests::stack::demo_servers("held", &[]).unwrap_or_else(|e| panic!("servers: {e}"));
         for s in &servers {
             // An account without SUPER / READ_ONLY ADMIN: `read_only` applies to it.
             s.sql(
@@ -38,10 +37,7 @@ fn stack() -> &'static Routed {
             .unwrap_or_else(|e| panic!("{e}"))
             .user(UserEntry::native("bob", "bob-pw"))
             .to_toml();
-        toml.push_str(&format!(
-            "\n{}",
-            gateway_tests::stack::demo_routing(&servers)
-        ));
+        toml.push_str(&format!("\n{}", gateway_tests::stack::demo_routing(&servers)));
         let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
         Routed { servers, gw }
     })
@@ -60,13 +56,9 @@ impl Routed {
             .iter()
             .map(|s| {
                 let n = s
-                    .sql(&format!(
-                        "SELECT COUNT(*) FROM test.t0 WHERE c2 = '{marker}'"
-                    ))
+                    .sql(&format!("SELECT COUNT(*) FROM test.t0 WHERE c2 = '{marker}'"))
                     .unwrap_or_else(|e| panic!("{e}"));
-                n.trim()
-                    .parse::<usize>()
-                    .unwrap_or_else(|e| panic!("{n:?}: {e}"))
+                n.trim().parse::<usize>().unwrap_or_else(|e| panic!("{n:?}: {e}"))
             })
             .sum()
     }
@@ -76,11 +68,7 @@ impl Routed {
         self.servers
             .iter()
             .enumerate()
-            .filter(|(_, s)| {
-                general_log::read(&s.general_log_path())
-                    .iter()
-                    .any(|e| e.text.contains(needle))
-            })
+            .filter(|(_, s)| general_log::read(&s.general_log_path()).iter().any(|e| e.text.contains(needle)))
             .map(|(i, _)| format!("s{}", i + 1))
             .collect()
     }
@@ -93,35 +81,20 @@ impl Routed {
 async fn xa_start_with_bad_syntax_gets_its_own_error() {
     let st = stack();
     let mut c = st.conn("root", "").await;
-    for (start, marker) in [
-        ("XA START 'z' ONE PHASE", "xa-one-phase"),
-        ("XA START 'y' garbage", "xa-garbage"),
-    ] {
+    for (start, marker) in [("XA START 'z' ONE PHASE", "xa-one-phase"), ("XA START 'y' garbage", "xa-garbage")] {
         let e = c.query_drop(start).await.expect_err(start);
         assert_eq!(err_code(&e), Some(1064), "{start}: {e:?}");
-        assert_eq!(
-            st.ran_on(start).len(),
-            1,
-            "{start} was sent to a server at once"
-        );
+        assert_eq!(st.ran_on(start).len(), 1, "{start} was sent to a server at once");
         c.query_drop(format!("INSERT INTO t0 VALUES (0, '{marker}')"))
             .await
             .unwrap_or_else(|e| panic!("{start}: insert: {e:?}"));
-        assert_eq!(
-            st.rows_with(marker),
-            1,
-            "{start}: the INSERT ran and its row is there"
-        );
+        assert_eq!(st.rows_with(marker), 1, "{start}: the INSERT ran and its row is there");
     }
     // A valid XA START is still held and works end to end.
     c.query_drop("XA START 'ok1'").await.expect("xa start");
-    c.query_drop("INSERT INTO t0 VALUES (0, 'xa-ok')")
-        .await
-        .expect("insert in xa");
+    c.query_drop("INSERT INTO t0 VALUES (0, 'xa-ok')").await.expect("insert in xa");
     for s in ["XA END 'ok1'", "XA PREPARE 'ok1'", "XA COMMIT 'ok1'"] {
-        c.query_drop(s)
-            .await
-            .unwrap_or_else(|e| panic!("{s}: {e:?}"));
+        c.query_drop(s).await.unwrap_or_else(|e| panic!("{s}: {e:?}"));
     }
     assert_eq!(st.rows_with("xa-ok"), 1);
 }
@@ -134,14 +107,7 @@ async fn begin_with_bad_syntax_gets_its_own_error() {
     for start in ["BEGIN garbage", "START TRANSACTION READ SOMETIMES"] {
         let e = c.query_drop(start).await.expect_err(start);
         assert_eq!(err_code(&e), Some(1064), "{start}: {e:?}");
-        assert_eq!(
-            query_one(&mut c, "SELECT 7")
-                .await
-                .expect("next")
-                .as_deref(),
-            Some("7"),
-            "after {start}"
-        );
+        assert_eq!(query_one(&mut c, "SELECT 7").await.expect("next").as_deref(), Some("7"), "after {start}");
     }
 }
 
@@ -153,43 +119,23 @@ async fn duplicate_xid_fails_the_statement_that_replays_it() {
     let st = stack();
     let mut a = st.conn("root", "").await;
     a.query_drop("XA START 'dup1'").await.expect("a: xa start");
-    a.query_drop("INSERT INTO t0 VALUES (0, 'dup-a')")
-        .await
-        .expect("a: insert (p0, s1)");
+    a.query_drop("INSERT INTO t0 VALUES (0, 'dup-a')").await.expect("a: insert (p0, s1)");
     let mut b = st.conn("root", "").await;
-    b.query_drop("XA START 'dup1'")
-        .await
-        .expect("b: held, valid syntax");
+    b.query_drop("XA START 'dup1'").await.expect("b: held, valid syntax");
     let insert = "INSERT INTO t0 VALUES (0, 'dup-b')";
-    let e = b
-        .query_drop(insert)
-        .await
-        .expect_err("the start was refused");
+    let e = b.query_drop(insert).await.expect_err("the start was refused");
     assert_eq!(err_code(&e), Some(1440), "XAER_DUPID: {e:?}");
     let msg = err_message(&e);
     assert!(msg.contains("the transaction did not start"), "{msg}");
-    assert!(
-        msg.contains("XA START 'dup1'") && msg.contains("this statement was not executed"),
-        "{msg}"
-    );
+    assert!(msg.contains("XA START 'dup1'") && msg.contains("this statement was not executed"), "{msg}");
     assert!(st.ran_on(insert).is_empty(), "the INSERT was never sent");
     assert_eq!(st.rows_with("dup-b"), 0);
     // Next statements are answered on their own behalf, outside a transaction.
-    assert_eq!(
-        query_one(&mut b, "SELECT 8")
-            .await
-            .expect("next")
-            .as_deref(),
-        Some("8")
-    );
-    b.query_drop("INSERT INTO t0 VALUES (0, 'dup-b2')")
-        .await
-        .expect("autocommit insert");
+    assert_eq!(query_one(&mut b, "SELECT 8").await.expect("next").as_deref(), Some("8"));
+    b.query_drop("INSERT INTO t0 VALUES (0, 'dup-b2')").await.expect("autocommit insert");
     assert_eq!(st.rows_with("dup-b2"), 1);
     for s in ["XA END 'dup1'", "XA ROLLBACK 'dup1'"] {
-        a.query_drop(s)
-            .await
-            .unwrap_or_else(|e| panic!("{s}: {e:?}"));
+        a.query_drop(s).await.unwrap_or_else(|e| panic!("{s}: {e:?}"));
     }
     assert_eq!(st.rows_with("dup-a"), 0, "rolled back");
 }
@@ -201,13 +147,8 @@ async fn duplicate_xid_fails_the_statement_that_replays_it() {
 async fn read_only_transaction_and_read_only_server() {
     let st = stack();
     let mut c = st.conn("bob", "bob-pw").await;
-    c.query_drop("START TRANSACTION READ ONLY")
-        .await
-        .expect("held");
-    let e = c
-        .query_drop("INSERT INTO t0 VALUES (0, 'ro-txn')")
-        .await
-        .expect_err("read-only transaction");
+    c.query_drop("START TRANSACTION READ ONLY").await.expect("held");
+    let e = c.query_drop("INSERT INTO t0 VALUES (0, 'ro-txn')").await.expect_err("read-only transaction");
     assert_eq!(err_code(&e), Some(1792), "{e:?}");
     c.query_drop("ROLLBACK").await.expect("rollback");
     assert_eq!(st.rows_with("ro-txn"), 0);
@@ -221,20 +162,9 @@ async fn read_only_transaction_and_read_only_server() {
     let msg = err_message(&e);
     s1.sql("SET GLOBAL read_only = 0").expect("read_only off");
     assert_eq!(err_code(&e), Some(1290), "{e:?}");
-    assert!(
-        msg.contains("the transaction did not start") && msg.contains(start),
-        "{msg}"
-    );
+    assert!(msg.contains("the transaction did not start") && msg.contains(start), "{msg}");
     assert!(st.ran_on(insert).is_empty(), "the INSERT was never sent");
     assert_eq!(st.rows_with("ro-server"), 0);
-    c.query_drop("ROLLBACK")
-        .await
-        .expect("rollback after the failed start");
-    assert_eq!(
-        query_one(&mut c, "SELECT 9")
-            .await
-            .expect("next")
-            .as_deref(),
-        Some("9")
-    );
+    c.query_drop("ROLLBACK").await.expect("rollback after the failed start");
+    assert_eq!(query_one(&mut c, "SELECT 9").await.expect("next").as_deref(), Some("9"));
 }

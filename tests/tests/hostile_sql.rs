@@ -25,12 +25,19 @@ fn shapes() -> Vec<(&'static str, String)> {
         ("unary minus", format!("SELECT * FROM t0 WHERE c1 = {}1", "-".repeat(N))),
         ("NOT chain", format!("SELECT * FROM t0 WHERE {}c1 = 1", "NOT ".repeat(N))),
         ("OR chain", format!("SELECT * FROM t0 WHERE {}", chain(N, &|i| format!("c1 = {i}"), " OR "))),
-        ("AND chain", format!("SELECT * FROM t0 WHERE c1 = 0 AND {}", chain(N, &|i| format!("c1 <> {}", i + 1), " AND "))),
+        (
+            "AND chain",
+            format!("SELECT * FROM t0 WHERE c1 = 0 AND {}", chain(N, &|i| format!("c1 <> {}", i + 1), " AND ")),
+        ),
         ("IN list", format!("SELECT * FROM t0 WHERE c1 IN ({})", chain(N, &|i| i.to_string(), ","))),
         ("placeholder in parentheses", format!("SELECT * FROM t0 WHERE c1 = {}?{}", "(".repeat(N), ")".repeat(N))),
         (
             "nested subqueries",
-            format!("SELECT * FROM t0 WHERE c1 IN {}0{}", "(SELECT c1 FROM t0 WHERE c1 IN ".repeat(N / 10), ")".repeat(N / 10)),
+            format!(
+                "SELECT * FROM t0 WHERE c1 IN {}0{}",
+                "(SELECT c1 FROM t0 WHERE c1 IN ".repeat(N / 10),
+                ")".repeat(N / 10)
+            ),
         ),
         ("nested CASE", format!("SELECT {}1{} FROM t0", "CASE WHEN 1 THEN ".repeat(N / 10), " END".repeat(N / 10))),
     ]
@@ -80,7 +87,8 @@ async fn attack(mode: &str, gw: &Gateway, conn: &mut Conn) {
     for (name, sql) in shapes() {
         let started = std::time::Instant::now();
         let what = format!("{mode} COM_QUERY {name}");
-        let _ = answered(&what, tokio::time::timeout(Duration::from_secs(60), conn.query_drop(&sql)).await.unwrap(), gw);
+        let _ =
+            answered(&what, tokio::time::timeout(Duration::from_secs(60), conn.query_drop(&sql)).await.unwrap(), gw);
         assert!(gw.is_running(), "{what}: gateway died\n{}", gw.log_tail(4000));
 
         let what = format!("{mode} PREPARE {name}");
@@ -112,7 +120,10 @@ async fn bystander_survives(mode: &str, gw: &Gateway, key: i64) {
     let mut attacker = connect(&gw.url(LOW.0, LOW.1, Some("test"))).await.unwrap();
     attack(mode, gw, &mut attacker).await;
 
-    bystander.query_drop("COMMIT").await.unwrap_or_else(|e| panic!("{mode}: bystander COMMIT: {e}\n{}", gw.log_tail(4000)));
+    bystander
+        .query_drop("COMMIT")
+        .await
+        .unwrap_or_else(|e| panic!("{mode}: bystander COMMIT: {e}\n{}", gw.log_tail(4000)));
     let mut fresh = connect(&gw.url(APP.0, APP.1, Some("test"))).await.unwrap();
     let seen = query_one(&mut fresh, &format!("SELECT c2 FROM t0 WHERE c1 = {key}")).await.unwrap();
     assert_eq!(seen.as_deref(), Some("bystander"), "{mode}: the bystander's committed row");

@@ -54,7 +54,8 @@ fn start_routed() -> anyhow::Result<Routed> {
     toml.push_str(&format!(
         "\n[[users]]\nname = \"carol\"\npassword = \"{CAROL_PW}\"\nauth_plugin = \"caching_sha2_password\"\ntenant = \"sys\"\n"
     ));
-    let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
+    let addrs: Vec<String> =
+        servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
     toml.push_str(&format!("\n[routing]\ntopology = \"demo\"\nserver_addresses = {{ {} }}\n", addrs.join(", ")));
     let gw = Gateway::start(&toml)?;
     Ok(Routed { _servers: servers, gw })
@@ -93,14 +94,16 @@ async fn refused(gw: &Gateway, user: &str, pw: &str) -> (Option<u16>, String) {
 async fn every_form_logs_in_and_the_server_sees_the_bare_user() {
     let r = routed();
     for &form in ALICE_FORMS {
-        let mut c = login(&r.gw, form, ALICE_PW).await.unwrap_or_else(|e| panic!("{form}: {e}\n{}", r.gw.log_tail(3000)));
+        let mut c =
+            login(&r.gw, form, ALICE_PW).await.unwrap_or_else(|e| panic!("{form}: {e}\n{}", r.gw.log_tail(3000)));
         assert_eq!(server_user(&mut c).await, "alice", "{form}");
         // Routed with tenant sys: a statement runs on a tenant server.
         assert_eq!(query_one(&mut c, "SELECT COUNT(*) FROM t").await.unwrap().as_deref(), Some("0"), "{form}");
         c.disconnect().await.unwrap();
     }
     for form in ["carol", "carol@sys", "carol@sys#demo", "demo:sys:carol", "carol"] {
-        let mut c = login(&r.gw, form, CAROL_PW).await.unwrap_or_else(|e| panic!("{form}: {e}\n{}", r.gw.log_tail(3000)));
+        let mut c =
+            login(&r.gw, form, CAROL_PW).await.unwrap_or_else(|e| panic!("{form}: {e}\n{}", r.gw.log_tail(3000)));
         assert_eq!(server_user(&mut c).await, "carol", "{form}");
         c.disconnect().await.unwrap();
     }
@@ -112,9 +115,11 @@ async fn every_form_logs_in_and_the_server_sees_the_bare_user() {
 async fn sha2_fast_path_is_shared_by_every_form_of_the_account() {
     use gateway_tests::raw::{probe_caching_sha2, Sha2Path};
     let r = routed();
-    let probe = |name: &str| probe_caching_sha2(r.gw.addr(), name, "dora-pw").unwrap_or_else(|e| panic!("probe {name}: {e:#}"));
+    let probe =
+        |name: &str| probe_caching_sha2(r.gw.addr(), name, "dora-pw").unwrap_or_else(|e| panic!("probe {name}: {e:#}"));
     assert_eq!(probe("dora@sys#demo"), Sha2Path::Full, "nothing cached before the first login");
-    let mut c = login(&r.gw, "demo:sys:dora", "dora-pw").await.unwrap_or_else(|e| panic!("{e}\n{}", r.gw.log_tail(3000)));
+    let mut c =
+        login(&r.gw, "demo:sys:dora", "dora-pw").await.unwrap_or_else(|e| panic!("{e}\n{}", r.gw.log_tail(3000)));
     assert_eq!(server_user(&mut c).await, "dora");
     c.disconnect().await.unwrap();
     for name in ["dora", "dora@sys", "dora@sys#demo:1", "demo.sys.dora"] {
@@ -142,7 +147,10 @@ async fn unknown_tenant_and_cluster_get_odp_errors() {
         assert_eq!((code, msg.as_str()), (Some(4669), "cluster not exist"), "{name}");
     }
     let out = r.gw.cli().user("alice@nosuch").password(ALICE_PW).run("SELECT 1").unwrap();
-    assert!(!out.success() && out.stderr.contains("ERROR 5157") && out.stderr.contains("Unknown tenant 'nosuch'"), "{out:?}");
+    assert!(
+        !out.success() && out.stderr.contains("ERROR 5157") && out.stderr.contains("Unknown tenant 'nosuch'"),
+        "{out:?}"
+    );
     let out = r.gw.cli().user("alice@sys#nosuch").password(ALICE_PW).run("SELECT 1").unwrap();
     assert!(!out.success() && out.stderr.contains("ERROR 4669") && out.stderr.contains("cluster not exist"), "{out:?}");
     // Topology checks come after the password: a wrong one is access denied whatever the name.
@@ -177,7 +185,8 @@ async fn an_account_named_like_the_separator_form_is_that_account() {
     // `my-app-01` is a configured account: the whole name is the user (ODP would read cluster
     // `my`, tenant `app`, user `01`). With `@` it is the standard form anyway.
     for form in [DASHED, "my-app-01@sys", "my-app-01@sys#demo"] {
-        let mut c = login(&r.gw, form, "dash-pw").await.unwrap_or_else(|e| panic!("{form}: {e}\n{}", r.gw.log_tail(3000)));
+        let mut c =
+            login(&r.gw, form, "dash-pw").await.unwrap_or_else(|e| panic!("{form}: {e}\n{}", r.gw.log_tail(3000)));
         assert_eq!(server_user(&mut c).await, DASHED, "{form}");
         c.disconnect().await.unwrap();
     }
@@ -192,7 +201,10 @@ async fn change_user_takes_every_form_and_refuses_unknown_tenants() {
     let mut c = login(&r.gw, "carol", CAROL_PW).await.unwrap();
     for form in ["alice@sys#demo", "demo:sys:alice", "carol@sys", "alice"] {
         let pw = if form.contains("carol") { CAROL_PW } else { ALICE_PW };
-        let opts = ChangeUserOpts::default().with_user(Some(form.into())).with_pass(Some(pw.into())).with_db_name(Some("test".into()));
+        let opts = ChangeUserOpts::default()
+            .with_user(Some(form.into()))
+            .with_pass(Some(pw.into()))
+            .with_db_name(Some("test".into()));
         c.change_user(opts).await.unwrap_or_else(|e| panic!("change_user {form}: {e}\n{}", r.gw.log_tail(3000)));
         let want = if form.contains("carol") { "carol" } else { "alice" };
         assert_eq!(server_user(&mut c).await, want, "{form}");
@@ -207,7 +219,9 @@ async fn one_to_one_gateway_strips_the_tenant_for_mariadb() {
     let db = MariaDb::start("login-names-1to1").unwrap();
     db.sql("CREATE TABLE t (a INT)").unwrap();
     db.create_user("alice", ALICE_PW).unwrap();
-    let gw = Gateway::start(&GatewayConfig::new(db.addr()).unwrap().user(UserEntry::native("alice", ALICE_PW)).to_toml()).unwrap();
+    let gw =
+        Gateway::start(&GatewayConfig::new(db.addr()).unwrap().user(UserEntry::native("alice", ALICE_PW)).to_toml())
+            .unwrap();
     // Without a topology there is no cluster or tenant to check: every form is the account.
     for form in ["alice", "alice@sys", "alice@t1#c1:7", "c1:t1:alice"] {
         let mut c = login(&gw, form, ALICE_PW).await.unwrap_or_else(|e| panic!("{form}: {e}\n{}", gw.log_tail(3000)));

@@ -25,8 +25,8 @@ const SETTLE: Duration = Duration::from_secs(30);
 
 /// `VmRSS` of process `pid` in KiB.
 fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -47,10 +47,7 @@ async fn storm(opts: Opts, n: usize) -> Vec<Conn> {
     }
     let mut conns = Vec::with_capacity(n);
     while let Some(r) = set.join_next().await {
-        conns.push(
-            r.expect("login task")
-                .unwrap_or_else(|e| panic!("login {} of {n}: {e:?}", conns.len())),
-        );
+        conns.push(r.expect("login task").unwrap_or_else(|e| panic!("login {} of {n}: {e:?}", conns.len())));
     }
     conns
 }
@@ -75,7 +72,10 @@ async fn rss_comes_back_after_ten_thousand_idle_sessions_close() {
     if nofile < (SESSIONS + 2_000) as u64 {
         gateway_tests::skip::skip(
             "memory_storm",
-            &format!("RLIMIT_NOFILE hard limit {nofile} is below {} (10,000 sessions need that many sockets)", SESSIONS + 2_000),
+            &format!(
+                "RLIMIT_NOFILE hard limit {nofile} is below {} (10,000 sessions need that many sockets)",
+                SESSIONS + 2_000
+            ),
         );
         return;
     }
@@ -84,19 +84,15 @@ async fn rss_comes_back_after_ten_thousand_idle_sessions_close() {
     let mut cfg = GatewayConfig::new(servers[0].addr()).unwrap_or_else(|e| panic!("{e}"));
     cfg.log_level = "warn".into();
     let mut toml = cfg.to_toml();
-    toml.push_str(&format!(
-        "\n{}",
-        gateway_tests::stack::demo_routing(&servers)
-    ));
+    toml.push_str(&format!("\n{}", gateway_tests::stack::demo_routing(&servers)));
     let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
     let pid = gw.pid();
     // Known values: mysql_async does not ask the server for them after the login.
-    let opts: Opts =
-        OptsBuilder::from_opts(Opts::from_url(&gw.url("root", "", Some("test"))).expect("url"))
-            .prefer_socket(false)
-            .max_allowed_packet(Some(16 << 20))
-            .wait_timeout(Some(28_800))
-            .into();
+    let opts: Opts = OptsBuilder::from_opts(Opts::from_url(&gw.url("root", "", Some("test"))).expect("url"))
+        .prefer_socket(false)
+        .max_allowed_packet(Some(16 << 20))
+        .wait_timeout(Some(28_800))
+        .into();
 
     // Warm-up: the runtime's threads, the pool's connections and the first session's buffers
     // exist before the reference figure is taken.

@@ -37,7 +37,6 @@ const RO: [&str; 2] = ["10.0.3.1", "10.0.3.2"];
 const ORDERS_ID: u64 = 500_001;
 const EVENTS_ID: u64 = 500_002;
 
-
 fn addr(ip: &str) -> SocketAddr {
     format!("{ip}:2881").parse().unwrap()
 }

@@ -35,14 +35,18 @@ struct Stack {
 
 impl Stack {
     fn start() -> Stack {
-        let servers = gateway_tests::stack::demo_servers("metrics", &[("alice", "alice-pw")]).unwrap_or_else(|e| panic!("servers: {e}"));
+        let servers = gateway_tests::stack::demo_servers("metrics", &[("alice", "alice-pw")])
+            .unwrap_or_else(|e| panic!("servers: {e}"));
         let port = gateway_tests::free_port().unwrap_or_else(|e| panic!("{e}"));
         let metrics: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap_or_else(|e| panic!("{e}"));
         let mut toml = GatewayConfig::new(servers[0].addr())
             .unwrap_or_else(|e| panic!("{e}"))
             .user(UserEntry::native("alice", "alice-pw"))
             .to_toml();
-        toml.push_str(&format!("\n{}\n[metrics]\naddress = \"{metrics}\"\n", gateway_tests::stack::demo_routing(&servers)));
+        toml.push_str(&format!(
+            "\n{}\n[metrics]\naddress = \"{metrics}\"\n",
+            gateway_tests::stack::demo_routing(&servers)
+        ));
         let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
         Stack { servers, gw, metrics }
     }
@@ -193,8 +197,27 @@ const FAMILIES: &[(&str, &str)] = &[
 ];
 
 const KINDS: &[&str] = &[
-    "select", "insert", "replace", "update", "delete", "begin", "commit", "rollback", "set", "use", "show", "ddl",
-    "call", "lock_tables", "unlock_tables", "xa", "explain", "explain_route", "prepare", "execute", "deallocate",
+    "select",
+    "insert",
+    "replace",
+    "update",
+    "delete",
+    "begin",
+    "commit",
+    "rollback",
+    "set",
+    "use",
+    "show",
+    "ddl",
+    "call",
+    "lock_tables",
+    "unlock_tables",
+    "xa",
+    "explain",
+    "explain_route",
+    "prepare",
+    "execute",
+    "deallocate",
     "other",
 ];
 const OUTCOMES: &[&str] = &["leader", "follower", "readonly", "tenant_server", "sticky", "fallback", "local", "error"];
@@ -326,7 +349,8 @@ fn dataplane_status_reads_the_combined_page() {
 fn plain_gateway() -> (Gateway, SocketAddr) {
     let port = gateway_tests::free_port().unwrap_or_else(|e| panic!("{e}"));
     let metrics: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap_or_else(|e| panic!("{e}"));
-    let cfg = GatewayConfig::new("127.0.0.1:9".parse().unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"));
+    let cfg =
+        GatewayConfig::new("127.0.0.1:9".parse().unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"));
     let toml = format!("{}\n[metrics]\naddress = \"{metrics}\"\n", cfg.to_toml());
     (Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}")), metrics)
 }

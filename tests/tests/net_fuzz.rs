@@ -52,10 +52,7 @@ fn config(backend: &MariaDb) -> GatewayConfig {
 /// Runs the fuzzer and the canaries against `gw`, then checks the gateway and the servers.
 fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
     let settings = Settings::from_env(DEFAULT_CASES);
-    eprintln!(
-        "{name}: seed {:#x}, {} cases, {} workers",
-        settings.seed, settings.cases, settings.workers
-    );
+    eprintln!("{name}: seed {:#x}, {} cases, {} workers", settings.seed, settings.cases, settings.workers);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -77,24 +74,14 @@ fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
             rt.spawn(netfuzz::canary::run(spec, progress.clone()))
         })
         .collect();
-    let target = Target {
-        addr: gw.addr(),
-        user: FUZZ.0.into(),
-        password: FUZZ.1.into(),
-    };
+    let target = Target { addr: gw.addr(), user: FUZZ.0.into(), password: FUZZ.1.into() };
     let started = Instant::now();
     let result = netfuzz::run(&settings, &target, &progress, &|| gw.is_running());
     let elapsed = started.elapsed();
     progress.stop.store(true, Ordering::SeqCst);
-    let reports: Vec<_> = canaries
-        .into_iter()
-        .map(|c| {
-            rt.block_on(c)
-                .unwrap_or_else(|e| panic!("canary task: {e}"))
-        })
-        .collect();
-    let tally =
-        result.unwrap_or_else(|e| panic!("{name}: {e}\ngateway log:\n{}", gw.log_tail(6000)));
+    let reports: Vec<_> =
+        canaries.into_iter().map(|c| rt.block_on(c).unwrap_or_else(|e| panic!("canary task: {e}"))).collect();
+    let tally = result.unwrap_or_else(|e| panic!("{name}: {e}\ngateway log:\n{}", gw.log_tail(6000)));
     let seed = settings.seed;
     let reports: Vec<CanaryReport> = reports
         .into_iter()
@@ -106,18 +93,10 @@ fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
     if !single {
         assert_eq!(tally.cases, settings.cases, "{name}: not every case ran");
         for c in &checks {
-            assert!(
-                *c >= 20,
-                "{name}: a canary made only {c} checks during the run"
-            );
+            assert!(*c >= 20, "{name}: a canary made only {c} checks during the run");
         }
     }
-    assert!(
-        gw.is_running(),
-        "{name}: the gateway (pid {}) is gone\n{}",
-        gw.pid(),
-        gw.log_tail(6000)
-    );
+    assert!(gw.is_running(), "{name}: the gateway (pid {}) is gone\n{}", gw.pid(), gw.log_tail(6000));
     rt.block_on(fresh_login(gw, name));
     for db in servers {
         no_leftovers(db, name);
@@ -129,19 +108,11 @@ fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
 fn committed_rows_kept(servers: &[MariaDb], committed: &[(u64, String)], name: &str, single: bool) {
     let mut stored = std::collections::BTreeSet::new();
     for db in servers {
-        let out = db
-            .sql(&format!("SELECT k, v FROM {ROWS_TABLE}"))
-            .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        let out = db.sql(&format!("SELECT k, v FROM {ROWS_TABLE}")).unwrap_or_else(|e| panic!("{name}: {e:#}"));
         stored.extend(out.lines().map(str::to_owned));
     }
-    let lost: Vec<_> = committed
-        .iter()
-        .filter(|(k, v)| !stored.contains(&format!("{k}\t{v}")))
-        .collect();
-    assert!(
-        single || !committed.is_empty(),
-        "{name}: the canary committed no row"
-    );
+    let lost: Vec<_> = committed.iter().filter(|(k, v)| !stored.contains(&format!("{k}\t{v}"))).collect();
+    assert!(single || !committed.is_empty(), "{name}: the canary committed no row");
     assert!(lost.is_empty(), "{name}: acknowledged rows lost: {lost:?}");
 }
 
@@ -150,15 +121,8 @@ async fn fresh_login(gw: &Gateway, name: &str) {
     for (user, pw) in [FUZZ, CANARY] {
         let mut c = connect(&gw.url(user, pw, Some("test")))
             .await
-            .unwrap_or_else(|e| {
-                panic!(
-                    "{name}: fresh login of {user} after fuzzing: {e}\n{}",
-                    gw.log_tail(4000)
-                )
-            });
-        let got = query_one(&mut c, "SELECT c2 FROM t0 WHERE c1 = 123")
-            .await
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            .unwrap_or_else(|e| panic!("{name}: fresh login of {user} after fuzzing: {e}\n{}", gw.log_tail(4000)));
+        let got = query_one(&mut c, "SELECT c2 FROM t0 WHERE c1 = 123").await.unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(got.as_deref(), Some("a"), "{name}: {user} after fuzzing");
         c.disconnect().await.unwrap_or_else(|e| panic!("{e}"));
     }
@@ -172,10 +136,7 @@ fn no_leftovers(db: &MariaDb, name: &str) {
         let list = db
             .sql("SELECT ID, USER, COMMAND, TIME, STATE, INFO FROM information_schema.PROCESSLIST")
             .unwrap_or_default();
-        panic!(
-            "{name}: DDL on {}'s fz after fuzzing: {e:#}\nprocesslist:\n{list}",
-            db.name()
-        );
+        panic!("{name}: DDL on {}'s fz after fuzzing: {e:#}\nprocesslist:\n{list}", db.name());
     }
 }
 
@@ -192,16 +153,11 @@ fn one_to_one_gateway_survives_fuzzing() {
 
 #[test]
 fn routed_gateway_survives_fuzzing() {
-    let servers = gateway_tests::stack::demo_servers("netfuzz-routed", &[CANARY])
-        .unwrap_or_else(|e| panic!("{e:#}"));
+    let servers = gateway_tests::stack::demo_servers("netfuzz-routed", &[CANARY]).unwrap_or_else(|e| panic!("{e:#}"));
     for db in &servers {
         prepare_server(db).unwrap_or_else(|e| panic!("{e:#}"));
     }
-    let toml = format!(
-        "{}\n{}",
-        config(&servers[0]).to_toml(),
-        gateway_tests::stack::demo_routing(&servers)
-    );
+    let toml = format!("{}\n{}", config(&servers[0]).to_toml(), gateway_tests::stack::demo_routing(&servers));
     let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("{e:#}"));
     fuzz("routed", &gw, &servers);
 }

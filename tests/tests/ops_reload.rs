@@ -87,9 +87,11 @@ fn sighup_during_sysbench_adds_a_user_without_errors() {
 
 #[test]
 fn invalid_reload_is_rejected_and_old_users_still_work() {
-    let s = Stack::start("ops-invalid", |db| db.create_user("alice", "alice-pw"), |c| {
-        c.user(UserEntry::native("alice", "alice-pw"))
-    })
+    let s = Stack::start(
+        "ops-invalid",
+        |db| db.create_user("alice", "alice-pw"),
+        |c| c.user(UserEntry::native("alice", "alice-pw")),
+    )
     .unwrap();
     let rt = rt();
     // A session open across the reloads keeps working.
@@ -113,10 +115,14 @@ fn invalid_reload_is_rejected_and_old_users_still_work() {
 
 #[test]
 fn sigterm_lets_a_running_statement_finish_and_exits_zero() {
-    let mut s = Stack::start("ops-drain", |_| Ok(()), |mut c| {
-        c.listen_extra.push("shutdown_grace_secs = 8".into());
-        c
-    })
+    let mut s = Stack::start(
+        "ops-drain",
+        |_| Ok(()),
+        |mut c| {
+            c.listen_extra.push("shutdown_grace_secs = 8".into());
+            c
+        },
+    )
     .unwrap();
     let rt = rt();
     let url = s.gw_url("root", "", None);

@@ -60,7 +60,12 @@ fn key(server: SocketAddr) -> PoolKey {
 }
 
 fn pool(max_per_key: usize, max_connects: usize, acquire_ms: u64, health: Arc<dyn ServerHealth>) -> Pool {
-    let cfg = PoolConfig { max_per_key, max_connects_per_server: max_connects, acquire_timeout_ms: acquire_ms, ..PoolConfig::default() };
+    let cfg = PoolConfig {
+        max_per_key,
+        max_connects_per_server: max_connects,
+        acquire_timeout_ms: acquire_ms,
+        ..PoolConfig::default()
+    };
     Pool::new(cfg, health)
 }
 
@@ -181,7 +186,8 @@ async fn a_reused_connection_carries_nothing_from_its_previous_client() {
         c.thread_id()
     };
     let default_mode = {
-        let mut fresh = Pool::new(PoolConfig::default(), Arc::new(NoHealth)).get(&k, &login(None), 0).await.expect("fresh");
+        let mut fresh =
+            Pool::new(PoolConfig::default(), Arc::new(NoHealth)).get(&k, &login(None), 0).await.expect("fresh");
         row(&mut fresh, "SELECT @@session.sql_mode").await.expect("mode")[0].clone()
     };
     let mut b = ClientState::new(Some("test"), 8);
@@ -189,7 +195,9 @@ async fn a_reused_connection_carries_nothing_from_its_previous_client() {
     assert_eq!(c.thread_id(), thread, "the single connection is reused");
     assert_eq!(pool.stats().resets, 1);
     // Before any sync: what the reset left is what the pool's bookkeeping says.
-    let raw = row(&mut c, "SELECT @@session.sql_mode, @v, DATABASE(), @@session.time_zone, @@character_set_client").await.expect("raw");
+    let raw = row(&mut c, "SELECT @@session.sql_mode, @v, DATABASE(), @@session.time_zone, @@character_set_client")
+        .await
+        .expect("raw");
     assert_eq!(raw[0], default_mode);
     assert_eq!(raw[1], None, "user variable leaked");
     assert_eq!(raw[2].as_deref(), c.sync.database(), "database after reset");
@@ -300,7 +308,14 @@ async fn waiting_longer_than_the_acquire_timeout_gives_a_clear_error() {
     let err = pool.get(&k, &login(None), 2).await.err().expect("must time out");
     assert!(started.elapsed() >= Duration::from_millis(300));
     let text = err.to_string();
-    assert_eq!(text, format!("gateway: no connection to {} available within {} ms (pool size 1, all busy)", db.addr(), text_ms(&text)));
+    assert_eq!(
+        text,
+        format!(
+            "gateway: no connection to {} available within {} ms (pool size 1, all busy)",
+            db.addr(),
+            text_ms(&text)
+        )
+    );
     assert!(matches!(err, PoolError::Busy { size: 1, .. }), "{err:?}");
     assert_eq!(err.to_err_packet().code, 2003);
     drop(held);
@@ -364,7 +379,12 @@ async fn requests_to_a_server_that_never_greets_end_within_the_acquire_timeout()
     const MARGIN_MS: u64 = 250;
     let (addr, hole) = black_hole().await;
     for connect_ms in [600, 3_000] {
-        let cfg = PoolConfig { max_connects_per_server: 8, acquire_timeout_ms: ACQUIRE_MS, connect_timeout_ms: connect_ms, ..PoolConfig::default() };
+        let cfg = PoolConfig {
+            max_connects_per_server: 8,
+            acquire_timeout_ms: ACQUIRE_MS,
+            connect_timeout_ms: connect_ms,
+            ..PoolConfig::default()
+        };
         let pool = Pool::new(cfg, Arc::new(NoHealth));
         let tasks: Vec<_> = (0..50u64)
             .map(|client| {
@@ -385,7 +405,10 @@ async fn requests_to_a_server_that_never_greets_end_within_the_acquire_timeout()
         }
         elapsed.sort();
         let slowest = elapsed[elapsed.len() - 1];
-        println!("connect_timeout_ms {connect_ms}: fastest {:?}, median {:?}, slowest {slowest:?}", elapsed[0], elapsed[25]);
+        println!(
+            "connect_timeout_ms {connect_ms}: fastest {:?}, median {:?}, slowest {slowest:?}",
+            elapsed[0], elapsed[25]
+        );
         assert!(
             slowest <= Duration::from_millis(ACQUIRE_MS + MARGIN_MS),
             "connect_timeout_ms {connect_ms}: a request took {slowest:?} (acquire timeout {ACQUIRE_MS} ms): {elapsed:?}"

@@ -289,4 +289,3 @@ fn text_protocol_errors_match_the_server(db: &MariaDb) {
     let rows = c.query("EXECUTE `s 1` USING @k").expect("execute");
     assert!(raw::parse_err(&rows[0]).is_none(), "{rows:02x?}");
 }
-

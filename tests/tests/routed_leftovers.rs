@@ -96,7 +96,8 @@ async fn a_client_without_a_database_never_finds_another_clients() {
         assert_eq!(created.as_ref().err().and_then(err_code), Some(1046), "round {round}: {created:?}");
         b.disconnect().await.expect("b leaves");
     }
-    let made = wait_on_every_server(&r, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'leftover_x'", "0");
+    let made =
+        wait_on_every_server(&r, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'leftover_x'", "0");
     assert!(made.is_empty(), "CREATE TABLE without a database created a table: {made:?}");
 }
 

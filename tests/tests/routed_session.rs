@@ -42,7 +42,8 @@ impl Routed {
         let dir = gateway_tests::scratch_dir(name)?;
         let route_log = dir.join("route.jsonl");
         let mut toml = GatewayConfig::new(servers[0].addr())?.user(UserEntry::native("alice", "alice-pw")).to_toml();
-        let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
+        let addrs: Vec<String> =
+            servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
         toml.push_str(&format!(
             "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nroute_log = \"{}\"\nserver_addresses = {{ {} }}\n",
             route_log.display(),
@@ -54,7 +55,9 @@ impl Routed {
     }
 
     async fn conn(&self, user: &str, pw: &str) -> Conn {
-        connect(&self.gw.url(user, pw, Some("test"))).await.unwrap_or_else(|e| panic!("{e:?}\n{}", self.gw.log_tail(4000)))
+        connect(&self.gw.url(user, pw, Some("test")))
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", self.gw.log_tail(4000)))
     }
 
     /// Indexes of the servers whose general log has a statement containing `marker`.
@@ -197,7 +200,11 @@ async fn session_state_follows_the_client_to_every_server() {
         let sql = format!("SELECT @@time_zone, @v, @@sql_mode, DATABASE() FROM test.t0 WHERE c1 = {c1} /* sf{c1} */");
         let rows = query_values(&mut c, &sql).await.unwrap();
         let row: Vec<Option<String>> = rows[0].clone().into_iter().map(value_string).collect();
-        assert_eq!(row, vec![Some("+03:00".into()), Some("42".into()), Some("ANSI_QUOTES".into()), Some("other".into())], "{sql}");
+        assert_eq!(
+            row,
+            vec![Some("+03:00".into()), Some("42".into()), Some("ANSI_QUOTES".into()), Some("other".into())],
+            "{sql}"
+        );
         assert_eq!(r.ran_on(&format!("sf{c1} ")), vec![server], "{sql}");
         // Another client on the same servers (through the same pools) sees none of it.
         let sql = format!("SELECT @@time_zone, @v, DATABASE() FROM test.t0 WHERE c1 = {c1} /* so{c1} */");
@@ -225,7 +232,10 @@ async fn kill_and_processlist_use_gateway_ids() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let list = query_values(&mut b, "SHOW FULL PROCESSLIST").await.unwrap();
-    let row = list.iter().find(|row| value_string(row[0].clone()) == Some(a_id.to_string())).expect("a listed by its gateway id");
+    let row = list
+        .iter()
+        .find(|row| value_string(row[0].clone()) == Some(a_id.to_string()))
+        .expect("a listed by its gateway id");
     assert_eq!(value_string(row[7].clone()).as_deref(), Some("SELECT SLEEP(30) /* killme */"));
     b.query_drop(format!("KILL QUERY {a_id}")).await.unwrap();
     let (res, mut a) = sleeper.await.unwrap();
@@ -233,7 +243,11 @@ async fn kill_and_processlist_use_gateway_ids() {
     if let Err(e) = &res {
         assert_eq!(err_code(e), Some(1317), "{e:?}");
     }
-    assert_eq!(query_one(&mut a, "SELECT 7").await.unwrap().as_deref(), Some("7"), "the killed query's session goes on");
+    assert_eq!(
+        query_one(&mut a, "SELECT 7").await.unwrap().as_deref(),
+        Some("7"),
+        "the killed query's session goes on"
+    );
 
     // KILL CONNECTION ends the victim; unknown ids and other users' sessions are refused.
     let a_id = a.id();
@@ -270,17 +284,25 @@ async fn reset_connection_and_change_user_leave_no_state_behind() {
     }
     c.reset().await.unwrap();
     for c1 in [0, 123] {
-        let rows = query_values(&mut c, &format!("SELECT @v, @@time_zone FROM t0 WHERE c1 = {c1} /* rs{c1} */")).await.unwrap();
+        let rows = query_values(&mut c, &format!("SELECT @v, @@time_zone FROM t0 WHERE c1 = {c1} /* rs{c1} */"))
+            .await
+            .unwrap();
         let row: Vec<Option<String>> = rows[0].clone().into_iter().map(value_string).collect();
         assert_eq!(row, vec![None, Some("SYSTEM".into())], "after COM_RESET_CONNECTION (c1 = {c1})");
     }
     c.query_drop("SET @v = 8").await.unwrap();
-    let opts = ChangeUserOpts::default().with_user(Some("alice".into())).with_pass(Some("alice-pw".into())).with_db_name(Some("test".into()));
+    let opts = ChangeUserOpts::default()
+        .with_user(Some("alice".into()))
+        .with_pass(Some("alice-pw".into()))
+        .with_db_name(Some("test".into()));
     c.change_user(opts).await.unwrap();
     for c1 in [0, 123] {
         let rows = query_values(&mut c, &format!("SELECT CURRENT_USER(), @v FROM t0 WHERE c1 = {c1}")).await.unwrap();
         let row: Vec<Option<String>> = rows[0].clone().into_iter().map(value_string).collect();
-        assert!(row[0].as_deref().is_some_and(|u| u.starts_with("alice@")), "after COM_CHANGE_USER (c1 = {c1}): {row:?}");
+        assert!(
+            row[0].as_deref().is_some_and(|u| u.starts_with("alice@")),
+            "after COM_CHANGE_USER (c1 = {c1}): {row:?}"
+        );
         assert_eq!(row[1], None, "after COM_CHANGE_USER (c1 = {c1})");
     }
 }
@@ -314,7 +336,9 @@ async fn a_stopped_server_is_routed_around() {
     assert_eq!(r.ran_on("fo3"), vec![0]);
 
     // A statement whose leader is gone is retried on the next candidate.
-    c.query_drop("SELECT c2 FROM t0 WHERE c1 = 123 /* fo4 */").await.unwrap_or_else(|e| panic!("{e:?}\n{}", r.gw.log_tail(3000)));
+    c.query_drop("SELECT c2 FROM t0 WHERE c1 = 123 /* fo4 */")
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", r.gw.log_tail(3000)));
     let ran = r.ran_on("fo4");
     assert_eq!(ran.len(), 1);
     assert_ne!(ran[0], 1);
@@ -377,7 +401,11 @@ async fn pins_dependent_functions_and_prepared_statements_stay_correct() {
 /// containing `marker`.
 fn ran_as(r: &Routed, command: &str, marker: &str) -> Vec<usize> {
     (0..r.servers.len())
-        .filter(|&i| gateway_tests::general_log::parse(&r.servers[i].general_log()).iter().any(|e| e.command == command && e.text.contains(marker)))
+        .filter(|&i| {
+            gateway_tests::general_log::parse(&r.servers[i].general_log())
+                .iter()
+                .any(|e| e.command == command && e.text.contains(marker))
+        })
         .collect()
 }
 
@@ -402,7 +430,8 @@ async fn each_execute_runs_on_its_partitions_leader() {
     let mut c = r.conn("root", "").await;
     let stmt = c.prep("SELECT c2 FROM t0 WHERE c1 = ? /* pe1 */").await.unwrap();
     for (c1, leader) in [(123, 1usize), (0, 0), (5, 1), (8, 0)] {
-        let v: Option<String> = c.exec_first(&stmt, (c1,)).await.unwrap_or_else(|e| panic!("{e:?}\n{}", r.gw.log_tail(3000)));
+        let v: Option<String> =
+            c.exec_first(&stmt, (c1,)).await.unwrap_or_else(|e| panic!("{e:?}\n{}", r.gw.log_tail(3000)));
         assert!(v.is_some(), "c1 = {c1}");
         // The general log shows the EXECUTE with its values expanded.
         assert_eq!(ran_as(r, "Execute", &format!("c1 = {c1} /* pe1 */")), vec![leader], "c1 = {c1}");
@@ -439,7 +468,9 @@ async fn text_execute_using_routes_by_the_user_variable() {
     c.query_drop("PREPARE tp FROM 'SELECT c2 FROM t0 WHERE c1 = ? /* tp1 */'").await.unwrap();
     for (k, leader) in [(123, 1usize), (0, 0), (5, 1), (8, 0)] {
         c.query_drop(format!("SET @k = {k}")).await.unwrap();
-        let rows = query_values(&mut c, "EXECUTE tp USING @k").await.unwrap_or_else(|e| panic!("{e:?}\n{}", r.gw.log_tail(3000)));
+        let rows = query_values(&mut c, "EXECUTE tp USING @k")
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", r.gw.log_tail(3000)));
         assert!(!rows.is_empty(), "k = {k}");
         assert_eq!(ran_as(r, "Execute", &format!("c1 = {k} /* tp1 */")), vec![leader], "k = {k}");
     }
@@ -559,10 +590,12 @@ async fn last_insert_id_survives_its_connection_going_to_another_client() {
     a.query_drop("INSERT INTO t1 (v) VALUES (1), (2)").await.unwrap();
     a.query_drop("INSERT INTO t1 (v) VALUES (3) /* lid-a */").await.unwrap();
     let produced = a.last_insert_id().expect("insert id in the OK packet");
-    let a_thread = queries(&r.servers[0]).into_iter().find(|(_, q)| q.contains("lid-a")).map(|(t, _)| t).expect("ran on s1");
+    let a_thread =
+        queries(&r.servers[0]).into_iter().find(|(_, q)| q.contains("lid-a")).map(|(t, _)| t).expect("ran on s1");
     let b_sum: Option<i64> = b.query_first("SELECT SUM(v) FROM t1 /* lid-b */").await.unwrap();
     assert!(b_sum.is_some());
-    let b_thread = queries(&r.servers[0]).into_iter().find(|(_, q)| q.contains("lid-b")).map(|(t, _)| t).expect("ran on s1");
+    let b_thread =
+        queries(&r.servers[0]).into_iter().find(|(_, q)| q.contains("lid-b")).map(|(t, _)| t).expect("ran on s1");
     assert_eq!(a_thread, b_thread, "the other client took a's only pooled connection to s1");
     let got: Option<u64> = a.query_first("SELECT LAST_INSERT_ID() /* lid-c */").await.unwrap();
     assert_eq!(got, Some(produced), "LAST_INSERT_ID() after the connection was used by another client");

@@ -34,7 +34,10 @@ fn auth_table() -> String {
 }
 
 fn start() -> anyhow::Result<Fixture> {
-    let opts = MariaDbOptions { extra_args: vec!["--bind-address=127.0.0.1,127.0.0.2,127.0.0.3".into()], ..Default::default() };
+    let opts = MariaDbOptions {
+        extra_args: vec!["--bind-address=127.0.0.1,127.0.0.2,127.0.0.3".into()],
+        ..Default::default()
+    };
     let db = MariaDb::start_with("server-accounts", opts)?;
     db.sql(
         "CREATE USER gwmeta@'127.0.0.1' IDENTIFIED BY 'meta-pw'; GRANT SELECT ON mysql.global_priv TO gwmeta@'127.0.0.1'; \
@@ -124,7 +127,12 @@ fn server_account_logs_in_through_both_modes_without_a_users_entry() {
         let kv = py_login(gw.port(), "sa_login", "login-pw", &[]);
         assert_eq!(outcome(&kv), "ok sa_login@%", "{mode} PyMySQL\n{}", f.logs());
         let out = gw.cli().user("sa_login").password("login-pw").sql("SELECT CURRENT_USER()");
-        assert_eq!(out.map(|s| s.trim().to_string()).ok().as_deref(), Some("sa_login@%"), "{mode} mariadb CLI\n{}", f.logs());
+        assert_eq!(
+            out.map(|s| s.trim().to_string()).ok().as_deref(),
+            Some("sa_login@%"),
+            "{mode} mariadb CLI\n{}",
+            f.logs()
+        );
         let kv = py_login(gw.port(), "sa_login", "not-it", &[]);
         assert_eq!(kv["error_code"], "1045", "{mode}: wrong password");
     }
@@ -237,7 +245,8 @@ async fn change_user_to_server_accounts_empty_password_and_long_names() {
     ))
     .unwrap();
     for (mode, gw) in f.gateways() {
-        let mut c = login(gw.port(), "sa_cu", "cu-pw", None).await.unwrap_or_else(|e| panic!("{mode}: {e}\n{}", f.logs()));
+        let mut c =
+            login(gw.port(), "sa_cu", "cu-pw", None).await.unwrap_or_else(|e| panic!("{mode}: {e}\n{}", f.logs()));
         for (user, pw) in [(long_user.as_str(), "long-pw"), ("sa_cu_empty", ""), ("sa_cu", "cu-pw")] {
             let opts = ChangeUserOpts::default()
                 .with_user(Some(user.into()))
@@ -253,11 +262,18 @@ async fn change_user_to_server_accounts_empty_password_and_long_names() {
             let e = c.change_user(opts).await.expect_err("wrong password");
             assert_eq!(err_code(&e), Some(1045), "{mode}: {}", err_message(&e));
             let who = query_one(&mut c, "SELECT CURRENT_USER()").await;
-            assert_eq!(who.ok().flatten().as_deref(), Some("sa_cu@%"), "{mode}: session after a refused change\n{}", f.logs());
+            assert_eq!(
+                who.ok().flatten().as_deref(),
+                Some("sa_cu@%"),
+                "{mode}: session after a refused change\n{}",
+                f.logs()
+            );
         }
         // An account created a moment ago logs in at once (the unknown name makes a fresh read).
-        f.db.sql(&format!("CREATE USER sa_cu_new@'%' IDENTIFIED BY 'new-pw'; GRANT ALL ON {long_db}.* TO sa_cu_new@'%'"))
-            .unwrap();
+        f.db.sql(&format!(
+            "CREATE USER sa_cu_new@'%' IDENTIFIED BY 'new-pw'; GRANT ALL ON {long_db}.* TO sa_cu_new@'%'"
+        ))
+        .unwrap();
         let opts = ChangeUserOpts::default().with_user(Some("sa_cu_new".into())).with_pass(Some("new-pw".into()));
         c.change_user(opts).await.unwrap_or_else(|e| panic!("{mode}: change_user to a new account: {e}\n{}", f.logs()));
         assert_eq!(query_one(&mut c, "SELECT CURRENT_USER()").await.unwrap().as_deref(), Some("sa_cu_new@%"));

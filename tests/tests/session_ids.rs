@@ -52,7 +52,9 @@ impl Setup {
 
     async fn conn(&self, user: &str) -> Conn {
         let pw = USERS.iter().find(|(u, _)| *u == user).map_or("", |(_, p)| *p);
-        connect(&self.gw.url(user, pw, Some("test"))).await.unwrap_or_else(|e| panic!("{}: {e:?}\n{}", self.mode, self.gw.log_tail(4000)))
+        connect(&self.gw.url(user, pw, Some("test")))
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e:?}\n{}", self.mode, self.gw.log_tail(4000)))
     }
 
     /// Whether a server's general log has a statement containing `marker`.
@@ -94,8 +96,11 @@ async fn connection_id_is_the_greeting_id_everywhere_in_a_statement() {
         let mut c = s.conn("alice").await;
         let id = c.id().to_string();
         assert_eq!(query_one(&mut c, "SELECT CONNECTION_ID()").await.unwrap(), Some(id.clone()), "{mode}");
-        let row: Vec<Option<String>> =
-            query_values(&mut c, "SELECT CONNECTION_ID(), 1").await.unwrap()[0].clone().into_iter().map(value_string).collect();
+        let row: Vec<Option<String>> = query_values(&mut c, "SELECT CONNECTION_ID(), 1").await.unwrap()[0]
+            .clone()
+            .into_iter()
+            .map(value_string)
+            .collect();
         assert_eq!(row, vec![Some(id.clone()), Some("1".into())], "{mode}");
         // The column keeps the built-in's name.
         let mut result = c.query_iter("SELECT connection_id()").await.unwrap();
@@ -111,16 +116,24 @@ async fn connection_id_is_the_greeting_id_everywhere_in_a_statement() {
         c.query_drop("PREPARE ids_p FROM 'SELECT CONNECTION_ID()'").await.unwrap();
         assert_eq!(query_one(&mut c, "EXECUTE ids_p").await.unwrap(), Some(id.clone()), "{mode}: text PREPARE");
         // Strings are data.
-        assert_eq!(query_one(&mut c, "SELECT 'CONNECTION_ID()'").await.unwrap().as_deref(), Some("CONNECTION_ID()"), "{mode}");
+        assert_eq!(
+            query_one(&mut c, "SELECT 'CONNECTION_ID()'").await.unwrap().as_deref(),
+            Some("CONNECTION_ID()"),
+            "{mode}"
+        );
         // And SHOW PROCESSLIST lists it under that id, its own row true to what it sent.
         let rows = query_values(&mut c, "/* ids-own */ SHOW FULL PROCESSLIST").await.unwrap();
         let own = rows.iter().find(|r| value_string(r[0].clone()) == Some(id.clone())).expect("own row");
         assert_eq!(value_string(own[7].clone()).as_deref(), Some("/* ids-own */ SHOW FULL PROCESSLIST"), "{mode}");
         // So does information_schema.PROCESSLIST, in its simple forms.
-        let rows = query_values(&mut c, "SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID() /* ids-is */")
-            .await
-            .unwrap();
-        let rows: Vec<Vec<Option<String>>> = rows.into_iter().map(|r| r.into_iter().map(value_string).collect()).collect();
+        let rows = query_values(
+            &mut c,
+            "SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID() /* ids-is */",
+        )
+        .await
+        .unwrap();
+        let rows: Vec<Vec<Option<String>>> =
+            rows.into_iter().map(|r| r.into_iter().map(value_string).collect()).collect();
         assert_eq!(rows.len(), 1, "{mode}: {rows:?}");
         assert_eq!(rows[0][0], Some(id.clone()), "{mode}");
         // The comment-prefixed SHOW PROCESSLIST was the gateway's: no server saw it.
@@ -132,7 +145,8 @@ async fn connection_id_is_the_greeting_id_everywhere_in_a_statement() {
 fn pymysql_kills_a_connection_by_its_connection_id() {
     for mode in MODES {
         let s = setup(mode);
-        let out = python("kill_by_connection_id.py", &["127.0.0.1", &s.gw.port().to_string(), "alice", "alice-pw"]).unwrap();
+        let out =
+            python("kill_by_connection_id.py", &["127.0.0.1", &s.gw.port().to_string(), "alice", "alice-pw"]).unwrap();
         let kv = parse_kv(&out.stdout);
         assert_eq!(kv.get("error"), None, "{mode}: {}\n{}", out.stdout, out.stderr);
         assert_eq!(kv.get("greeting_id"), kv.get("connection_id"), "{mode}: {}", out.stdout);
@@ -192,7 +206,11 @@ async fn sleeping(
     task
 }
 
-async fn stopped_early(mode: &str, how: &str, task: tokio::task::JoinHandle<(Instant, Result<(), mysql_async::Error>, Conn)>) -> Conn {
+async fn stopped_early(
+    mode: &str,
+    how: &str,
+    task: tokio::task::JoinHandle<(Instant, Result<(), mysql_async::Error>, Conn)>,
+) -> Conn {
     let (t0, r, c) = tokio::time::timeout(Duration::from_secs(20), task)
         .await
         .unwrap_or_else(|_| panic!("{mode}: {how} did not stop the SLEEP"))
@@ -221,7 +239,11 @@ async fn prepared_kill_takes_gateway_ids() {
         b.query_drop(format!("SET @ids_v = {a_id}")).await.unwrap();
         b.query_drop("EXECUTE ids_k USING @ids_v").await.unwrap_or_else(|e| panic!("{mode}: {e:?}"));
         let mut a = stopped_early(mode, "EXECUTE ids_k USING @v", task).await;
-        assert_eq!(query_one(&mut a, "SELECT 2").await.unwrap().as_deref(), Some("2"), "{mode}: KILL QUERY left the session");
+        assert_eq!(
+            query_one(&mut a, "SELECT 2").await.unwrap().as_deref(),
+            Some("2"),
+            "{mode}: KILL QUERY left the session"
+        );
         // A literal prepared KILL CONNECTION ends the session.
         b.exec_drop(format!("KILL CONNECTION {a_id}"), ()).await.unwrap_or_else(|e| panic!("{mode}: {e:?}"));
         assert!(a.query_drop("SELECT 1").await.is_err(), "{mode}: the killed session still answers");
@@ -253,13 +275,16 @@ async fn kill_never_reaches_a_session_other_than_the_one_whose_id_was_seen() {
         let mut z = s.conn("alice").await;
         // A server thread id names no gateway session: ERR 1094, nobody is killed.
         for t in &threads {
-            let e = z.query_drop(format!("KILL CONNECTION {t}")).await.expect_err("a server thread id killed something");
+            let e =
+                z.query_drop(format!("KILL CONNECTION {t}")).await.expect_err("a server thread id killed something");
             assert_eq!(err_code(&e), Some(1094), "{mode}: KILL {t}: {e:?}");
         }
         for c in &mut sessions {
             let id = c.id();
             assert_eq!(
-                query_one(c, "SELECT 3").await.unwrap_or_else(|e| panic!("{mode}: session {id} was killed by a server thread id: {e:?}")),
+                query_one(c, "SELECT 3")
+                    .await
+                    .unwrap_or_else(|e| panic!("{mode}: session {id} was killed by a server thread id: {e:?}")),
                 Some("3".into())
             );
         }
@@ -271,7 +296,9 @@ async fn kill_never_reaches_a_session_other_than_the_one_whose_id_was_seen() {
         for c in &mut sessions {
             let id = c.id();
             assert_eq!(
-                query_one(c, "SELECT 3").await.unwrap_or_else(|e| panic!("{mode}: {id} was killed by KILL {seen}: {e:?}")),
+                query_one(c, "SELECT 3")
+                    .await
+                    .unwrap_or_else(|e| panic!("{mode}: {id} was killed by KILL {seen}: {e:?}")),
                 Some("3".into())
             );
         }
@@ -285,7 +312,9 @@ async fn show_proxyroute_shows_non_admins_their_own_tables() {
     let mut boss = s.conn("boss").await;
     let mut alice = s.conn("alice").await;
     alice.query_drop("SELECT * FROM t0 WHERE c1 = 0").await.unwrap();
-    let tables = |rows: Vec<Vec<mysql_async::Value>>| rows.into_iter().filter_map(|r| value_string(r[3].clone())).collect::<Vec<_>>();
+    let tables = |rows: Vec<Vec<mysql_async::Value>>| {
+        rows.into_iter().filter_map(|r| value_string(r[3].clone())).collect::<Vec<_>>()
+    };
     let seen = tables(query_values(&mut alice, "SHOW PROXYROUTE").await.unwrap());
     assert!(seen.contains(&"t0".to_string()), "alice sees her table: {seen:?}");
     let seen = tables(query_values(&mut bob, "SHOW PROXYROUTE").await.unwrap());

@@ -129,9 +129,10 @@ async fn failed_change_user_keeps_the_user_and_clears_the_session() {
             let opts = ChangeUserOpts::default().with_user(Some(user.into())).with_pass(Some(pw.into()));
             let e = c.change_user(opts).await.expect_err("refused");
             assert_eq!(err_code(&e), Some(1045), "change_user to {user}: {e}");
-            let after = query_one(&mut c, "SELECT CONCAT(CURRENT_USER(), ' ', IFNULL(@kept, 'cleared'), ' ', DATABASE())")
-                .await
-                .unwrap_or_else(|e| panic!("after a refused change_user to {user}: {e}\n{}", s.gw_log()));
+            let after =
+                query_one(&mut c, "SELECT CONCAT(CURRENT_USER(), ' ', IFNULL(@kept, 'cleared'), ' ', DATABASE())")
+                    .await
+                    .unwrap_or_else(|e| panic!("after a refused change_user to {user}: {e}\n{}", s.gw_log()));
             assert_eq!(query_one(&mut c, "SELECT CONNECTION_ID()").await.unwrap(), id, "same connection");
             answers.push(after);
         }

@@ -32,7 +32,9 @@ fn closed_by(stream: &mut TcpStream, deadline: Instant) -> bool {
         match stream.read(&mut buf) {
             Ok(0) => return true,
             Ok(_) => continue,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return false,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return false
+            }
             Err(_) => return true,
         }
     }
@@ -61,18 +63,24 @@ async fn silent_and_dripping_handshakes_are_closed_at_the_timeout_while_others_a
         gateway_tests::skip::skip("slowloris", &format!("RLIMIT_NOFILE hard limit {nofile} is below {need}"));
         return;
     }
-    let s = Stack::start("slowloris", |_| Ok(()), |mut c| {
-        c.listen_extra.push(format!("handshake_timeout_secs = {}", HANDSHAKE_TIMEOUT.as_secs()));
-        c
-    })
+    let s = Stack::start(
+        "slowloris",
+        |_| Ok(()),
+        |mut c| {
+            c.listen_extra.push(format!("handshake_timeout_secs = {}", HANDSHAKE_TIMEOUT.as_secs()));
+            c
+        },
+    )
     .unwrap_or_else(|e| panic!("{e:#}"));
     let addr = s.gw.addr();
 
     let opened = Instant::now();
-    let mut silent: Vec<TcpStream> =
-        (0..SILENT).map(|i| TcpStream::connect(addr).unwrap_or_else(|e| panic!("silent connection {i}: {e}"))).collect();
-    let dripping: Vec<RawConn> =
-        (0..DRIP).map(|i| RawConn::connect(addr).unwrap_or_else(|e| panic!("drip connection {i} greeting: {e}"))).collect();
+    let mut silent: Vec<TcpStream> = (0..SILENT)
+        .map(|i| TcpStream::connect(addr).unwrap_or_else(|e| panic!("silent connection {i}: {e}")))
+        .collect();
+    let dripping: Vec<RawConn> = (0..DRIP)
+        .map(|i| RawConn::connect(addr).unwrap_or_else(|e| panic!("drip connection {i} greeting: {e}")))
+        .collect();
     let all_open = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let dripper = {
@@ -83,7 +91,9 @@ async fn silent_and_dripping_handshakes_are_closed_at_the_timeout_while_others_a
     // Clean clients are served while the slow ones hold their connections.
     for round in 0..3 {
         let started = Instant::now();
-        let mut c = connect(&s.gw_url("root", "", None)).await.unwrap_or_else(|e| panic!("clean login {round}: {e}\n{}", s.gw_log()));
+        let mut c = connect(&s.gw_url("root", "", None))
+            .await
+            .unwrap_or_else(|e| panic!("clean login {round}: {e}\n{}", s.gw_log()));
         assert_eq!(query_one(&mut c, "SELECT 'served'").await.unwrap().as_deref(), Some("served"));
         c.disconnect().await.unwrap();
         assert!(started.elapsed() < Duration::from_secs(5), "clean client {round} took {:?}", started.elapsed());

@@ -16,7 +16,8 @@ use gateway_tests::tls::{ServerTlsFiles, TestCa};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb, MariaDbOptions, UserEntry};
 use mysql_async::SslOpts;
 
-const SSL_CIPHER: &str = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_cipher'";
+const SSL_CIPHER: &str =
+    "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_cipher'";
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
@@ -36,7 +37,8 @@ fn tls_table(files: &ServerTlsFiles) -> String {
 /// PyMySQL login through `port`: over TLS verified against `ca`, or plain (`None`).
 fn probe(port: u16, user: &str, password: &str, ca: Option<&Path>, sql: &str) -> BTreeMap<String, String> {
     let ca = ca.map_or("-".to_string(), |p| p.display().to_string());
-    let out = python("tls_probe.py", &["127.0.0.1", &port.to_string(), user, password, &ca, sql]).unwrap().ok().unwrap();
+    let out =
+        python("tls_probe.py", &["127.0.0.1", &port.to_string(), user, password, &ca, sql]).unwrap().ok().unwrap();
     parse_kv(&out)
 }
 
@@ -80,7 +82,8 @@ fn client_leg() -> &'static ClientLeg {
 #[test]
 fn mariadb_cli_over_tls_sees_a_cipher_and_its_statements_run() {
     let c = client_leg();
-    let cli = c.s.gw.cli().arg("--ssl").arg(&format!("--ssl-ca={}", c.files.ca.display())).arg("--ssl-verify-server-cert");
+    let cli =
+        c.s.gw.cli().arg("--ssl").arg(&format!("--ssl-ca={}", c.files.ca.display())).arg("--ssl-verify-server-cert");
     let out = cli.sql("status; CREATE TABLE test.tls_cli (x INT); INSERT INTO test.tls_cli VALUES (7)").unwrap();
     assert!(out.contains("Cipher in use is"), "the CLI reports no TLS cipher:\n{out}");
     assert_eq!(c.s.db.sql("SELECT SUM(x) FROM test.tls_cli").unwrap().trim(), "7");
@@ -107,7 +110,11 @@ fn require_tls_account_is_refused_over_plain_tcp_and_accepted_over_tls() {
     assert_eq!(plain.get("error_code").map(String::as_str), Some("1045"), "{plain:?}");
     c.s.gw.wait_log("require_tls", 1, Duration::from_secs(10)).unwrap();
     let tls = probe(port, "tlsonly", "tls-pw", Some(&c.files.ca), "SELECT 1");
-    assert_eq!((tls.get("tls").map(String::as_str), tls.get("sql.result").map(String::as_str)), (Some("1"), Some("1")), "{tls:?}");
+    assert_eq!(
+        (tls.get("tls").map(String::as_str), tls.get("sql.result").map(String::as_str)),
+        (Some("1"), Some("1")),
+        "{tls:?}"
+    );
 
     // mysql_async: refused without TLS, in with SslOpts (which a require_tls login proves).
     rt().block_on(async {
@@ -175,7 +182,9 @@ fn certificate_reload_serves_the_new_certificate_and_rejects_a_bad_key() {
     let mut config = GatewayConfig::new(c.s.db.addr()).unwrap().user(UserEntry::native("plainok", "plain-pw"));
     config.extra_tables.push(tls_table(&old));
     let gw = Gateway::start(&config.to_toml()).unwrap();
-    let seen = |gw: &Gateway| probe(gw.port(), "plainok", "plain-pw", Some(&old.ca), "SELECT 1").get("tls.peer_sha256").cloned();
+    let seen = |gw: &Gateway| {
+        probe(gw.port(), "plainok", "plain-pw", Some(&old.ca), "SELECT 1").get("tls.peer_sha256").cloned()
+    };
     assert_eq!(seen(&gw).as_deref(), Some(old.sha256.as_str()));
 
     let new = ca.issue("gw").unwrap();
@@ -289,18 +298,29 @@ fn routed_statements_run_over_tls_pool_connections() {
         CREATE USER 'alice'@'127.0.0.1' IDENTIFIED BY 'alice-pw' REQUIRE SSL; GRANT ALL ON *.* TO 'alice'@'127.0.0.1'";
     let servers: Vec<_> = (1..=3)
         .map(|i| {
-            let db = MariaDb::start_with(&format!("tls-routed-s{i}"), MariaDbOptions { tls: Some(files.clone()), ..Default::default() }).unwrap();
+            let db = MariaDb::start_with(
+                &format!("tls-routed-s{i}"),
+                MariaDbOptions { tls: Some(files.clone()), ..Default::default() },
+            )
+            .unwrap();
             db.sql(setup).unwrap();
             db
         })
         .collect();
-    let mut toml = GatewayConfig::new(servers[0].addr()).unwrap().user(UserEntry::native("alice", "alice-pw")).to_toml();
-    let addrs: Vec<String> = servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-    toml += &format!("\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n", addrs.join(", "));
+    let mut toml =
+        GatewayConfig::new(servers[0].addr()).unwrap().user(UserEntry::native("alice", "alice-pw")).to_toml();
+    let addrs: Vec<String> =
+        servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
+    toml += &format!(
+        "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n",
+        addrs.join(", ")
+    );
     toml += &format!("\n{}\n", backend_tls("verify_identity", &files.ca));
     let gw = Gateway::start(&toml).unwrap();
     rt().block_on(async {
-        let mut c = connect(&gw.url("alice", "alice-pw", Some("test"))).await.unwrap_or_else(|e| panic!("{e:?}\n{}", gw.log_tail(4000)));
+        let mut c = connect(&gw.url("alice", "alice-pw", Some("test")))
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", gw.log_tail(4000)));
         let even = query_one(&mut c, "SELECT c2 FROM t0 WHERE c1 = 0 /* tls_even */").await.unwrap();
         let odd = query_one(&mut c, "SELECT c2 FROM t0 WHERE c1 = 123 /* tls_odd */").await.unwrap();
         assert_eq!((even.as_deref(), odd.as_deref()), (Some("even"), Some("odd")), "{}", gw.log_tail(4000));

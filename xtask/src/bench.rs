@@ -16,8 +16,8 @@ use std::fmt::Write as _;
 
 use anyhow::{bail, Context};
 use gateway_tests::tls::ServerTlsFiles;
-use tls::Certificates;
 use gateway_tests::{Gateway, MariaDb, MariaDbOptions};
+use tls::Certificates;
 
 use crate::mariadb_cli::{self, Format, Login};
 use crate::process::{self, interrupted, Proc};
@@ -164,7 +164,8 @@ impl Rig {
 /// Runs the benchmark.
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     process::trap_interrupts();
-    let tests = known_names(&args.tests, &["oltp_point_select", "oltp_read_write", "oltp_read_only", "oltp_write_only"])?;
+    let tests =
+        known_names(&args.tests, &["oltp_point_select", "oltp_read_write", "oltp_read_only", "oltp_write_only"])?;
     let ps_modes = known_names(&args.ps_modes, &["auto", "disable"])?;
     let rounds = args.rounds.max(1);
     workspace::use_release_gateway()?;
@@ -201,12 +202,17 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     if let Some(p) = perf {
                         println!("    {}", profile::finish(p));
                     }
-                    outcome.cpu_us = cpu_before.zip(cpu_after).and_then(|(b, a)| cpu::per_statement_us(b, a, outcome.queries));
+                    outcome.cpu_us =
+                        cpu_before.zip(cpu_after).and_then(|(b, a)| cpu::per_statement_us(b, a, outcome.queries));
                     outcome.deadlocks = before.0.zip(innodb_deadlocks(&rig.dbs)).map(|(b, a)| a.saturating_sub(b));
                     if rig.dbs.len() > 1 {
                         outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));
                     }
-                    println!("[{:>2}/{total}] {}", samples.len() + 1, progress_line(&spec, round, (target, width), &outcome));
+                    println!(
+                        "[{:>2}/{total}] {}",
+                        samples.len() + 1,
+                        progress_line(&spec, round, (target, width), &outcome)
+                    );
                     samples.push(Sample { test, ps_mode, target, round, outcome });
                 }
             }

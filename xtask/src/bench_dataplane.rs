@@ -109,7 +109,8 @@ pub fn run(args: &DataplaneArgs) -> anyhow::Result<()> {
     let path = dir.join("dataplane.md");
     std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))?;
     println!("written to {}", path.display());
-    let failed: Vec<&str> = runs.iter().filter(|(_, r)| r.iter().any(|r| r.failure.is_some())).map(|(c, _)| *c).collect();
+    let failed: Vec<&str> =
+        runs.iter().filter(|(_, r)| r.iter().any(|r| r.failure.is_some())).map(|(c, _)| *c).collect();
     if !failed.is_empty() {
         bail!("failed columns: {}", failed.join(", "));
     }
@@ -211,10 +212,7 @@ fn splice_note(rig: &Rig, before: usize, run: &mut Run) -> String {
         let reports = splice_reports(&rig.spliced);
         if let Some(r) = reports.get(before) {
             let field = |k: &str| {
-                r.split_whitespace()
-                    .find_map(|w| w.strip_prefix(&format!("{k}=")))
-                    .unwrap_or("?")
-                    .to_string()
+                r.split_whitespace().find_map(|w| w.strip_prefix(&format!("{k}="))).unwrap_or("?").to_string()
             };
             let kernel = field("bytes_redirected_to_client");
             if kernel == "0" || kernel == "?" {
@@ -303,7 +301,8 @@ fn table(runs: &BTreeMap<&str, Vec<Run>>) -> String {
 }
 
 fn markdown(args: &DataplaneArgs, rig: &Rig, runs: &BTreeMap<&str, Vec<Run>>) -> String {
-    let mut md = String::from("# Data-plane benchmark: direct vs haproxy vs gateway (userspace, spliced, direct route)\n\n");
+    let mut md =
+        String::from("# Data-plane benchmark: direct vs haproxy vs gateway (userspace, spliced, direct route)\n\n");
     let _ = writeln!(
         md,
         "One MariaDB ({}), haproxy TCP mode (:{}), release gateway. Bulk: `SELECT REPEAT('x', 1048576) \

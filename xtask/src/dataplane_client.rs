@@ -33,9 +33,11 @@ pub struct ClientArgs {
 pub fn run(args: &ClientArgs) -> anyhow::Result<()> {
     if let Some(cg) = &args.cgroup {
         let procs = cg.join("cgroup.procs");
-        std::fs::write(&procs, std::process::id().to_string()).with_context(|| format!("joining {}", procs.display()))?;
+        std::fs::write(&procs, std::process::id().to_string())
+            .with_context(|| format!("joining {}", procs.display()))?;
     }
-    let mut conn = RawConn::login(args.addr, "root", "", Some("test")).with_context(|| format!("login at {}", args.addr))?;
+    let mut conn =
+        RawConn::login(args.addr, "root", "", Some("test")).with_context(|| format!("login at {}", args.addr))?;
     let local = conn.stream().local_addr()?;
     let peer = conn.stream().peer_addr()?;
     println!("peer={peer}");
@@ -90,7 +92,10 @@ fn bulk(stream: &mut TcpStream, rows: u32) -> anyhow::Result<(u64, f64)> {
         loop {
             let (first, len) = header(&mut r, &mut bytes)?;
             if first == 0xff {
-                bail!("bulk query failed (phase {phase}): {}", String::from_utf8_lossy(&take(&mut r, len, &mut bytes)?));
+                bail!(
+                    "bulk query failed (phase {phase}): {}",
+                    String::from_utf8_lossy(&take(&mut r, len, &mut bytes)?)
+                );
             }
             skip(&mut r, len - 1, &mut bytes)?;
             if first == 0xfe && len < 9 {

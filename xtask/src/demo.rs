@@ -62,11 +62,17 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let mut gateway = Gateway::start(&gateway_config(port, &servers)?)?;
     print_endpoints(&servers, &gateway, port);
 
-    println!("==> scripted session through the gateway (\"ran on\": the servers whose general log holds the statement)");
+    println!(
+        "==> scripted session through the gateway (\"ran on\": the servers whose general log holds the statement)"
+    );
     let logs: Vec<LogServer> = servers
         .iter()
         .enumerate()
-        .map(|(i, db)| LogServer { name: format!("s{}", i + 1), addr: db.addr().to_string(), path: db.general_log_path() })
+        .map(|(i, db)| LogServer {
+            name: format!("s{}", i + 1),
+            addr: db.addr().to_string(),
+            path: db.general_log_path(),
+        })
         .collect();
     let outcome = session::run(port, &logs)
         .with_context(|| format!("the demo session; gateway log:\n{}", gateway.log_tail(2000)))?;
@@ -93,7 +99,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
 /// servers' real addresses, the gateway in idc1, a fixed tie-breaking seed.
 fn gateway_config(port: u16, servers: &[MariaDb]) -> anyhow::Result<String> {
     let mut config = workspace::gateway_config(port, servers[0].addr())?.to_toml();
-    let addrs: Vec<String> = servers.iter().enumerate().map(|(i, d)| format!("s{} = \"{}\"", i + 1, d.addr())).collect();
+    let addrs: Vec<String> =
+        servers.iter().enumerate().map(|(i, d)| format!("s{} = \"{}\"", i + 1, d.addr())).collect();
     config.push_str(&format!(
         "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 1\nserver_addresses = {{ {} }}\n",
         addrs.join(", ")
@@ -111,7 +118,8 @@ fn print_endpoints(servers: &[MariaDb], gateway: &Gateway, port: u16) {
     println!("  gateway         127.0.0.1:{port}  pid {}", gateway.pid());
     println!("                  config {}", gateway.dir().join("gateway.toml").display());
     println!("                  log    {}", gateway.log_path().display());
-    let login = Login { user: "demo".into(), password: "demo".into(), database: Some("test".into()), ..Login::root(port) };
+    let login =
+        Login { user: "demo".into(), password: "demo".into(), database: Some("test".into()), ..Login::root(port) };
     println!("  connect         {}   (root with an empty password works too)", login.shell_command());
     println!();
 }

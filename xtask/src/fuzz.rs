@@ -51,18 +51,8 @@ pub const TARGETS: &[Target] = &[
     target("config", Some("config.dict"), 8192, true),
 ];
 
-const fn target(
-    name: &'static str,
-    dict: Option<&'static str>,
-    max_len: usize,
-    gating: bool,
-) -> Target {
-    Target {
-        name,
-        dict,
-        max_len,
-        gating,
-    }
+const fn target(name: &'static str, dict: Option<&'static str>, max_len: usize, gating: bool) -> Target {
+    Target { name, dict, max_len, gating }
 }
 
 /// How one target's run ended.
@@ -102,30 +92,15 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
         outcomes.push(run_target(&fuzz, t, args.time)?);
     }
     report(&outcomes, built, started.elapsed().as_secs_f64());
-    let crashed: Vec<&Outcome> = outcomes
-        .iter()
-        .filter(|o| o.crash.is_some() && o.gating)
-        .collect();
+    let crashed: Vec<&Outcome> = outcomes.iter().filter(|o| o.crash.is_some() && o.gating).collect();
     if !crashed.is_empty() {
-        bail!(
-            "{} target(s) crashed: {}",
-            crashed.len(),
-            crashed
-                .iter()
-                .map(|o| o.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        bail!("{} target(s) crashed: {}", crashed.len(), crashed.iter().map(|o| o.name).collect::<Vec<_>>().join(", "));
     }
     Ok(())
 }
 
 fn names() -> String {
-    TARGETS
-        .iter()
-        .map(|t| t.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    TARGETS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
 }
 
 /// The nightly that scripts/setup.sh installs (`GATEWAY_EBPF_TOOLCHAIN` overrides it there and
@@ -135,21 +110,13 @@ pub fn pinned_nightly(root: &Path) -> anyhow::Result<String> {
         return Ok(t);
     }
     let setup = root.join("scripts/setup.sh");
-    let text =
-        std::fs::read_to_string(&setup).with_context(|| format!("reading {}", setup.display()))?;
+    let text = std::fs::read_to_string(&setup).with_context(|| format!("reading {}", setup.display()))?;
     text.lines()
         .filter_map(|l| l.trim().strip_prefix("EBPF_NIGHTLY="))
-        .find_map(|v| {
-            v.split(":-")
-                .nth(1)
-                .map(|d| d.trim_end_matches(['}', '"']).to_string())
-        })
+        .find_map(|v| v.split(":-").nth(1).map(|d| d.trim_end_matches(['}', '"']).to_string()))
         .filter(|d| d.starts_with("nightly-"))
         .with_context(|| {
-            format!(
-                "no EBPF_NIGHTLY=\"${{GATEWAY_EBPF_TOOLCHAIN:-nightly-…}}\" line in {}",
-                setup.display()
-            )
+            format!("no EBPF_NIGHTLY=\"${{GATEWAY_EBPF_TOOLCHAIN:-nightly-…}}\" line in {}", setup.display())
         })
 }
 
@@ -163,15 +130,9 @@ fn build(fuzz: &Path, toolchain: &str, targets: &[&Target]) -> anyhow::Result<()
     }
     println!(
         "==> cargo +{toolchain} fuzz build --sanitizer none --debug-assertions{}",
-        if targets.len() == 1 {
-            " (one target)"
-        } else {
-            ""
-        }
+        if targets.len() == 1 { " (one target)" } else { "" }
     );
-    let status = cmd
-        .status()
-        .context("running cargo fuzz (scripts/setup.sh installs it)")?;
+    let status = cmd.status().context("running cargo fuzz (scripts/setup.sh installs it)")?;
     if !status.success() {
         bail!("cargo fuzz build failed ({status})");
     }
@@ -182,19 +143,10 @@ fn build(fuzz: &Path, toolchain: &str, targets: &[&Target]) -> anyhow::Result<()
 /// (`AYA_BUILD_SKIP`): they never load the data plane.
 fn cargo_fuzz(fuzz: &Path, toolchain: &str) -> Command {
     let mut cmd = Command::new("cargo");
-    cmd.arg(format!("+{toolchain}"))
-        .arg("fuzz")
-        .current_dir(fuzz)
-        .env("AYA_BUILD_SKIP", "1");
+    cmd.arg(format!("+{toolchain}")).arg("fuzz").current_dir(fuzz).env("AYA_BUILD_SKIP", "1");
     // Started by `cargo xtask`, so cargo's variables for the stable toolchain are set; the
     // nightly cargo must pick its own.
-    for var in [
-        "RUSTC",
-        "RUSTDOC",
-        "CARGO",
-        "RUSTUP_TOOLCHAIN",
-        "CARGO_TARGET_DIR",
-    ] {
+    for var in ["RUSTC", "RUSTDOC", "CARGO", "RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR"] {
         cmd.env_remove(var);
     }
     cmd
@@ -202,14 +154,11 @@ fn cargo_fuzz(fuzz: &Path, toolchain: &str) -> Command {
 
 /// Runs one target's binary directly (cargo fuzz run would only add a rebuild check).
 fn run_target(fuzz: &Path, t: &Target, secs: u64) -> anyhow::Result<Outcome> {
-    let bin = fuzz
-        .join("target/x86_64-unknown-linux-gnu/release")
-        .join(t.name);
+    let bin = fuzz.join("target/x86_64-unknown-linux-gnu/release").join(t.name);
     let corpus = fuzz.join("corpus").join(t.name);
     let seeds = fuzz.join("seeds").join(t.name);
     let artifacts = fuzz.join("artifacts").join(t.name);
-    std::fs::create_dir_all(&artifacts)
-        .with_context(|| format!("creating {}", artifacts.display()))?;
+    std::fs::create_dir_all(&artifacts).with_context(|| format!("creating {}", artifacts.display()))?;
     let log = artifacts.join("fuzz.log");
     let mut cmd = Command::new(&bin);
     cmd.arg(format!("-max_total_time={secs}"))
@@ -236,26 +185,12 @@ fn run_target(fuzz: &Path, t: &Target, secs: u64) -> anyhow::Result<Outcome> {
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let execs = stat(&text, "stat::number_of_executed_units:").unwrap_or(0);
     let corpus_n = std::fs::read_dir(&corpus).map(|d| d.count()).unwrap_or(0);
-    let crash = if status.success() {
-        None
-    } else {
-        Some(crash_of(&text, &log))
-    };
-    Ok(Outcome {
-        name: t.name,
-        execs,
-        secs,
-        corpus: corpus_n,
-        crash,
-        gating: t.gating,
-    })
+    let crash = if status.success() { None } else { Some(crash_of(&text, &log)) };
+    Ok(Outcome { name: t.name, execs, secs, corpus: corpus_n, crash, gating: t.gating })
 }
 
 fn stat(text: &str, key: &str) -> Option<u64> {
-    text.lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim().parse().ok())
+    text.lines().rev().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
 }
 
 /// The artifact libFuzzer wrote (`Test unit written to …`) and the failure's first lines.
@@ -266,21 +201,14 @@ fn crash_of(text: &str, log: &Path) -> (PathBuf, String) {
         .map_or_else(|| log.to_path_buf(), |p| PathBuf::from(p.trim()));
     let why: Vec<&str> = text
         .lines()
-        .filter(|l| {
-            l.contains("panicked at")
-                || l.contains("ERROR: libFuzzer")
-                || l.contains("overflowed its stack")
-        })
+        .filter(|l| l.contains("panicked at") || l.contains("ERROR: libFuzzer") || l.contains("overflowed its stack"))
         .take(4)
         .collect();
     (artifact, why.join("\n"))
 }
 
 fn report(outcomes: &[Outcome], built: f64, total: f64) {
-    println!(
-        "\n{:<17} {:>12} {:>10} {:>8}  result",
-        "target", "executions", "exec/s", "corpus"
-    );
+    println!("\n{:<17} {:>12} {:>10} {:>8}  result", "target", "executions", "exec/s", "corpus");
     for o in outcomes {
         let rate = o.execs as f64 / o.secs.max(0.001);
         let result = match &o.crash {
@@ -288,10 +216,7 @@ fn report(outcomes: &[Outcome], built: f64, total: f64) {
             Some((artifact, _)) if o.gating => format!("CRASH {}", artifact.display()),
             Some((artifact, _)) => format!("FAILED, report only: {}", artifact.display()),
         };
-        println!(
-            "{:<17} {:>12} {:>10.0} {:>8}  {result}",
-            o.name, o.execs, rate, o.corpus
-        );
+        println!("{:<17} {:>12} {:>10.0} {:>8}  {result}", o.name, o.execs, rate, o.corpus);
     }
     for o in outcomes {
         if let Some((artifact, why)) = &o.crash {

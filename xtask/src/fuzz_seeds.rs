@@ -45,8 +45,7 @@ const SQL_START: &[&str] = &[
 ];
 
 /// Rows located in each DDL seed's table.
-const ROWS: &str =
-    "1\n'abc'\n-5, 'x'\n'2024-02-29 12:00:00'\nNULL\nX'00ff', 18446744073709551615\n1.50e3";
+const ROWS: &str = "1\n'abc'\n-5, 'x'\n'2024-02-29 12:00:00'\nNULL\nX'00ff', 18446744073709551615\n1.50e3";
 
 /// Writes the seeds of `target` into `dir`; returns how many there are. Files are named by a
 /// hash of their content, so re-seeding an existing corpus adds nothing twice.
@@ -64,26 +63,17 @@ fn seeds(target: &str, root: &Path) -> anyhow::Result<BTreeSet<Vec<u8>>> {
     let code = || literals(&[root.join("gateway/src"), root.join("tests/tests")]);
     let mut out = BTreeSet::new();
     match target {
-        "sql_fast" | "sql_reference" | "sql_agree" => out.extend(
-            code()?
-                .into_iter()
-                .filter(|l| is_sql(l))
-                .map(String::into_bytes),
-        ),
+        "sql_fast" | "sql_reference" | "sql_agree" => {
+            out.extend(code()?.into_iter().filter(|l| is_sql(l)).map(String::into_bytes))
+        }
         "session_state" => {
-            let sets: Vec<String> = code()?
-                .into_iter()
-                .filter(|l| starts_with_word(l, "SET"))
-                .collect();
+            let sets: Vec<String> = code()?.into_iter().filter(|l| starts_with_word(l, "SET")).collect();
             out.extend(sets.iter().map(|s| [&[1u8][..], s.as_bytes()].concat()));
             // A few sessions of several statements, some held, some run on the connection.
             for (i, w) in sets.windows(3).enumerate().step_by(7) {
                 let flags = [1u8, 0, 5, 4][i % 4];
                 out.insert(
-                    w.iter()
-                        .map(|s| [&[flags][..], s.as_bytes()].concat())
-                        .collect::<Vec<_>>()
-                        .join(&[0xFF][..]),
+                    w.iter().map(|s| [&[flags][..], s.as_bytes()].concat()).collect::<Vec<_>>().join(&[0xFF][..]),
                 );
             }
         }
@@ -94,26 +84,15 @@ fn seeds(target: &str, root: &Path) -> anyhow::Result<BTreeSet<Vec<u8>>> {
                 .map(|d| [d.as_bytes(), &[0xFF], ROWS.as_bytes()].concat()),
         ),
         "login_name" => {
-            let files = [
-                root.join("gateway/src/login_name"),
-                root.join("tests/tests/login_names.rs"),
-            ];
-            for name in literals(&files)?
-                .into_iter()
-                .filter(|l| l.len() < 400 && !l.contains('\n'))
-            {
+            let files = [root.join("gateway/src/login_name"), root.join("tests/tests/login_names.rs")];
+            for name in literals(&files)?.into_iter().filter(|l| l.len() < 400 && !l.contains('\n')) {
                 out.insert(format!(":;-;.\n{name}\n").into_bytes());
-                out.insert(
-                    format!(":;-;.\n{name}\ntenant_l\ncluster_l\nt_cfg\nc_cfg\n").into_bytes(),
-                );
+                out.insert(format!(":;-;.\n{name}\ntenant_l\ncluster_l\nt_cfg\nc_cfg\n").into_bytes());
             }
         }
         "config" => {
             let example = root.join("dist/gateway.example.toml");
-            out.insert(
-                std::fs::read(&example)
-                    .with_context(|| format!("reading {}", example.display()))?,
-            );
+            out.insert(std::fs::read(&example).with_context(|| format!("reading {}", example.display()))?);
             out.extend(
                 code()?
                     .into_iter()
@@ -136,10 +115,7 @@ fn harness_configs() -> anyhow::Result<Vec<Vec<u8>>> {
         .user(UserEntry::native("app", "secret").with_database("db1"))
         .user(UserEntry::caching_sha2("sha", "pw").admin())
         .max_packet_size(65536);
-    Ok(vec![
-        plain.to_toml().into_bytes(),
-        rich.to_toml().into_bytes(),
-    ])
+    Ok(vec![plain.to_toml().into_bytes(), rich.to_toml().into_bytes()])
 }
 
 fn is_sql(l: &str) -> bool {
@@ -149,10 +125,7 @@ fn is_sql(l: &str) -> bool {
 fn starts_with_word(l: &str, w: &str) -> bool {
     let t = l.trim_start();
     t.get(..w.len()).is_some_and(|h| h.eq_ignore_ascii_case(w))
-        && t[w.len()..]
-            .chars()
-            .next()
-            .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
+        && t[w.len()..].chars().next().is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
 }
 
 /// The string literals (`"…"`, `r"…"`, `r#"…"#`) of the `.rs` files under `paths`, unescaped.
@@ -160,8 +133,7 @@ fn literals(paths: &[impl AsRef<Path>]) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     for p in paths {
         for file in rust_files(p.as_ref())? {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("reading {}", file.display()))?;
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
             out.extend(scan_literals(&text));
         }
     }
@@ -191,13 +163,9 @@ fn scan_literals(text: &str) -> Vec<String> {
     let (mut i, mut out) = (0, Vec::new());
     while i < b.len() {
         match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = text[i..].find('\n').map_or(b.len(), |n| i + n)
-            }
+            b'/' if b.get(i + 1) == Some(&b'/') => i = text[i..].find('\n').map_or(b.len(), |n| i + n),
             b'\'' => i = skip_char_literal(b, i),
-            b'r' if (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
-                && !ident_before(b, i) =>
-            {
+            b'r' if (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#')) && !ident_before(b, i) => {
                 let hashes = b[i + 1..].iter().take_while(|c| **c == b'#').count();
                 if b.get(i + 1 + hashes) != Some(&b'"') {
                     i += 1;
@@ -227,10 +195,7 @@ fn ident_before(b: &[u8], i: usize) -> bool {
 /// Past a char literal `'x'`, `'\n'`, `'\u{1F600}'`, or just past a lifetime's quote.
 fn skip_char_literal(b: &[u8], i: usize) -> usize {
     if b.get(i + 1) == Some(&b'\\') {
-        return b[i + 2..]
-            .iter()
-            .position(|c| *c == b'\'')
-            .map_or(b.len(), |n| i + 3 + n);
+        return b[i + 2..].iter().position(|c| *c == b'\'').map_or(b.len(), |n| i + 3 + n);
     }
     let width = b.get(i + 1).map_or(1, |c| match c.leading_ones() {
         0 => 1,
@@ -269,12 +234,8 @@ fn plain_literal(text: &str, start: usize) -> (String, usize) {
                     s.extend(u8::from_str_radix(&hex, 16).ok().map(char::from));
                 }
                 Some('u') => {
-                    let code: String = chars
-                        .by_ref()
-                        .map(|(_, h)| h)
-                        .take_while(|h| *h != '}')
-                        .filter(|h| *h != '{')
-                        .collect();
+                    let code: String =
+                        chars.by_ref().map(|(_, h)| h).take_while(|h| *h != '}').filter(|h| *h != '{').collect();
                     s.extend(u32::from_str_radix(&code, 16).ok().and_then(char::from_u32));
                 }
                 Some(other) => s.push(other),
@@ -288,9 +249,7 @@ fn plain_literal(text: &str, start: usize) -> (String, usize) {
 
 /// FNV-1a, for seed file names.
 fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]
@@ -310,18 +269,8 @@ mod tests {
         let got = scan_literals(src);
         assert_eq!(
             got,
-            [
-                "SELECT 'x'\n FROM t WHERE c = \"q\"",
-                "SET @a = 1",
-                "CREATE TABLE \"t\" (a int)",
-                "Aé",
-                "a b"
-            ],
+            ["SELECT 'x'\n FROM t WHERE c = \"q\"", "SET @a = 1", "CREATE TABLE \"t\" (a int)", "Aé", "a b"],
         );
-        assert!(
-            is_sql(&got[0])
-                && starts_with_word(&got[1], "SET")
-                && !starts_with_word("SETTINGS", "SET")
-        );
+        assert!(is_sql(&got[0]) && starts_with_word(&got[1], "SET") && !starts_with_word("SETTINGS", "SET"));
     }
 }

@@ -50,15 +50,23 @@ impl Proc {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.exited() {
-                bail!("{} exited ({status}) before listening on {addr}; log {}:\n{}",
-                    self.name, self.log.display(), tail(&self.log, 20));
+                bail!(
+                    "{} exited ({status}) before listening on {addr}; log {}:\n{}",
+                    self.name,
+                    self.log.display(),
+                    tail(&self.log, 20)
+                );
             }
             if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                bail!("{} not listening on {addr} after {timeout:?}; log {}:\n{}",
-                    self.name, self.log.display(), tail(&self.log, 20));
+                bail!(
+                    "{} not listening on {addr} after {timeout:?}; log {}:\n{}",
+                    self.name,
+                    self.log.display(),
+                    tail(&self.log, 20)
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -60,9 +60,7 @@ fn paired_ratio(
             .filter(|v| *v > 0.0)
     };
     let rounds = samples.iter().map(|s| s.round).max().unwrap_or(0);
-    let ratios = (1..=rounds)
-        .filter_map(|r| Some(pick(target, r)? / pick(other, r)?))
-        .collect();
+    let ratios = (1..=rounds).filter_map(|r| Some(pick(target, r)? / pick(other, r)?)).collect();
     median(ratios)
 }
 
@@ -78,8 +76,19 @@ pub struct Table {
 /// `gw/plain` column (TLS gateway over plain gateway) only appears when `gateway-plain` ran.
 pub fn summarize(samples: &[Sample]) -> Table {
     let header = [
-        "test", "ps mode", "target", "QPS", "QPS min-max", "p95 ms", "errors", "gw/direct", "gw/haproxy", "gw/plain",
-        "CPU us/stmt", "cpu/haproxy", "failures",
+        "test",
+        "ps mode",
+        "target",
+        "QPS",
+        "QPS min-max",
+        "p95 ms",
+        "errors",
+        "gw/direct",
+        "gw/haproxy",
+        "gw/plain",
+        "CPU us/stmt",
+        "cpu/haproxy",
+        "failures",
     ];
     let mut keys: Vec<(&str, &str, &str)> = Vec::new();
     for s in samples {
@@ -115,7 +124,8 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 (String::new(), String::new(), String::new())
             };
             let cpu = median(ok.iter().filter_map(|s| s.outcome.cpu_us).collect()).map(|c| format!("{c:.1}"));
-            let r_cpu = if is_gateway { fmt_ratio(cpu_ratio(samples, test, ps, target, "haproxy")) } else { String::new() };
+            let r_cpu =
+                if is_gateway { fmt_ratio(cpu_ratio(samples, test, ps, target, "haproxy")) } else { String::new() };
             let failures = match failed.first() {
                 None => String::new(),
                 Some(f) => format!(
@@ -270,7 +280,13 @@ mod tests {
     use super::*;
 
     fn sample(target: &'static str, round: u32, qps: f64) -> Sample {
-        Sample { test: "oltp_point_select", ps_mode: "disable", target, round, outcome: Outcome { qps, p95_ms: 0.5, ..Outcome::default() } }
+        Sample {
+            test: "oltp_point_select",
+            ps_mode: "disable",
+            target,
+            round,
+            outcome: Outcome { qps, p95_ms: 0.5, ..Outcome::default() },
+        }
     }
 
     #[test]
@@ -283,8 +299,12 @@ mod tests {
     #[test]
     fn ratios_pair_rounds() {
         let s = vec![
-            sample("direct", 1, 100.0), sample("haproxy", 1, 50.0), sample("gateway", 1, 40.0),
-            sample("direct", 2, 200.0), sample("haproxy", 2, 100.0), sample("gateway", 2, 100.0),
+            sample("direct", 1, 100.0),
+            sample("haproxy", 1, 50.0),
+            sample("gateway", 1, 40.0),
+            sample("direct", 2, 200.0),
+            sample("haproxy", 2, 100.0),
+            sample("gateway", 2, 100.0),
         ];
         let t = summarize(&s);
         let gw = &t.rows[2];
@@ -305,8 +325,12 @@ mod tests {
             s
         };
         let s = vec![
-            sample("direct", 1, 100.0), with_cpu("haproxy", 1, 60.0, 30.0), with_cpu("routed", 1, 50.0, 45.0),
-            sample("direct", 2, 100.0), with_cpu("haproxy", 2, 60.0, 32.0), with_cpu("routed", 2, 70.0, 40.0),
+            sample("direct", 1, 100.0),
+            with_cpu("haproxy", 1, 60.0, 30.0),
+            with_cpu("routed", 1, 50.0, 45.0),
+            sample("direct", 2, 100.0),
+            with_cpu("haproxy", 2, 60.0, 32.0),
+            with_cpu("routed", 2, 70.0, 40.0),
         ];
         let t = summarize(&s);
         let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
@@ -323,10 +347,16 @@ mod tests {
     #[test]
     fn plain_gateway_ratio_with_tls() {
         let s = vec![
-            sample("direct", 1, 100.0), sample("haproxy", 1, 80.0), sample("gateway", 1, 60.0), sample("gateway-plain", 1, 75.0),
+            sample("direct", 1, 100.0),
+            sample("haproxy", 1, 80.0),
+            sample("gateway", 1, 60.0),
+            sample("gateway-plain", 1, 75.0),
         ];
         let t = summarize(&s);
-        assert_eq!(t.header, ["test", "ps mode", "target", "QPS", "p95 ms", "errors", "gw/direct", "gw/haproxy", "gw/plain", "failures"]);
+        assert_eq!(
+            t.header,
+            ["test", "ps mode", "target", "QPS", "p95 ms", "errors", "gw/direct", "gw/haproxy", "gw/plain", "failures"]
+        );
         assert_eq!(t.rows[2][8], "0.80");
         assert_eq!((t.rows[3][2].as_str(), t.rows[3][8].as_str()), ("gateway-plain", ""));
     }

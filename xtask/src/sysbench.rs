@@ -155,7 +155,13 @@ fn first_fatal(out: &str, err: &str) -> String {
 /// QPS, p95 and ignored errors from a `run` report (parsed by the harness).
 pub fn parse(report: &str) -> Option<Outcome> {
     let r = gateway_tests::sysbench::parse_report(report).ok()?;
-    Some(Outcome { qps: r.qps, queries: r.queries, p95_ms: r.latency_p95_ms, errors: r.ignored_errors, ..Outcome::default() })
+    Some(Outcome {
+        qps: r.qps,
+        queries: r.queries,
+        p95_ms: r.latency_p95_ms,
+        errors: r.ignored_errors,
+        ..Outcome::default()
+    })
 }
 
 #[cfg(test)]

@@ -86,7 +86,10 @@ pub struct Clusters {
 
 impl std::fmt::Debug for Clusters {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Clusters").field("fixed", &self.fixed.is_some()).field("configured", &self.configured.len()).finish()
+        f.debug_struct("Clusters")
+            .field("fixed", &self.fixed.is_some())
+            .field("configured", &self.configured.len())
+            .finish()
     }
 }
 
@@ -152,7 +155,8 @@ impl Clusters {
 
     /// Every cluster set up so far with its name, the static one first.
     pub fn planners(&self) -> Vec<(String, Planner)> {
-        let mut out: Vec<(String, Planner)> = self.fixed.iter().map(|p| (p.locator().cluster().name.clone(), p.clone())).collect();
+        let mut out: Vec<(String, Planner)> =
+            self.fixed.iter().map(|p| (p.locator().cluster().name.clone(), p.clone())).collect();
         let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let mut built: Vec<(String, Planner)> =
             slots.iter().filter_map(|(n, s)| s.get().map(|p| (n.clone(), p.clone()))).collect();
@@ -165,7 +169,10 @@ impl Clusters {
     /// PROXYCONGESTION), in address order.
     pub fn servers(&self) -> std::collections::BTreeSet<std::net::SocketAddr> {
         let planners = self.planners();
-        planners.iter().flat_map(|(_, p)| p.locator().cluster().servers().iter().map(|s| s.addr).collect::<Vec<_>>()).collect()
+        planners
+            .iter()
+            .flat_map(|(_, p)| p.locator().cluster().servers().iter().map(|s| s.addr).collect::<Vec<_>>())
+            .collect()
     }
 
     /// The planner of `name` if its set-up finished.

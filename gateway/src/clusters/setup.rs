@@ -10,8 +10,8 @@ use crate::topology::Locator;
 use super::config::ClusterConfig;
 use super::source::ClusterSource;
 use super::sys_client::{self, Login, SysClient};
-use crate::tls::BackendTls;
 use super::{config_server, ClusterError};
+use crate::tls::BackendTls;
 
 /// How often a cluster's config-server entry is fetched again (ODP
 /// `config_server_refresh_interval`).
@@ -36,13 +36,11 @@ pub async fn build(spec: &ClusterConfig, routing: &RoutingConfig, tls: &BackendT
     let mut cache = routing.cache.clone();
     cache.cluster_refresh_ms = spec.refresh_ms;
     let connect_timeout = (cache.fetch_timeout() / 3).max(Duration::from_millis(200));
-    let login = Login { user: spec.sys_user.clone(), password: spec.sys_password.clone(), ssl: sys_client::ssl_opts(tls) };
+    let login =
+        Login { user: spec.sys_user.clone(), password: spec.sys_password.clone(), ssl: sys_client::ssl_opts(tls) };
     let client = SysClient::new(&spec.name, rslist.clone(), login, connect_timeout);
     let locator = Locator::new(Arc::new(ClusterSource::new(client.clone(), &spec.name)), cache);
-    locator
-        .refresh_cluster()
-        .await
-        .map_err(|source| ClusterError::Metadata { cluster: spec.name.clone(), source })?;
+    locator.refresh_cluster().await.map_err(|source| ClusterError::Metadata { cluster: spec.name.clone(), source })?;
     let model = locator.cluster();
     tracing::info!(cluster = %spec.name, rslist = ?rslist, servers = model.servers().len(), tenants = model.tenants().len(),
         "cluster set up from its sys tenant");
@@ -67,7 +65,9 @@ fn spawn_rslist_refresh(client: SysClient, cluster: String, url: String) {
                         client.set_rslist(entry.rslist);
                     }
                 }
-                Err(e) => tracing::warn!(%cluster, error = %e, "config server refetch failed; keeping the previous rslist"),
+                Err(e) => {
+                    tracing::warn!(%cluster, error = %e, "config server refetch failed; keeping the previous rslist")
+                }
             }
         }
     });

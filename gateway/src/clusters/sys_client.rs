@@ -175,16 +175,24 @@ impl SysClient {
         if failures.is_empty() {
             failures.push("no server known".into());
         }
-        Err(MetadataError::Connect(format!("cluster {}: no sys tenant server answered ({})", self.inner.cluster, failures.join("; "))))
+        Err(MetadataError::Connect(format!(
+            "cluster {}: no sys tenant server answered ({})",
+            self.inner.cluster,
+            failures.join("; ")
+        )))
     }
 
     async fn run_on(&self, server: SocketAddr, sql: &str) -> Result<Vec<TextRow>, Attempt> {
         let pool = self.pool(server);
         let mut conn = match tokio::time::timeout(self.inner.connect_timeout, pool.get_conn()).await {
-            Err(_) => return Err(Attempt::Unreachable(format!("connect timed out after {:?}", self.inner.connect_timeout))),
+            Err(_) => {
+                return Err(Attempt::Unreachable(format!("connect timed out after {:?}", self.inner.connect_timeout)))
+            }
             Ok(Err(mysql_async::Error::Server(e))) => {
                 // A refused login is the cluster's answer (wrong sys user or password).
-                return Err(Attempt::Answered(MetadataError::Connect(format!("{server} refused the sys tenant login: {e}"))));
+                return Err(Attempt::Answered(MetadataError::Connect(format!(
+                    "{server} refused the sys tenant login: {e}"
+                ))));
             }
             Ok(Err(e)) => return Err(Attempt::Unreachable(e.to_string())),
             Ok(Ok(c)) => c,

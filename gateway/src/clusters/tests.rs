@@ -97,7 +97,8 @@ fn dialled_address_defaults_come_after_account_and_login_config() {
     let d = defaults_for(c.user("own"), &c, Some("c1".into()), listener);
     assert_eq!((d.tenant.as_deref(), d.cluster.as_deref()), (Some("t9"), Some("c2")));
     // The name's own parts win over everything.
-    let r = resolve_for(&parse("app@t1#c1", &Default::default()).unwrap(), app, &c, Some("c1".into()), listener).unwrap();
+    let r =
+        resolve_for(&parse("app@t1#c1", &Default::default()).unwrap(), app, &c, Some("c1".into()), listener).unwrap();
     assert_eq!((r.tenant.as_deref(), r.cluster.as_deref(), r.cluster_from), (Some("t1"), Some("c1"), Origin::Name));
     let r = resolve_for(&parse("app", &Default::default()).unwrap(), app, &c, Some("c1".into()), listener).unwrap();
     assert_eq!((r.tenant.as_deref(), r.cluster.as_deref(), r.tenant_from), (Some("t2"), Some("c2"), Origin::Listener));
@@ -107,7 +108,8 @@ fn dialled_address_defaults_come_after_account_and_login_config() {
 fn login_section_wins_over_the_dialled_address() {
     let c = routed("[login]\ntenant = \"lt\"\ncluster = \"lc\"\n");
     let listener = Some("127.0.0.1:2883".parse().unwrap());
-    let r = resolve_for(&parse("app", &Default::default()).unwrap(), c.user("app"), &c, Some("c1".into()), listener).unwrap();
+    let r = resolve_for(&parse("app", &Default::default()).unwrap(), c.user("app"), &c, Some("c1".into()), listener)
+        .unwrap();
     assert_eq!((r.tenant.as_deref(), r.cluster.as_deref(), r.tenant_from), (Some("lt"), Some("lc"), Origin::Config));
 }
 
@@ -134,7 +136,9 @@ async fn failing_config_server() -> (String, std::sync::Arc<std::sync::atomic::A
             seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let mut buf = [0u8; 4096];
             let _ = s.read(&mut buf).await;
-            let _ = s.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+            let _ = s
+                .write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .await;
         }
     });
     (url, count)

@@ -11,8 +11,8 @@ use aya::{
     Ebpf,
 };
 use gateway_common::{
-    TrafficCounters, COUNTER_MYSQL, COUNTER_OTHER_TCP, MYSQL_PORTS_MAP, MYSQL_PORTS_MAX,
-    PORT_COUNTERS_MAP, PORT_COUNTER_PROGRAM,
+    TrafficCounters, COUNTER_MYSQL, COUNTER_OTHER_TCP, MYSQL_PORTS_MAP, MYSQL_PORTS_MAX, PORT_COUNTERS_MAP,
+    PORT_COUNTER_PROGRAM,
 };
 
 use super::{load_object, DataplaneError};
@@ -46,15 +46,9 @@ impl PortCounter {
         add_clsact(iface)?;
         let program = program_mut(&mut ebpf)?;
         program.load().map_err(|e| program_error(e).classify())?;
-        let link = program
-            .attach(iface, TcAttachType::Ingress)
-            .map_err(|e| program_error(e).classify())?;
+        let link = program.attach(iface, TcAttachType::Ingress).map_err(|e| program_error(e).classify())?;
         tracing::debug!(iface, "port counter attached");
-        Ok(Self {
-            ebpf,
-            iface: iface.to_owned(),
-            link: Some(link),
-        })
+        Ok(Self { ebpf, iface: iface.to_owned(), link: Some(link) })
     }
 
     /// Interface the counter is attached to.
@@ -66,20 +60,15 @@ impl PortCounter {
     pub fn set_ports(&mut self, ports: &[u16]) -> Result<(), DataplaneError> {
         let wanted: BTreeSet<u16> = ports.iter().copied().collect();
         if wanted.len() > MYSQL_PORTS_MAX as usize {
-            return Err(DataplaneError::TooManyPorts {
-                count: wanted.len(),
-                max: MYSQL_PORTS_MAX,
-            });
+            return Err(DataplaneError::TooManyPorts { count: wanted.len(), max: MYSQL_PORTS_MAX });
         }
         let mut map = self.ports_map()?;
         let current = collect_keys(&map)?;
         for stale in current.difference(&wanted) {
-            map.remove(stale)
-                .map_err(|e| map_error(MYSQL_PORTS_MAP, e))?;
+            map.remove(stale).map_err(|e| map_error(MYSQL_PORTS_MAP, e))?;
         }
         for port in wanted.difference(&current) {
-            map.insert(port, 1u8, 0)
-                .map_err(|e| map_error(MYSQL_PORTS_MAP, e))?;
+            map.insert(port, 1u8, 0).map_err(|e| map_error(MYSQL_PORTS_MAP, e))?;
         }
         Ok(())
     }
@@ -92,28 +81,18 @@ impl PortCounter {
 
     /// Reads the per-CPU counters and sums them.
     pub fn snapshot(&self) -> Result<PortCounterSnapshot, DataplaneError> {
-        let map = self
-            .ebpf
-            .map(PORT_COUNTERS_MAP)
-            .ok_or(DataplaneError::MapMissing {
-                name: PORT_COUNTERS_MAP,
-            })?;
+        let map = self.ebpf.map(PORT_COUNTERS_MAP).ok_or(DataplaneError::MapMissing { name: PORT_COUNTERS_MAP })?;
         let counters: PerCpuArray<&MapData, TrafficCounters> =
             PerCpuArray::try_from(map).map_err(|e| map_error(PORT_COUNTERS_MAP, e))?;
         let sum = |slot: u32| -> Result<TrafficCounters, DataplaneError> {
-            let per_cpu = counters
-                .get(&slot, 0)
-                .map_err(|e| map_error(PORT_COUNTERS_MAP, e))?;
+            let per_cpu = counters.get(&slot, 0).map_err(|e| map_error(PORT_COUNTERS_MAP, e))?;
             let mut total = TrafficCounters::default();
             for c in per_cpu.iter() {
                 total.add(c);
             }
             Ok(total)
         };
-        Ok(PortCounterSnapshot {
-            mysql: sum(COUNTER_MYSQL)?,
-            other_tcp: sum(COUNTER_OTHER_TCP)?,
-        })
+        Ok(PortCounterSnapshot { mysql: sum(COUNTER_MYSQL)?, other_tcp: sum(COUNTER_OTHER_TCP)? })
     }
 
     /// Detaches the program now, reporting failures (dropping detaches silently).
@@ -125,20 +104,13 @@ impl PortCounter {
         let Some(link) = self.link.take() else {
             return Ok(());
         };
-        program_mut(&mut self.ebpf)?
-            .detach(link)
-            .map_err(program_error)?;
+        program_mut(&mut self.ebpf)?.detach(link).map_err(program_error)?;
         tracing::debug!(iface = %self.iface, "port counter detached");
         Ok(())
     }
 
     fn ports_map(&mut self) -> Result<HashMap<&mut MapData, u16, u8>, DataplaneError> {
-        let map = self
-            .ebpf
-            .map_mut(MYSQL_PORTS_MAP)
-            .ok_or(DataplaneError::MapMissing {
-                name: MYSQL_PORTS_MAP,
-            })?;
+        let map = self.ebpf.map_mut(MYSQL_PORTS_MAP).ok_or(DataplaneError::MapMissing { name: MYSQL_PORTS_MAP })?;
         HashMap::try_from(map).map_err(|e| map_error(MYSQL_PORTS_MAP, e))
     }
 }
@@ -153,25 +125,18 @@ impl Drop for PortCounter {
 
 impl std::fmt::Debug for PortCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PortCounter")
-            .field("iface", &self.iface)
-            .field("attached", &self.link.is_some())
-            .finish()
+        f.debug_struct("PortCounter").field("iface", &self.iface).field("attached", &self.link.is_some()).finish()
     }
 }
 
 fn program_mut(ebpf: &mut Ebpf) -> Result<&mut SchedClassifier, DataplaneError> {
     ebpf.program_mut(PORT_COUNTER_PROGRAM)
         .and_then(|p| <&mut SchedClassifier>::try_from(p).ok())
-        .ok_or(DataplaneError::ProgramMissing {
-            name: PORT_COUNTER_PROGRAM,
-        })
+        .ok_or(DataplaneError::ProgramMissing { name: PORT_COUNTER_PROGRAM })
 }
 
 fn collect_keys(map: &HashMap<&mut MapData, u16, u8>) -> Result<BTreeSet<u16>, DataplaneError> {
-    map.keys()
-        .collect::<Result<BTreeSet<u16>, _>>()
-        .map_err(|e| map_error(MYSQL_PORTS_MAP, e))
+    map.keys().collect::<Result<BTreeSet<u16>, _>>().map_err(|e| map_error(MYSQL_PORTS_MAP, e))
 }
 
 /// Adds the clsact qdisc; one that already exists (EEXIST) is fine.
@@ -179,24 +144,14 @@ pub(crate) fn add_clsact(iface: &str) -> Result<(), DataplaneError> {
     match tc::qdisc_add_clsact(iface) {
         Ok(()) | Err(TcError::AlreadyAttached) => Ok(()),
         Err(TcError::NetlinkError(e)) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
-        Err(e) => Err(DataplaneError::Tc {
-            iface: iface.to_owned(),
-            source: Box::new(e),
-        }
-        .classify()),
+        Err(e) => Err(DataplaneError::Tc { iface: iface.to_owned(), source: Box::new(e) }.classify()),
     }
 }
 
 fn program_error(source: aya::programs::ProgramError) -> DataplaneError {
-    DataplaneError::Program {
-        name: PORT_COUNTER_PROGRAM,
-        source: Box::new(source),
-    }
+    DataplaneError::Program { name: PORT_COUNTER_PROGRAM, source: Box::new(source) }
 }
 
 fn map_error(name: &'static str, source: aya::maps::MapError) -> DataplaneError {
-    DataplaneError::Map {
-        name,
-        source: Box::new(source),
-    }
+    DataplaneError::Map { name, source: Box::new(source) }
 }

@@ -170,9 +170,7 @@ fn errno_of(err: &(dyn StdError + 'static)) -> Option<i32> {
         return e.raw_os_error();
     }
     // thiserror hands out a `#[source] Box<T>` field as the box itself.
-    let tc = err
-        .downcast_ref::<TcError>()
-        .or_else(|| err.downcast_ref::<Box<TcError>>().map(|b| &**b))?;
+    let tc = err.downcast_ref::<TcError>().or_else(|| err.downcast_ref::<Box<TcError>>().map(|b| &**b))?;
     match tc {
         TcError::IoError(e) => e.raw_os_error(),
         TcError::NetlinkError(e) => e.raw_os_error(),
@@ -219,10 +217,7 @@ fn load_object() -> Result<aya::Ebpf, DataplaneError> {
 }
 
 fn raise_memlock_limit() {
-    let limit = libc::rlimit {
-        rlim_cur: libc::RLIM_INFINITY,
-        rlim_max: libc::RLIM_INFINITY,
-    };
+    let limit = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
     // SAFETY: setrlimit reads a valid, fully initialised rlimit struct that outlives the call.
     let rc = unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) };
     if rc != 0 {
@@ -240,16 +235,12 @@ mod tests {
         assert!(DataplaneError::NotPermitted("x".into()).is_unavailable());
         let tc = DataplaneError::Tc {
             iface: "veth0".into(),
-            source: Box::new(aya::programs::tc::TcError::IoError(
-                io::Error::from_raw_os_error(libc::EPERM),
-            )),
+            source: Box::new(aya::programs::tc::TcError::IoError(io::Error::from_raw_os_error(libc::EPERM))),
         };
         assert!(tc.classify().is_unavailable());
         let tc = DataplaneError::Tc {
             iface: "veth0".into(),
-            source: Box::new(aya::programs::tc::TcError::IoError(
-                io::Error::from_raw_os_error(libc::ENODEV),
-            )),
+            source: Box::new(aya::programs::tc::TcError::IoError(io::Error::from_raw_os_error(libc::ENODEV))),
         };
         assert!(!tc.classify().is_unavailable());
     }

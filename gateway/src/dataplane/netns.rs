@@ -9,10 +9,7 @@ use super::DataplaneError;
 /// inherit it. Sockets, interface names and netlink requests of this thread then resolve in
 /// that namespace, so [`super::PortCounter::attach`] called here attaches to its interfaces.
 pub fn enter_thread(path: &Path) -> Result<(), DataplaneError> {
-    let err = |source: io::Error| DataplaneError::Netns {
-        path: path.display().to_string(),
-        source,
-    };
+    let err = |source: io::Error| DataplaneError::Netns { path: path.display().to_string(), source };
     let file = File::open(path).map_err(err)?;
     // SAFETY: `file` is an open descriptor that lives across the call; setns only reads it and
     // changes this thread's network namespace.

@@ -130,12 +130,7 @@ impl DataplaneStatus {
         };
         let pid = self.pid.to_string();
         let iface = self.interface.as_deref().unwrap_or("");
-        family(
-            &mut out,
-            INFO,
-            "gauge",
-            "Data-plane mode of this gateway (always 1).",
-        );
+        family(&mut out, INFO, "gauge", "Data-plane mode of this gateway (always 1).");
         sample(
             &mut out,
             INFO,
@@ -148,74 +143,34 @@ impl DataplaneStatus {
             ],
             1,
         );
-        family(
-            &mut out,
-            VIP,
-            "gauge",
-            "Configured VIP range and who owns its local route (always 1).",
-        );
+        family(&mut out, VIP, "gauge", "Configured VIP range and who owns its local route (always 1).");
         for cidr in &self.vip_cidrs {
-            sample(
-                &mut out,
-                VIP,
-                &[("cidr", cidr), ("route", self.route_owner(cidr))],
-                1,
-            );
+            sample(&mut out, VIP, &[("cidr", cidr), ("route", self.route_owner(cidr))], 1);
         }
         if let Some(s) = &self.steering {
-            family(
-                &mut out,
-                PORT,
-                "gauge",
-                "Destination port steered to the gateway (always 1).",
-            );
+            family(&mut out, PORT, "gauge", "Destination port steered to the gateway (always 1).");
             for port in &s.ports {
                 sample(&mut out, PORT, &[("port", &port.to_string())], 1);
             }
-            family(
-                &mut out,
-                PROGRAM,
-                "gauge",
-                "Attached eBPF program (always 1).",
-            );
+            family(&mut out, PROGRAM, "gauge", "Attached eBPF program (always 1).");
             for p in &s.programs {
                 let id = p.id.map(|i| i.to_string()).unwrap_or_default();
                 sample(
                     &mut out,
                     PROGRAM,
-                    &[
-                        ("program", &p.name),
-                        ("type", &p.kind),
-                        ("target", &p.target),
-                        ("id", &id),
-                    ],
+                    &[("program", &p.name), ("type", &p.kind), ("target", &p.target), ("id", &id)],
                     1,
                 );
             }
-            family(
-                &mut out,
-                MAP_ENTRIES,
-                "gauge",
-                "Entries in use in an eBPF map.",
-            );
+            family(&mut out, MAP_ENTRIES, "gauge", "Entries in use in an eBPF map.");
             for m in &s.maps {
                 sample(&mut out, MAP_ENTRIES, &[("map", &m.name)], m.entries);
             }
-            family(
-                &mut out,
-                MAP_CAPACITY,
-                "gauge",
-                "Capacity (max_entries) of an eBPF map.",
-            );
+            family(&mut out, MAP_CAPACITY, "gauge", "Capacity (max_entries) of an eBPF map.");
             for m in &s.maps {
                 sample(&mut out, MAP_CAPACITY, &[("map", &m.name)], m.capacity);
             }
-            family(
-                &mut out,
-                EVENTS,
-                "counter",
-                "Steering events counted by the eBPF programs.",
-            );
+            family(&mut out, EVENTS, "counter", "Steering events counted by the eBPF programs.");
             for (event, n) in &s.counters {
                 sample(&mut out, EVENTS, &[("event", event)], *n);
             }
@@ -224,26 +179,11 @@ impl DataplaneStatus {
             c.encode(&mut out);
         }
         if let Some(sp) = &self.splice {
-            family(
-                &mut out,
-                SPLICE_ACTIVE,
-                "gauge",
-                "Connection pairs spliced in the kernel now.",
-            );
+            family(&mut out, SPLICE_ACTIVE, "gauge", "Connection pairs spliced in the kernel now.");
             sample(&mut out, SPLICE_ACTIVE, &[], sp.active);
-            family(
-                &mut out,
-                SPLICE_TOTAL,
-                "counter",
-                "Connection pairs spliced since start.",
-            );
+            family(&mut out, SPLICE_TOTAL, "counter", "Connection pairs spliced since start.");
             sample(&mut out, SPLICE_TOTAL, &[], sp.spliced_total);
-            family(
-                &mut out,
-                SPLICE_BYTES,
-                "counter",
-                "Bytes forwarded by the kernel between spliced sockets.",
-            );
+            family(&mut out, SPLICE_BYTES, "counter", "Bytes forwarded by the kernel between spliced sockets.");
             sample(&mut out, SPLICE_BYTES, &[], sp.kernel_bytes);
             family(
                 &mut out,
@@ -285,15 +225,8 @@ impl DataplaneStatus {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let (name, labels, value) =
-                parse_sample(line).map_err(|e| format!("line {}: {e}: {line}", n + 1))?;
-            let l = |k: &str| {
-                labels
-                    .iter()
-                    .find(|(key, _)| key == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
+            let (name, labels, value) = parse_sample(line).map_err(|e| format!("line {}: {e}: {line}", n + 1))?;
+            let l = |k: &str| labels.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone()).unwrap_or_default();
             if cgroup.decode(&name, &l, value) {
                 has_cgroup = true;
                 continue;
@@ -313,11 +246,7 @@ impl DataplaneStatus {
                 VIP => vips.push((l("cidr"), l("route"))),
                 PORT => {
                     has_steering = true;
-                    steering.ports.push(
-                        l("port")
-                            .parse()
-                            .map_err(|_| format!("bad port in: {line}"))?,
-                    );
+                    steering.ports.push(l("port").parse().map_err(|_| format!("bad port in: {line}"))?);
                 }
                 PROGRAM => {
                     has_steering = true;
@@ -335,11 +264,7 @@ impl DataplaneStatus {
                     let idx = match steering.maps.iter().position(|m| m.name == map) {
                         Some(i) => i,
                         None => {
-                            steering.maps.push(MapStatus {
-                                name: map,
-                                entries: 0,
-                                capacity: 0,
-                            });
+                            steering.maps.push(MapStatus { name: map, entries: 0, capacity: 0 });
                             steering.maps.len() - 1
                         }
                     };
@@ -392,11 +317,7 @@ impl DataplaneStatus {
             EbpfState::Active => "eBPF active".to_owned(),
             EbpfState::Unavailable(r) => format!("eBPF unavailable, userspace only: {r}"),
         };
-        let _ = writeln!(
-            o,
-            "mode:             {} ({ebpf}; daemon pid {})",
-            self.mode, self.pid
-        );
+        let _ = writeln!(o, "mode:             {} ({ebpf}; daemon pid {})", self.mode, self.pid);
         if let Some(i) = &self.interface {
             let _ = writeln!(o, "interface:        {i}");
         }
@@ -413,18 +334,10 @@ impl DataplaneStatus {
             let _ = writeln!(o, "steered ports:    {}", ports.join(", "));
             for p in &s.programs {
                 let id = p.id.map(|i| format!(", id {i}")).unwrap_or_default();
-                let _ = writeln!(
-                    o,
-                    "program:          {} ({}) on {}{id}",
-                    p.name, p.kind, p.target
-                );
+                let _ = writeln!(o, "program:          {} ({}) on {}{id}", p.name, p.kind, p.target);
             }
             for m in &s.maps {
-                let _ = writeln!(
-                    o,
-                    "map:              {} {}/{} entries",
-                    m.name, m.entries, m.capacity
-                );
+                let _ = writeln!(o, "map:              {} {}/{} entries", m.name, m.entries, m.capacity);
             }
             let events: Vec<String> = s.counters.iter().map(|(e, n)| format!("{e}={n}")).collect();
             let _ = writeln!(o, "steering events:  {}", events.join(" "));
@@ -441,10 +354,7 @@ impl DataplaneStatus {
                 );
             }
             None => {
-                let _ = writeln!(
-                    o,
-                    "splice:           not reported (kernel splice off or not built)"
-                );
+                let _ = writeln!(o, "splice:           not reported (kernel splice off or not built)");
             }
         }
         o
@@ -463,10 +373,7 @@ pub(super) fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], valu
             if i > 0 {
                 out.push(',');
             }
-            let v = v
-                .replace('\\', "\\\\")
-                .replace('"', "\\\"")
-                .replace('\n', "\\n");
+            let v = v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
             let _ = write!(out, "{k}=\"{v}\"");
         }
         out.push('}');
@@ -480,11 +387,7 @@ pub(super) type Labels = Vec<(String, String)>;
 pub(super) fn parse_sample(line: &str) -> Result<(String, Labels, u64), String> {
     let (head, value) = line.rsplit_once(' ').ok_or("no value")?;
     let value = value.parse::<f64>().map_err(|_| "value is not a number")?;
-    let value = if value.is_finite() && value >= 0.0 {
-        value as u64
-    } else {
-        0
-    };
+    let value = if value.is_finite() && value >= 0.0 { value as u64 } else { 0 };
     let Some((name, rest)) = head.split_once('{') else {
         return Ok((head.to_owned(), Vec::new(), value));
     };

@@ -17,28 +17,15 @@ fn sample_status() -> DataplaneStatus {
                 id: Some(77),
             }],
             maps: vec![
-                MapStatus {
-                    name: "VIP_CIDRS".into(),
-                    entries: 4,
-                    capacity: 1024,
-                },
-                MapStatus {
-                    name: "LISTENER".into(),
-                    entries: 1,
-                    capacity: 1,
-                },
+                MapStatus { name: "VIP_CIDRS".into(), entries: 4, capacity: 1024 },
+                MapStatus { name: "LISTENER".into(), entries: 1, capacity: 1 },
             ],
             counters: vec![("vip_packets".into(), 12), ("assign_listener".into(), 2)],
             ports: vec![2881, 3306],
             routes_added: vec!["10.255.0.0/16".into()],
             routes_kept: vec!["10.254.0.0/24".into()],
         }),
-        splice: Some(SpliceStatus {
-            active: 1,
-            spliced_total: 3,
-            kernel_bytes: 1 << 20,
-            budget_fallbacks: 2,
-        }),
+        splice: Some(SpliceStatus { active: 1, spliced_total: 3, kernel_bytes: 1 << 20, budget_fallbacks: 2 }),
         cgroup: None,
     }
 }
@@ -47,14 +34,8 @@ fn sample_status() -> DataplaneStatus {
 fn prometheus_text_round_trips() {
     let st = sample_status();
     let text = st.to_prometheus();
-    assert!(
-        text.contains("gateway_dataplane_steering_events_total{event=\"assign_listener\"} 2\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("# TYPE gateway_splice_kernel_bytes_total counter\n"),
-        "{text}"
-    );
+    assert!(text.contains("gateway_dataplane_steering_events_total{event=\"assign_listener\"} 2\n"), "{text}");
+    assert!(text.contains("# TYPE gateway_splice_kernel_bytes_total counter\n"), "{text}");
     assert_eq!(DataplaneStatus::from_prometheus(&text).unwrap(), st);
 }
 
@@ -87,11 +68,7 @@ fn report_names_every_section() {
     ] {
         assert!(r.contains(want), "missing {want:?} in:\n{r}");
     }
-    let none = DataplaneStatus {
-        mode: "off".into(),
-        ..Default::default()
-    }
-    .report();
+    let none = DataplaneStatus { mode: "off".into(), ..Default::default() }.report();
     assert!(none.contains("splice:           not reported"), "{none}");
 }
 

@@ -78,7 +78,11 @@ fn server_addresses(c: &Config) -> String {
 
 /// `***` for a set secret, empty for none.
 fn hidden(secret: &str) -> String {
-    if secret.is_empty() { String::new() } else { "***".into() }
+    if secret.is_empty() {
+        String::new()
+    } else {
+        "***".into()
+    }
 }
 
 fn clusters(c: &Config) -> String {
@@ -101,8 +105,11 @@ fn dialled(c: &Config) -> String {
 
 fn users(c: &Config) -> String {
     let flag = |on: bool, name: &str| if on { format!("({name})") } else { String::new() };
-    let names: Vec<String> =
-        c.users.iter().map(|u| format!("{}{}{}", u.name, flag(u.admin, "admin"), flag(u.require_tls, "require_tls"))).collect();
+    let names: Vec<String> = c
+        .users
+        .iter()
+        .map(|u| format!("{}{}{}", u.name, flag(u.admin, "admin"), flag(u.require_tls, "require_tls")))
+        .collect();
     names.join(",")
 }
 

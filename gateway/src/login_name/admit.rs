@@ -20,7 +20,13 @@ use crate::planner::Planner;
 pub fn parse_for(name: &str, config: &Config) -> Result<LoginName, LoginError> {
     let standard = name.contains('@') || name.contains('#');
     if !standard && config.user(name).is_some() {
-        return Ok(LoginName { user: name.to_string(), tenant: None, cluster: None, cluster_id: None, separator: None });
+        return Ok(LoginName {
+            user: name.to_string(),
+            tenant: None,
+            cluster: None,
+            cluster_id: None,
+            separator: None,
+        });
     }
     parse(name, &config.login.separators())
 }

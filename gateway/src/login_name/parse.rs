@@ -95,9 +95,7 @@ fn cluster_id(name: &str, id: &str) -> Result<Option<i64>, LoginError> {
     if id.is_empty() {
         return Ok(None);
     }
-    id.parse::<i64>()
-        .map(Some)
-        .map_err(|_| LoginError::BadClusterId { name: name.to_string(), id: id.to_string() })
+    id.parse::<i64>().map(Some).map_err(|_| LoginError::BadClusterId { name: name.to_string(), id: id.to_string() })
 }
 
 fn check(name: &str, p: &LoginName) -> Result<(), LoginError> {

@@ -114,10 +114,7 @@ impl Resolved {
 pub fn resolve(parsed: &LoginName, listener: &Defaults, config: &LoginConfig) -> Result<Resolved, LoginError> {
     let (tenant, cluster) = match (&parsed.tenant, &parsed.cluster, &config.tenant, &config.cluster) {
         (None, None, Some(t), Some(c)) => ((Some(t.clone()), Origin::Config), (Some(c.clone()), Origin::Config)),
-        _ => (
-            pick(&parsed.tenant, &listener.tenant),
-            pick(&parsed.cluster, &listener.cluster),
-        ),
+        _ => (pick(&parsed.tenant, &listener.tenant), pick(&parsed.cluster, &listener.cluster)),
     };
     let resolved = Resolved {
         user: parsed.user.clone(),

@@ -232,7 +232,11 @@ fn error_packets() {
     let e = p("u@t#c:x").unwrap_err();
     let pkt = e.to_err_packet("127.0.0.1", true);
     assert_eq!((pkt.code, &pkt.sql_state), (1045, b"28000"));
-    assert!(pkt.message.starts_with("Access denied for user 'u@t#c:x'@'127.0.0.1' (malformed login name:"), "{}", pkt.message);
+    assert!(
+        pkt.message.starts_with("Access denied for user 'u@t#c:x'@'127.0.0.1' (malformed login name:"),
+        "{}",
+        pkt.message
+    );
     let pkt = LoginError::UnknownCluster { cluster: "nope".into() }.to_err_packet("h", true);
     assert_eq!((pkt.code, &pkt.sql_state, pkt.message.as_str()), (4669, b"HY000", "cluster not exist"));
     let pkt = LoginError::UnknownTenant { tenant: "t9".into() }.to_err_packet("h", true);

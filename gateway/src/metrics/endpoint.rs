@@ -21,7 +21,11 @@ pub struct Endpoint {
 impl Endpoint {
     /// Binds `addr` and serves the page of `shared` and `dataplane`. Both are held weakly, so the
     /// endpoint never delays the data plane's detach at shutdown.
-    pub async fn start(addr: SocketAddr, shared: Weak<Shared>, dataplane: Weak<Runtime>) -> Result<Self, DataplaneError> {
+    pub async fn start(
+        addr: SocketAddr,
+        shared: Weak<Shared>,
+        dataplane: Weak<Runtime>,
+    ) -> Result<Self, DataplaneError> {
         let listener = http::bind(addr).await?;
         let bound = listener.local_addr().unwrap_or(addr);
         let render: RenderFn = Arc::new(move || {

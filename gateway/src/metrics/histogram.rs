@@ -8,8 +8,19 @@ use super::text::Page;
 
 /// Upper bounds (`le`) of the route-decision histogram, in nanoseconds: 10 µs … 100 ms.
 pub const ROUTE_DECISION_BUCKETS: &[u64] = &[
-    10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000, 25_000_000,
-    50_000_000, 100_000_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    5_000_000,
+    10_000_000,
+    25_000_000,
+    50_000_000,
+    100_000_000,
 ];
 
 /// Upper bounds (`le`) of the end-to-end statement histogram, in nanoseconds: 100 µs … 10 s.

@@ -101,8 +101,27 @@ impl CacheLookup {
 
 /// `StmtKind` label values, in [`kind_slot`] order.
 pub const STMT_KINDS: [&str; 22] = [
-    "select", "insert", "replace", "update", "delete", "begin", "commit", "rollback", "set", "use", "show", "ddl",
-    "call", "lock_tables", "unlock_tables", "xa", "explain", "explain_route", "prepare", "execute", "deallocate",
+    "select",
+    "insert",
+    "replace",
+    "update",
+    "delete",
+    "begin",
+    "commit",
+    "rollback",
+    "set",
+    "use",
+    "show",
+    "ddl",
+    "call",
+    "lock_tables",
+    "unlock_tables",
+    "xa",
+    "explain",
+    "explain_route",
+    "prepare",
+    "execute",
+    "deallocate",
     "other",
 ];
 
@@ -220,12 +239,24 @@ impl Metrics {
         page.sample(name, &[("result", "ok")], load(&self.partition_calcs, 0));
         page.sample(name, &[("result", "failed")], load(&self.partition_calcs, 1));
         let name = "gateway_location_cache_lookups_total";
-        page.family(name, "counter", "Location-cache lookups of the routing path: hit, miss (fetched or unavailable), stale.");
+        page.family(
+            name,
+            "counter",
+            "Location-cache lookups of the routing path: hit, miss (fetched or unavailable), stale.",
+        );
         for r in CacheLookup::ALL {
             page.sample(name, &[("result", r.name())], load(&self.lookups, r as usize));
         }
-        self.route_decision.write(page, "gateway_route_decision_seconds", "Time to route a statement (analysis, partition, decision).");
-        self.statement_seconds.write(page, "gateway_statement_seconds", "End-to-end statement time: request read to last byte relayed.");
+        self.route_decision.write(
+            page,
+            "gateway_route_decision_seconds",
+            "Time to route a statement (analysis, partition, decision).",
+        );
+        self.statement_seconds.write(
+            page,
+            "gateway_statement_seconds",
+            "End-to-end statement time: request read to last byte relayed.",
+        );
         page.family("gateway_client_connections", "gauge", "Client connections open now.");
         page.sample("gateway_client_connections", &[], self.clients_open.load(Ordering::Relaxed));
         page.family("gateway_client_connections_total", "counter", "Client connections accepted since start.");

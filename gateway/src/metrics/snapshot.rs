@@ -52,11 +52,23 @@ fn write_pool(shared: &Shared, servers: &BTreeSet<SocketAddr>, page: &mut Page) 
     let st = shared.pool.stats();
     let counters = [
         ("gateway_pool_connects_total", "Server connections opened by the pool.", st.connects),
-        ("gateway_pool_connect_failures_total", "Pool connection attempts that failed (login refusals excluded).", st.connect_failures),
+        (
+            "gateway_pool_connect_failures_total",
+            "Pool connection attempts that failed (login refusals excluded).",
+            st.connect_failures,
+        ),
         ("gateway_pool_reuses_total", "Idle pooled connections handed out again.", st.reuses),
         ("gateway_pool_resets_total", "Pooled connections reset before reuse by another client.", st.resets),
-        ("gateway_pool_discarded_total", "Idle pooled connections closed: expired, dead, failed ping or reset.", st.discarded),
-        ("gateway_pool_acquire_timeouts_total", "Requests that timed out waiting for a pooled connection.", st.acquire_timeouts),
+        (
+            "gateway_pool_discarded_total",
+            "Idle pooled connections closed: expired, dead, failed ping or reset.",
+            st.discarded,
+        ),
+        (
+            "gateway_pool_acquire_timeouts_total",
+            "Requests that timed out waiting for a pooled connection.",
+            st.acquire_timeouts,
+        ),
     ];
     for (name, help, v) in counters {
         page.family(name, "counter", help);

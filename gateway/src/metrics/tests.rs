@@ -54,8 +54,28 @@ fn value(page: &Parsed, family: &str, sample: &str) -> f64 {
 fn every_stmt_kind_has_its_own_label() {
     use StmtKind::*;
     let all = [
-        Select, Insert, Replace, Update, Delete, Begin, Commit, Rollback, Set, Use, Show, Ddl, Call, LockTables,
-        UnlockTables, Xa, Explain, ExplainRoute, Prepare, Execute, Deallocate, Other,
+        Select,
+        Insert,
+        Replace,
+        Update,
+        Delete,
+        Begin,
+        Commit,
+        Rollback,
+        Set,
+        Use,
+        Show,
+        Ddl,
+        Call,
+        LockTables,
+        UnlockTables,
+        Xa,
+        Explain,
+        ExplainRoute,
+        Prepare,
+        Execute,
+        Deallocate,
+        Other,
     ];
     let slots: std::collections::BTreeSet<usize> = all.iter().map(|k| kind_slot(*k)).collect();
     assert_eq!(slots.len(), STMT_KINDS.len(), "two kinds share a slot");
@@ -66,8 +86,18 @@ fn every_stmt_kind_has_its_own_label() {
 #[test]
 fn recording_shows_in_the_page() {
     let sh = shared();
-    sh.metrics.statement(StmtKind::Select, RouteOutcome::Follower, Some(Duration::from_micros(30)), Duration::from_millis(3));
-    sh.metrics.statement(StmtKind::Insert, RouteOutcome::Leader, Some(Duration::from_millis(2)), Duration::from_secs(20));
+    sh.metrics.statement(
+        StmtKind::Select,
+        RouteOutcome::Follower,
+        Some(Duration::from_micros(30)),
+        Duration::from_millis(3),
+    );
+    sh.metrics.statement(
+        StmtKind::Insert,
+        RouteOutcome::Leader,
+        Some(Duration::from_millis(2)),
+        Duration::from_secs(20),
+    );
     sh.metrics.statement(StmtKind::Set, RouteOutcome::Local, None, Duration::from_micros(50));
     sh.metrics.partition_calc(true);
     sh.metrics.partition_calc(false);

@@ -26,8 +26,18 @@ fn fail(v: &KeyValue, col: &Column, why: impl std::fmt::Display) -> PartitionErr
 pub fn type_name(ty: &ColumnType) -> String {
     match ty {
         ColumnType::Int { bytes, unsigned } => {
-            let n = match bytes { 1 => "tinyint", 2 => "smallint", 3 => "mediumint", 4 => "int", _ => "bigint" };
-            if *unsigned { format!("{n} unsigned") } else { n.to_string() }
+            let n = match bytes {
+                1 => "tinyint",
+                2 => "smallint",
+                3 => "mediumint",
+                4 => "int",
+                _ => "bigint",
+            };
+            if *unsigned {
+                format!("{n} unsigned")
+            } else {
+                n.to_string()
+            }
         }
         ColumnType::Float => "float".into(),
         ColumnType::Double => "double".into(),
@@ -104,7 +114,8 @@ enum TemporalInput<'a> {
 /// Reads a literal for a DATE / DATETIME / TIMESTAMP / TIME column: strings, integers and exact
 /// decimals; an approximate number only when it is integral (a double's fraction is not exact).
 fn temporal_input<'a>(v: &'a KeyValue, col: &Column) -> Result<TemporalInput<'a>, PartitionError> {
-    let number = |neg: bool, int: std::borrow::Cow<'a, str>, frac: &'a str| Ok(TemporalInput::Number { neg, int, frac });
+    let number =
+        |neg: bool, int: std::borrow::Cow<'a, str>, frac: &'a str| Ok(TemporalInput::Number { neg, int, frac });
     match v {
         KeyValue::Str { bytes, .. } => {
             String::from_utf8(bytes.clone()).map(TemporalInput::Text).map_err(|_| fail(v, col, "not UTF-8"))
@@ -115,7 +126,9 @@ fn temporal_input<'a>(v: &'a KeyValue, col: &Column) -> Result<TemporalInput<'a>
             let (neg, int, frac) = split_number(d).ok_or_else(|| fail(v, col, "not a number"))?;
             number(neg, int.into(), frac)
         }
-        KeyValue::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => number(*f < 0.0, (f.abs() as u64).to_string().into(), ""),
+        KeyValue::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => {
+            number(*f < 0.0, (f.abs() as u64).to_string().into(), "")
+        }
         _ => Err(fail(v, col, "not an exact date or time value")),
     }
 }
@@ -230,14 +243,23 @@ fn cast_int(v: &KeyValue, col: &Column, bytes: u8, unsigned: bool) -> Result<Dat
             if frac.bytes().any(|b| b != b'0') {
                 return Err(fail(v, col, "fractional value would be rounded"));
             }
-            let m: i128 = if int.is_empty() { 0 } else if int.len() > 20 { i128::MAX } else {
+            let m: i128 = if int.is_empty() {
+                0
+            } else if int.len() > 20 {
+                i128::MAX
+            } else {
                 int.parse().map_err(|_| fail(v, col, "not a number"))?
             };
-            if neg { -m } else { m }
+            if neg {
+                -m
+            } else {
+                m
+            }
         }
     };
     let bits = u32::from(bytes) * 8;
-    let (lo, hi) = if unsigned { (0, (1i128 << bits) - 1) } else { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) };
+    let (lo, hi) =
+        if unsigned { (0, (1i128 << bits) - 1) } else { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) };
     if value < lo || value > hi {
         return Err(fail(v, col, "out of range"));
     }
@@ -268,7 +290,9 @@ fn cast_decimal(v: &KeyValue, col: &Column, precision: u8, scale: u8) -> Result<
     }
     let text = match v {
         KeyValue::Float(f) if f.is_finite() => format!("{f:e}"),
-        KeyValue::Str { bytes, .. } => std::str::from_utf8(bytes).map_err(|_| fail(v, col, "not a number"))?.trim().to_string(),
+        KeyValue::Str { bytes, .. } => {
+            std::str::from_utf8(bytes).map_err(|_| fail(v, col, "not a number"))?.trim().to_string()
+        }
         _ => numeric_text(v, col)?,
     };
     let (neg, int, frac) = scientific_digits(&text).ok_or_else(|| fail(v, col, "not a number"))?;

@@ -48,8 +48,9 @@ pub struct LocateArgs {
 pub fn run(args: &LocateArgs, input: impl BufRead, out: &mut impl Write) -> Result<(), PartitionError> {
     let ddl = match (&args.ddl, &args.ddl_file) {
         (Some(d), _) => d.clone(),
-        (None, Some(f)) => std::fs::read_to_string(f)
-            .map_err(|e| PartitionError::Input(format!("reading {}: {e}", f.display())))?,
+        (None, Some(f)) => {
+            std::fs::read_to_string(f).map_err(|e| PartitionError::Input(format!("reading {}: {e}", f.display())))?
+        }
         (None, None) => return Err(PartitionError::Input("--ddl or --ddl-file is required".into())),
     };
     let scheme = parse_create_table(&ddl)?;
@@ -70,7 +71,13 @@ pub fn run(args: &LocateArgs, input: impl BufRead, out: &mut impl Write) -> Resu
     out.flush().map_err(io)
 }
 
-fn row(scheme: &TableScheme, text: &str, ctx: &CastContext, args: &LocateArgs, out: &mut impl Write) -> std::io::Result<()> {
+fn row(
+    scheme: &TableScheme,
+    text: &str,
+    ctx: &CastContext,
+    args: &LocateArgs,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
     let explain = args.explain;
     let mut trace = Vec::new();
     let result = if args.sql {

@@ -67,9 +67,7 @@ impl Collation {
         match self {
             Collation::Binary => a.cmp(b),
             Collation::Utf8mb4Bin => pad_compare(code_points(a), code_points(b)),
-            Collation::Utf8mb4GeneralCi => {
-                pad_compare(code_points(a).map(weight), code_points(b).map(weight))
-            }
+            Collation::Utf8mb4GeneralCi => pad_compare(code_points(a).map(weight), code_points(b).map(weight)),
         }
     }
 }
@@ -116,11 +114,7 @@ fn pad_compare(a: impl Iterator<Item = u32>, b: impl Iterator<Item = u32>) -> Or
 }
 
 fn rest_vs_space(first: u32, rest: &mut dyn Iterator<Item = u32>) -> Ordering {
-    std::iter::once(first)
-        .chain(rest)
-        .map(|c| c.cmp(&0x20))
-        .find(|o| *o != Ordering::Equal)
-        .unwrap_or(Ordering::Equal)
+    std::iter::once(first).chain(rest).map(|c| c.cmp(&0x20)).find(|o| *o != Ordering::Equal).unwrap_or(Ordering::Equal)
 }
 
 /// `ob_hash_sort_utf8mb4`: 2-byte little-endian weights hashed in 128-byte chunks.
@@ -152,10 +146,7 @@ mod tests {
     fn published_collation_vectors() {
         assert_eq!(Collation::Binary.hash_sort(b"partitionKey", 0) as i64, -6632533813747801170);
         assert_eq!(Collation::Utf8mb4GeneralCi.hash_sort(b"abcdef", 0) as i64, 5483367784116059036);
-        assert_eq!(
-            Collation::Utf8mb4GeneralCi.hash_sort("蚂蚁金服".as_bytes(), 0) as i64,
-            5857140318165389032
-        );
+        assert_eq!(Collation::Utf8mb4GeneralCi.hash_sort("蚂蚁金服".as_bytes(), 0) as i64, 5857140318165389032);
         assert_eq!(
             Collation::Utf8mb4Bin.hash_sort(b"Test Partition Key 0 c1 column c1 c1 c1", 0) as i64,
             141008085297877540

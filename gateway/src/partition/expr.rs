@@ -117,7 +117,10 @@ impl Func {
 
     /// Non-decreasing in its argument (so a value range maps to a range of results).
     fn is_monotonic(self) -> bool {
-        matches!(self, Func::Year | Func::YearMonth | Func::ToDays | Func::ToSeconds | Func::UnixTimestamp | Func::TimeToSec)
+        matches!(
+            self,
+            Func::Year | Func::YearMonth | Func::ToDays | Func::ToSeconds | Func::UnixTimestamp | Func::TimeToSec
+        )
     }
 }
 
@@ -295,7 +298,9 @@ fn temporal(f: Func, d: &Datum) -> Result<Option<i128>, PartitionError> {
         _ if zero => None,
         Func::ToDays => Some(days()),
         Func::ToSeconds => Some(days() * 86_400 + i128::from(dt.secs)),
-        Func::DayOfYear => Some(i128::from(days_since_epoch(date) - days_since_epoch(super::temporal::Date { month: 1, day: 1, ..date }) + 1)),
+        Func::DayOfYear => Some(i128::from(
+            days_since_epoch(date) - days_since_epoch(super::temporal::Date { month: 1, day: 1, ..date }) + 1,
+        )),
         // 1970-01-01 was a Thursday: WEEKDAY 3, DAYOFWEEK 5.
         Func::WeekDay => Some(i128::from((days_since_epoch(date) + 3).rem_euclid(7))),
         Func::DayOfWeek => Some(i128::from((days_since_epoch(date) + 4).rem_euclid(7) + 1)),
@@ -421,11 +426,13 @@ impl ExprParser<'_> {
                 self.expect(')')?;
                 Ok(e)
             }
-            Tok::Number(n) => n.parse().map(Expr::Int).map_err(|_| unsupported(format!("partition expression literal {n}"))),
-            Tok::Word(w) if self.peek() == Some(&Tok::Punct('(')) => self.call(&w),
-            Tok::Word(w) | Tok::Quoted(w) => {
-                (self.column)(&w).map(Expr::Col).ok_or_else(|| unsupported(format!("unknown column {w} in partition expression")))
+            Tok::Number(n) => {
+                n.parse().map(Expr::Int).map_err(|_| unsupported(format!("partition expression literal {n}")))
             }
+            Tok::Word(w) if self.peek() == Some(&Tok::Punct('(')) => self.call(&w),
+            Tok::Word(w) | Tok::Quoted(w) => (self.column)(&w)
+                .map(Expr::Col)
+                .ok_or_else(|| unsupported(format!("unknown column {w} in partition expression"))),
             other => Err(unsupported(format!("partition expression token {other:?}"))),
         }
     }

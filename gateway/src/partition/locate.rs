@@ -67,7 +67,12 @@ impl Notes<'_> {
     }
 }
 
-fn locate_with(scheme: &TableScheme, values: &[KeyValue], ctx: &CastContext, mut trace: Notes<'_>) -> Result<Location, PartitionError> {
+fn locate_with(
+    scheme: &TableScheme,
+    values: &[KeyValue],
+    ctx: &CastContext,
+    mut trace: Notes<'_>,
+) -> Result<Location, PartitionError> {
     let keys = scheme.key_columns()?;
     if values.len() != keys.len() {
         return Err(PartitionError::Arity { expected: keys.len(), got: values.len() });
@@ -114,7 +119,12 @@ fn place(scheme: &TableScheme, datums: &[(usize, Datum)], trace: &mut Notes<'_>)
     let key = row(1, trace)?;
     let s = level_index(level2.func, &key, &sub_bounds, trace)?;
     let sub = part.subs.get(s).ok_or(PartitionError::NoPartition)?;
-    Ok(Location { part_idx: p, part_name: part.name.clone(), sub: Some((s, sub.name.clone())), tablet_id: sub.tablet_id })
+    Ok(Location {
+        part_idx: p,
+        part_name: part.name.clone(),
+        sub: Some((s, sub.name.clone())),
+        tablet_id: sub.tablet_id,
+    })
 }
 
 /// Index within one level's list of `bounds.len()` partitions.

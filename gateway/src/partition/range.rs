@@ -114,7 +114,9 @@ fn grid(ty: &ColumnType) -> i64 {
 fn fine_micros(v: &KeyValue, col: &Column, ctx: &CastContext) -> Option<i64> {
     let at = |ty: ColumnType| cast(v, &Column { ty, ..col.clone() }, ctx).ok();
     let fraction_digits = match v {
-        KeyValue::Str { bytes, .. } => bytes.rsplit(|&b| b == b'.').next().filter(|_| bytes.contains(&b'.')).map_or(0, <[u8]>::len),
+        KeyValue::Str { bytes, .. } => {
+            bytes.rsplit(|&b| b == b'.').next().filter(|_| bytes.contains(&b'.')).map_or(0, <[u8]>::len)
+        }
         KeyValue::Decimal(d) => d.rsplit('.').next().map_or(0, str::len),
         _ => 0,
     };

@@ -229,11 +229,16 @@ impl TableScheme {
     /// A HASH / RANGE / LIST expression and the BIGINT (UNSIGNED) column its value is typed as.
     fn parse_expression(&self, func: PartFunc, text: &str) -> Result<(Expr, Column), PartitionError> {
         if !matches!(func, PartFunc::Hash | PartFunc::Range | PartFunc::List) {
-            return Err(PartitionError::Unsupported(format!("partition expression `{text}` is not a plain column list")));
+            return Err(PartitionError::Unsupported(format!(
+                "partition expression `{text}` is not a plain column list"
+            )));
         }
         let expr = Expr::parse(text, &|n: &str| self.column_index(n))?;
         if let Some(&c) = expr.columns().iter().find(|&&c| self.columns[c].generated) {
-            return Err(PartitionError::Unsupported(format!("key column {} is a generated column", self.columns[c].name)));
+            return Err(PartitionError::Unsupported(format!(
+                "key column {} is a generated column",
+                self.columns[c].name
+            )));
         }
         let unsigned = expr.is_unsigned(&self.columns);
         let column = Column {
@@ -270,7 +275,8 @@ impl TableScheme {
         names
             .iter()
             .map(|n| {
-                let i = self.column_index(n).ok_or_else(|| PartitionError::Unsupported(format!("unknown column {n}")))?;
+                let i =
+                    self.column_index(n).ok_or_else(|| PartitionError::Unsupported(format!("unknown column {n}")))?;
                 if self.columns[i].generated {
                     return Err(PartitionError::Unsupported(format!("key column {n} is a generated column")));
                 }

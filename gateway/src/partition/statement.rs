@@ -53,10 +53,8 @@ fn locate_keys(
     let mut found: Option<Location> = None;
     let mut tried = 0usize;
     for row in rows {
-        let alternatives: Vec<Vec<KeyValue>> = columns
-            .iter()
-            .map(|&c| values_for(scheme, analysis, table, c, row))
-            .collect::<Result<_, _>>()?;
+        let alternatives: Vec<Vec<KeyValue>> =
+            columns.iter().map(|&c| values_for(scheme, analysis, table, c, row)).collect::<Result<_, _>>()?;
         for combo in Combinations::new(&alternatives) {
             tried += 1;
             if tried > MAX_COMBINATIONS {
@@ -118,7 +116,8 @@ pub(super) fn names_column(c: &SqlColumn<'_>, table: &TableRef<'_>, name: &str, 
         SqlColumn::Named { qualifier, name: n } => {
             n.eq_ignore_ascii_case(name)
                 && qualifier.as_ref().is_none_or(|q| {
-                    q.eq_ignore_ascii_case(&table.name) || table.alias.as_ref().is_some_and(|a| q.eq_ignore_ascii_case(a))
+                    q.eq_ignore_ascii_case(&table.name)
+                        || table.alias.as_ref().is_some_and(|a| q.eq_ignore_ascii_case(a))
                 })
         }
     }
@@ -140,7 +139,9 @@ pub fn key_value(v: &Value<'_>, column: &str) -> Result<KeyValue, PartitionError
             return Err(PartitionError::Unsupported(format!("key column {column} is parameter {i}, not bound")))
         }
         Value::Unknown => {
-            return Err(PartitionError::Unsupported(format!("key column {column} is an expression the gateway does not evaluate")))
+            return Err(PartitionError::Unsupported(format!(
+                "key column {column} is an expression the gateway does not evaluate"
+            )))
         }
     })
 }

@@ -6,8 +6,10 @@ use crate::partition::parse_create_table;
 use crate::sql::{analyze, analyze_prepared};
 
 fn t0() -> TableScheme {
-    parse_create_table("CREATE TABLE t0 (c1 BIGINT NOT NULL, c2 VARCHAR(20), PRIMARY KEY (c1)) PARTITION BY HASH(c1) PARTITIONS 8")
-        .unwrap()
+    parse_create_table(
+        "CREATE TABLE t0 (c1 BIGINT NOT NULL, c2 VARCHAR(20), PRIMARY KEY (c1)) PARTITION BY HASH(c1) PARTITIONS 8",
+    )
+    .unwrap()
 }
 
 fn place(sql: &str) -> Result<String, PartitionError> {
@@ -82,7 +84,11 @@ fn ranges_inside_one_partition() {
     assert!(q("created >= '2024-01-01' AND created <= '2024-02-01'").is_err(), "closed end on the next bound");
     assert!(q("created > '2023-12-31 23:59:58' AND created < '2024-02-01'").is_err(), "open start before the bound");
     assert!(q("created < '2024-01-01 00:00:00.5'").is_err(), "00:00:00 is included");
-    assert_eq!(q("created >= '2024-01-01' AND created <= '2024-01-31 23:59:59.5'").unwrap(), "p1", "compared unrounded");
+    assert_eq!(
+        q("created >= '2024-01-01' AND created <= '2024-01-31 23:59:59.5'").unwrap(),
+        "p1",
+        "compared unrounded"
+    );
     assert_eq!(q("created > '2023-12-31 23:59:59.5' AND created < '2024-02-01'").unwrap(), "p1");
     assert_eq!(q("created >= 20240101 AND created < 20240201").unwrap(), "p1", "numeric datetimes");
     assert!(q("created <= '2024-01-01'").is_err());

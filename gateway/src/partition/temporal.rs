@@ -162,7 +162,8 @@ fn carry(text: &str, dt: DateTime, usec: u32) -> Result<DateTime, PartitionError
     if usec < 1_000_000 {
         return Ok(DateTime { usec, ..dt });
     }
-    DateTime::from_epoch_micros(dt.epoch_micros() + i64::from(usec)).ok_or_else(|| bad(text, "datetime (rounds past 9999)"))
+    DateTime::from_epoch_micros(dt.epoch_micros() + i64::from(usec))
+        .ok_or_else(|| bad(text, "datetime (rounds past 9999)"))
 }
 
 /// A number (`int` digits, `frac` digits) read as a DATETIME by the kernel's rules: 0 is the zero
@@ -194,7 +195,11 @@ pub fn datetime_from_number(text: &str, int: &str, frac: &str, fsp: u8) -> Resul
         (field(0, 4), 4)
     };
     let (month, day) = (field(rest, rest + 2), field(rest + 2, rest + 4));
-    let (h, mi, sec) = if width >= 12 { (field(rest + 4, rest + 6), field(rest + 6, rest + 8), field(rest + 8, rest + 10)) } else { (0, 0, 0) };
+    let (h, mi, sec) = if width >= 12 {
+        (field(rest + 4, rest + 6), field(rest + 6, rest + 8), field(rest + 8, rest + 10))
+    } else {
+        (0, 0, 0)
+    };
     let date = make_date(year, month, day).ok_or_else(|| bad(text, "datetime"))?;
     if h > 23 || mi > 59 || sec > 59 {
         return Err(bad(text, "datetime"));
@@ -205,8 +210,11 @@ pub fn datetime_from_number(text: &str, int: &str, frac: &str, fsp: u8) -> Resul
 
 /// A valid calendar date (no zero parts).
 fn make_date(y: u32, m: u32, d: u32) -> Option<Date> {
-    ((1..=9999).contains(&y) && (1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m))
-        .then_some(Date { year: y as u16, month: m as u8, day: d as u8 })
+    ((1..=9999).contains(&y) && (1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m)).then_some(Date {
+        year: y as u16,
+        month: m as u8,
+        day: d as u8,
+    })
 }
 
 /// Largest TIME magnitude: 838:59:59 in microseconds.

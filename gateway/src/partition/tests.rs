@@ -49,7 +49,14 @@ fn kernel_checked_vectors() {
 #[test]
 fn hash_examples_through_locate() {
     let h8 = "CREATE TABLE t (c1 bigint) PARTITION BY HASH(c1) PARTITIONS 8";
-    for (v, want) in [("123", "p3 3"), ("1", "p1 1"), ("-7", "p7 7"), ("NULL", "p0 0"), ("-2147483648", "p0 0"), ("-9223372036854775808", "p7 7")] {
+    for (v, want) in [
+        ("123", "p3 3"),
+        ("1", "p1 1"),
+        ("-7", "p7 7"),
+        ("NULL", "p0 0"),
+        ("-2147483648", "p0 0"),
+        ("-9223372036854775808", "p7 7"),
+    ] {
         assert_eq!(at(h8, v), want, "{v}");
     }
     assert_eq!(at("CREATE TABLE t (c1 int) PARTITION BY HASH(c1) PARTITIONS 5", "5"), "p0 0");
@@ -166,7 +173,8 @@ fn zero_dates() {
     assert_eq!(at(&key("datetime(6)", 11), "'0000-00-00 00:00:00.000000'"), "p1 1");
     assert_eq!(at_tz(&key("timestamp", 16), "'0000-00-00 00:00:00'", 8 * 3600), "p10 10");
     assert_eq!(at_tz(&key("timestamp", 13), "'0000-00-00 00:00:00'", -(3 * 3600 + 1800)), "p6 6");
-    let multi = "CREATE TABLE t (c1 timestamp NULL, c2 time, c3 year, c4 double) PARTITION BY KEY(c1, c2, c3, c4) PARTITIONS 7";
+    let multi =
+        "CREATE TABLE t (c1 timestamp NULL, c2 time, c3 year, c4 double) PARTITION BY KEY(c1, c2, c3, c4) PARTITIONS 7";
     assert_eq!(at_tz(multi, "'0000-00-00 00:00:00', '-729:59:30', 1961, 55.125", 8 * 3600), "p2 2");
     assert_eq!(at_tz(multi, "'0000-00-00 00:00:00', '-72:59:02', 2036, NULL", 8 * 3600), "p6 6");
     let list = "CREATE TABLE t (c1 date) PARTITION BY LIST COLUMNS(c1) (PARTITION p2 VALUES IN (NULL, '9999-12-31'), \
@@ -201,9 +209,12 @@ fn refusals() {
         at("CREATE TABLE t (c1 varchar(5)) DEFAULT CHARSET=latin1 PARTITION BY KEY(c1) PARTITIONS 4", "'a'"),
         "unknown: cannot calculate: collation latin1_swedish_ci not supported"
     );
-    assert!(at("CREATE TABLE t (c1 int) PARTITION BY KEY(c1 + 1) PARTITIONS 4", "1").contains("not a plain column list"));
+    assert!(
+        at("CREATE TABLE t (c1 int) PARTITION BY KEY(c1 + 1) PARTITIONS 4", "1").contains("not a plain column list")
+    );
     assert!(at("CREATE TABLE t (c1 int) PARTITION BY HASH(c1 / 2) PARTITIONS 4", "1").contains("operator"));
-    assert!(at("CREATE TABLE t (c1 varchar(9)) PARTITION BY HASH(length(c1)) PARTITIONS 4", "'a'").contains("function length"));
+    assert!(at("CREATE TABLE t (c1 varchar(9)) PARTITION BY HASH(length(c1)) PARTITIONS 4", "'a'")
+        .contains("function length"));
     assert!(at(&key16("decimal(10,2)"), "99999999.995").starts_with("unknown: cannot cast"), "rounds out of range");
     assert!(at(&key16("tinyint"), "300").starts_with("unknown: cannot cast"));
     assert!(at(&key16("text"), "'a'").starts_with("unknown: cannot calculate"));
@@ -213,7 +224,9 @@ fn refusals() {
 // Partition expressions: the value of the expression is placed like a BIGINT key (hand-computed).
 #[test]
 fn expressions() {
-    let h = |expr: &str, cols: &str, row: &str| at(&format!("CREATE TABLE t ({cols}) PARTITION BY HASH({expr}) PARTITIONS 4"), row);
+    let h = |expr: &str, cols: &str, row: &str| {
+        at(&format!("CREATE TABLE t ({cols}) PARTITION BY HASH({expr}) PARTITIONS 4"), row)
+    };
     assert_eq!(h("c1 + 1", "c1 int", "2"), "p3 3");
     assert_eq!(h("c1 - 10", "c1 int", "3"), "p3 3", "|-7| % 4");
     assert_eq!(h("c1 * 3", "c1 int", "3"), "p1 1");
@@ -247,7 +260,9 @@ fn expressions() {
 
 #[test]
 fn extract_units() {
-    let h = |expr: &str, row: &str| at(&format!("CREATE TABLE t (d datetime(6)) PARTITION BY HASH({expr}) PARTITIONS 7"), row);
+    let h = |expr: &str, row: &str| {
+        at(&format!("CREATE TABLE t (d datetime(6)) PARTITION BY HASH({expr}) PARTITIONS 7"), row)
+    };
     assert_eq!(h("extract(year_month from d)", "'2024-03-09 10:11:12.5'"), "p5 5", "202403 % 7");
     assert_eq!(h("extract(quarter from d)", "'2024-08-09 10:11:12'"), "p3 3");
     assert_eq!(h("extract(microsecond from d)", "'2024-08-09 10:11:12.000013'"), "p6 6");
@@ -263,7 +278,11 @@ fn expression_depth_is_bounded() {
         format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1) PARTITIONS 2", "- ".repeat(120)),
         format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1{}) PARTITIONS 2", "abs(".repeat(60), ")".repeat(60)),
         format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1{}) PARTITIONS 2", " * 2".repeat(100)),
-        format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1{}) PARTITIONS 2", "(".repeat(100_000), ")".repeat(100_000)),
+        format!(
+            "CREATE TABLE t (c1 int) PARTITION BY HASH({}c1{}) PARTITIONS 2",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        ),
         format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1{}) PARTITIONS 2", " + 1".repeat(100_000)),
         format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1{}) PARTITIONS 2", " * 9223372036854775807".repeat(3)),
     ];

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use super::decimal::DecInt;
 use super::ddl::lexer::{tokenize, Tok, Token};
+use super::decimal::DecInt;
 use super::temporal::{Date, DateTime};
 use super::PartitionError;
 
@@ -85,7 +85,11 @@ fn number(text: &str, negative: bool) -> Result<KeyValue, String> {
         return Ok(KeyValue::Decimal(if negative { format!("-{text}") } else { text.to_string() }));
     }
     let digits = text.trim_start_matches('0');
-    let magnitude: u128 = if digits.is_empty() { 0 } else if digits.len() > 20 { u128::MAX } else {
+    let magnitude: u128 = if digits.is_empty() {
+        0
+    } else if digits.len() > 20 {
+        u128::MAX
+    } else {
         digits.parse().map_err(|_| format!("bad number {text}"))?
     };
     if negative {
@@ -160,7 +164,13 @@ impl fmt::Display for Datum {
             Datum::DateTime(d) => write!(
                 f,
                 "datetime {:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06}",
-                d.date.year, d.date.month, d.date.day, d.secs / 3600, d.secs / 60 % 60, d.secs % 60, d.usec
+                d.date.year,
+                d.date.month,
+                d.date.day,
+                d.secs / 3600,
+                d.secs / 60 % 60,
+                d.secs % 60,
+                d.usec
             ),
             Datum::Timestamp(v) => write!(f, "timestamp utc-usec {v}"),
             Datum::Time(v) => write!(f, "time usec {v}"),
@@ -176,7 +186,10 @@ mod tests {
 
     #[test]
     fn parse_rows() {
-        let row = KeyValue::parse_row("42, 'abc', NULL, -1.5, X'00ff', _utf8mb4'x', 18446744073709551615, -9223372036854775808, 1e3").unwrap();
+        let row = KeyValue::parse_row(
+            "42, 'abc', NULL, -1.5, X'00ff', _utf8mb4'x', 18446744073709551615, -9223372036854775808, 1e3",
+        )
+        .unwrap();
         assert_eq!(
             row,
             vec![

@@ -79,7 +79,11 @@ fn describe(scheme: &TableScheme) -> String {
         };
         format!("{f}({e})")
     };
-    let mut out = format!("partition by {} partitions {}", level(scheme.level1.func, &scheme.level1.expr), scheme.partitions.len());
+    let mut out = format!(
+        "partition by {} partitions {}",
+        level(scheme.level1.func, &scheme.level1.expr),
+        scheme.partitions.len()
+    );
     if let Some(l2) = &scheme.level2 {
         out.push_str(&format!(" subpartition by {}", level(l2.func, &l2.expr)));
     }

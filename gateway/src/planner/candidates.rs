@@ -21,7 +21,11 @@ fn server(p: &PlacedServer) -> Candidate {
 /// The partition's replicas as partition servers, then the other tenant servers.
 /// `tenant_candidates` are [`tenant`] of `tenant_servers`: a replica placed exactly like a tenant
 /// server (same server and zone records) starts from that candidate instead of a new one.
-pub fn with_replicas(reps: &PartitionReplicas, tenant_servers: &[PlacedServer], tenant_candidates: &[Candidate]) -> Vec<Candidate> {
+pub fn with_replicas(
+    reps: &PartitionReplicas,
+    tenant_servers: &[PlacedServer],
+    tenant_candidates: &[Candidate],
+) -> Vec<Candidate> {
     let tenant = || tenant_servers.iter().zip(tenant_candidates);
     let mut out: Vec<Candidate> = reps
         .replicas
@@ -67,7 +71,8 @@ pub async fn all_partitions(
     let cluster = locator.cluster();
     let mut out: Vec<Candidate> = Vec::new();
     for tablet in entry.tablet_ids() {
-        let Some(loc) = locator.tablet(&topology::TabletKey { table: key.clone(), tablet_id: tablet }).await.value().cloned()
+        let Some(loc) =
+            locator.tablet(&topology::TabletKey { table: key.clone(), tablet_id: tablet }).await.value().cloned()
         else {
             continue;
         };
@@ -76,7 +81,9 @@ pub async fn all_partitions(
             match out.iter_mut().find(|c| c.addr == r.addr) {
                 Some(c) if r.role == Role::Leader => c.role = RouteRole::Leader,
                 Some(_) => {}
-                None => out.push(server(&placed).with_replica(role(r.role)).with_replica_type(replica_type(r.replica_type))),
+                None => {
+                    out.push(server(&placed).with_replica(role(r.role)).with_replica_type(replica_type(r.replica_type)))
+                }
             }
         }
     }

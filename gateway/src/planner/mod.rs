@@ -141,8 +141,15 @@ impl Planner {
     }
 
     /// [`Planner::run`], with the request kind given instead of taken from the statement.
-    async fn run_as(&self, analysis: &Analysis<'_>, ctx: &StatementContext, mut trace: Trace, kind: Option<RequestKind>) -> Planned {
-        let (mut req, Located { location, table, tablet_id, partitioned, cache }) = self.request(analysis, ctx, &mut trace).await;
+    async fn run_as(
+        &self,
+        analysis: &Analysis<'_>,
+        ctx: &StatementContext,
+        mut trace: Trace,
+        kind: Option<RequestKind>,
+    ) -> Planned {
+        let (mut req, Located { location, table, tablet_id, partitioned, cache }) =
+            self.request(analysis, ctx, &mut trace).await;
         if let Some(kind) = kind {
             req.kind = kind;
         }
@@ -231,7 +238,9 @@ impl Planner {
         let cluster = self.locator.cluster();
         let place = |reps: &[Replica]| reps.iter().map(|r| PlacedReplica::place(*r, &cluster)).collect();
         let (replicas, tablet_id, from_remote, stale) = match location.filter(|_| entry.is_partitioned()) {
-            None if entry.is_partitioned() => return Err(format!("table {key} not available: partitioned table and no partition given")),
+            None if entry.is_partitioned() => {
+                return Err(format!("table {key} not available: partitioned table and no partition given"))
+            }
             None => (place(&entry.replicas), None, false, false),
             Some(loc) => {
                 let Some(id) = entry.tablet_of(loc) else {
@@ -320,7 +329,8 @@ impl Planner {
 /// the rest of the decision's steps.
 fn splice_steps(plan: &mut RoutePlan, mut ours: Vec<PlanStep>) {
     let decision_steps = std::mem::take(&mut plan.steps);
-    let (info, rest): (Vec<_>, Vec<_>) = decision_steps.into_iter().partition(|st| matches!(st.point, Point::RouteInfo(_)));
+    let (info, rest): (Vec<_>, Vec<_>) =
+        decision_steps.into_iter().partition(|st| matches!(st.point, Point::RouteInfo(_)));
     let location = ours.split_off(1.min(ours.len()));
     plan.steps = ours.into_iter().chain(info).chain(location).chain(rest).collect();
 }

@@ -31,7 +31,11 @@ const COLUMNS: [&str; 18] = [
 ];
 
 /// The listing for a cluster's cached tables whose name matches the LIKE `pattern`.
-pub fn show_proxyroute(cluster: &str, entries: &[(TableKey, Entry<TableEntry>)], pattern: Option<&str>) -> TextResultSet {
+pub fn show_proxyroute(
+    cluster: &str,
+    entries: &[(TableKey, Entry<TableEntry>)],
+    pattern: Option<&str>,
+) -> TextResultSet {
     let mut rs = TextResultSet::with_text_columns(&COLUMNS);
     let mut sorted: Vec<&(TableKey, Entry<TableEntry>)> =
         entries.iter().filter(|(k, _)| pattern.is_none_or(|p| like(p, &k.table))).collect();

@@ -95,7 +95,8 @@ pub fn calc_done(loc: &Location, entry: &TableEntry, by_name: bool) -> PlanStep 
     fields.push(("level", FieldValue::UInt(if loc.sub.is_some() { 2 } else { 1 })));
     let step = if by_name {
         fields.push(("part_name", s(loc.name())));
-        PlanStep::new(other("PARTITION_ID_CALC_DONE", fields)).info(format!("Will route to specified partition name({})", loc.name()))
+        PlanStep::new(other("PARTITION_ID_CALC_DONE", fields))
+            .info(format!("Will route to specified partition name({})", loc.name()))
     } else {
         let idx = match &loc.sub {
             Some((i, _)) => format!("(p{}sp{i})", loc.part_idx),

@@ -39,18 +39,40 @@ async fn strong_read_goes_to_the_partition_leader_with_odp_trace() {
     assert_eq!(p.location.as_ref().unwrap().name(), "p3");
     let text = render_explain(sql, &p);
     let plan_part = &text[text.find("Route Plan").unwrap()..];
-    let points: Vec<&str> = plan_part.lines().filter_map(|l| l.trim_start().strip_prefix("> ")).map(|l| l.split(':').next().unwrap()).collect();
+    let points: Vec<&str> = plan_part
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("> "))
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
     assert_eq!(
         points,
-        ["SQL_PARSE", "ROUTE_INFO", "LOCATION_CACHE_LOOKUP", "TABLE_ENTRY_LOOKUP_DONE", "PARTITION_ID_CALC_START",
-         "EXPR_PARSE", "RESOLVE_EXPR", "RESOLVE_TOKEN", "CALC_PARTITION_ID",
-         "PARTITION_ID_CALC_DONE", "PARTITION_ENTRY_LOOKUP_DONE", "ROUTE_POLICY", "CONGESTION_CONTROL"],
+        [
+            "SQL_PARSE",
+            "ROUTE_INFO",
+            "LOCATION_CACHE_LOOKUP",
+            "TABLE_ENTRY_LOOKUP_DONE",
+            "PARTITION_ID_CALC_START",
+            "EXPR_PARSE",
+            "RESOLVE_EXPR",
+            "RESOLVE_TOKEN",
+            "CALC_PARTITION_ID",
+            "PARTITION_ID_CALC_DONE",
+            "PARTITION_ENTRY_LOOKUP_DONE",
+            "ROUTE_POLICY",
+            "CONGESTION_CONTROL"
+        ],
         "{text}"
     );
     assert!(text.contains("  > PARTITION_ID_CALC_DONE:{partition_id:200065, level:1, partitions:\"(p3)\"}"), "{text}");
-    assert!(text.contains("    > EXPR_PARSE:{col_val:\"c1=123\"}\n    > RESOLVE_EXPR:{part_range:\"[123 ; 123]\"}\n"), "{text}");
+    assert!(
+        text.contains("    > EXPR_PARSE:{col_val:\"c1=123\"}\n    > RESOLVE_EXPR:{part_range:\"[123 ; 123]\"}\n"),
+        "{text}"
+    );
     assert!(text.contains("      > RESOLVE_TOKEN:{token_type:\"TOKEN_INT_VAL\", token:\"123\"}"), "{text}");
-    assert!(text.contains("    > CALC_PARTITION_ID:{part_description:\"partition by hash(c1) partitions 8\"}"), "{text}");
+    assert!(
+        text.contains("    > CALC_PARTITION_ID:{part_description:\"partition by hash(c1) partitions 8\"}"),
+        "{text}"
+    );
     assert!(text.contains("  > PARTITION_ENTRY_LOOKUP_DONE:{leader:\"127.0.0.1:3312\""), "{text}");
     assert!(text.contains("ROUTE_TYPE_LEADER"), "{text}");
 }

@@ -133,9 +133,8 @@ impl RsaKeys {
     /// Generates a 2048-bit key pair.
     pub fn generate() -> Result<Self, RsaError> {
         let private = RsaPrivateKey::new(&mut rand::thread_rng(), 2048).map_err(|e| RsaError::Key(e.to_string()))?;
-        let public_pem = RsaPublicKey::from(&private)
-            .to_public_key_pem(LineEnding::LF)
-            .map_err(|e| RsaError::Key(e.to_string()))?;
+        let public_pem =
+            RsaPublicKey::from(&private).to_public_key_pem(LineEnding::LF).map_err(|e| RsaError::Key(e.to_string()))?;
         Ok(RsaKeys { private, public_pem })
     }
 
@@ -153,8 +152,8 @@ impl RsaKeys {
 /// The client side of full authentication: encrypts `password` for a server's PEM public key.
 pub fn rsa_encrypt_password(pem: &[u8], password: &[u8], nonce: &[u8]) -> Result<Vec<u8>, RsaError> {
     let text = std::str::from_utf8(pem).map_err(|e| RsaError::Key(e.to_string()))?;
-    let key = RsaPublicKey::from_public_key_pem(text.trim_end_matches('\0'))
-        .map_err(|e| RsaError::Key(e.to_string()))?;
+    let key =
+        RsaPublicKey::from_public_key_pem(text.trim_end_matches('\0')).map_err(|e| RsaError::Key(e.to_string()))?;
     let mut with_nul = password.to_vec();
     with_nul.push(0);
     let masked = xor_with_nonce(&with_nul, nonce);

@@ -45,6 +45,9 @@ mod tests {
             assert_eq!(refused_charset(ok), None, "{ok}");
         }
         let err = check(54).unwrap_err();
-        assert_eq!((err.code, err.message.as_str()), (1231, "Variable 'character_set_client' can't be set to the value of 'utf16'"));
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (1231, "Variable 'character_set_client' can't be set to the value of 'utf16'")
+        );
     }
 }

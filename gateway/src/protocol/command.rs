@@ -75,8 +75,8 @@ pub fn handling(cmd: u8) -> Handling {
     use Shape::*;
     match cmd {
         QUERY | STMT_EXECUTE | PROCESS_INFO | STMT_BULK_EXECUTE => Handling::Forward(Results),
-        INIT_DB | PING | REFRESH | PROCESS_KILL | DEBUG | SET_OPTION | STMT_RESET | RESET_CONNECTION
-        | CREATE_DB | DROP_DB | STATISTICS => Handling::Forward(Single),
+        INIT_DB | PING | REFRESH | PROCESS_KILL | DEBUG | SET_OPTION | STMT_RESET | RESET_CONNECTION | CREATE_DB
+        | DROP_DB | STATISTICS => Handling::Forward(Single),
         STMT_CLOSE | STMT_SEND_LONG_DATA => Handling::Forward(None),
         STMT_FETCH => Handling::Forward(Fetch),
         STMT_PREPARE => Handling::Forward(Prepare),
@@ -144,9 +144,21 @@ mod tests {
 
     #[test]
     fn every_driver_command_is_forwarded_or_handled() {
-        for c in [QUERY, INIT_DB, PING, FIELD_LIST, STATISTICS, STMT_PREPARE, STMT_EXECUTE, STMT_SEND_LONG_DATA,
-            STMT_CLOSE, STMT_RESET, STMT_FETCH, SET_OPTION, RESET_CONNECTION]
-        {
+        for c in [
+            QUERY,
+            INIT_DB,
+            PING,
+            FIELD_LIST,
+            STATISTICS,
+            STMT_PREPARE,
+            STMT_EXECUTE,
+            STMT_SEND_LONG_DATA,
+            STMT_CLOSE,
+            STMT_RESET,
+            STMT_FETCH,
+            SET_OPTION,
+            RESET_CONNECTION,
+        ] {
             assert!(matches!(handling(c), Handling::Forward(_)), "{c:#x}");
         }
         assert_eq!(handling(QUIT), Handling::Quit);

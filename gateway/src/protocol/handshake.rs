@@ -57,7 +57,16 @@ impl Greeting {
         } else {
             "mysql_native_password".into()
         };
-        Ok(Greeting { server_version, connection_id, salt, capabilities, charset, status, auth_plugin, ext_capabilities })
+        Ok(Greeting {
+            server_version,
+            connection_id,
+            salt,
+            capabilities,
+            charset,
+            status,
+            auth_plugin,
+            ext_capabilities,
+        })
     }
 
     /// Encodes the greeting payload. The salt must be 20 bytes.
@@ -334,7 +343,11 @@ mod tests {
             ext_capabilities: 0,
         };
         assert_eq!(HandshakeResponse::parse(&h.encode()).unwrap(), h);
-        let mariadb = HandshakeResponse { capabilities: caps::SUPPORTED & !caps::LONG_PASSWORD, ext_capabilities: 5, ..h.clone() };
+        let mariadb = HandshakeResponse {
+            capabilities: caps::SUPPORTED & !caps::LONG_PASSWORD,
+            ext_capabilities: 5,
+            ..h.clone()
+        };
         assert_eq!(HandshakeResponse::parse(&mariadb.encode()).unwrap(), mariadb);
         let bare = HandshakeResponse { capabilities: caps::PROTOCOL_41 | caps::SECURE_CONNECTION, ..h.clone() };
         let p = HandshakeResponse::parse(&bare.encode()).unwrap();

@@ -32,7 +32,14 @@ pub struct OkPacket {
 impl OkPacket {
     /// A plain OK with the given status.
     pub fn with_status(status: u16) -> Self {
-        OkPacket { affected_rows: 0, last_insert_id: 0, status, warnings: 0, info: Vec::new(), session_state: Vec::new() }
+        OkPacket {
+            affected_rows: 0,
+            last_insert_id: 0,
+            status,
+            warnings: 0,
+            info: Vec::new(),
+            session_state: Vec::new(),
+        }
     }
 
     /// Parses an OK payload (header 0x00, or 0xFE for the DEPRECATE_EOF terminator).

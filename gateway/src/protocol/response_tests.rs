@@ -54,11 +54,8 @@ fn deprecate_eof_result_set_ends_at_ok_terminator() {
 #[test]
 fn multi_results_continue_while_more_results_flag_is_set() {
     let more = status::MORE_RESULTS_EXISTS | 2;
-    let (steps, _) = run(
-        Shape::Results,
-        true,
-        &[vec![1], col(), row(b"1"), ok_term(more), ok(more), vec![1], col(), ok_term(2)],
-    );
+    let (steps, _) =
+        run(Shape::Results, true, &[vec![1], col(), row(b"1"), ok_term(more), ok(more), vec![1], col(), ok_term(2)]);
     assert_ends_at_last(&steps);
 }
 

@@ -282,7 +282,11 @@ impl CongestionManager {
             .map(|(addr, s)| CongestionReport {
                 addr: *addr,
                 state: s.state(now, &self.cfg),
-                failures: s.failures.iter().filter(|f| now.saturating_duration_since(**f) <= self.cfg.fail_window).count(),
+                failures: s
+                    .failures
+                    .iter()
+                    .filter(|f| now.saturating_duration_since(**f) <= self.cfg.fail_window)
+                    .count(),
                 last_failure: s.last_failure,
                 retry_at: s.alive_since.and(s.last_failure.or(s.alive_since)).map(|t| t + self.cfg.retry_interval),
                 detect_failures: s.detect_failures,

@@ -70,8 +70,9 @@ pub struct LoginRequest<'a> {
 
 /// Opens a TCP connection and reads the greeting, within `timeout`.
 pub async fn connect(addr: SocketAddr, timeout: Duration) -> Result<(Wire<TcpStream>, Greeting), SessionError> {
-    let unreachable = |why: String| {
-        SessionError::Refused { err: ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: cannot connect to backend {addr}: {why}")), seq: 0 }
+    let unreachable = |why: String| SessionError::Refused {
+        err: ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: cannot connect to backend {addr}: {why}")),
+        seq: 0,
     };
     let attempt = async {
         let stream = TcpStream::connect(addr).await.map_err(|e| unreachable(e.to_string()))?;
@@ -142,7 +143,8 @@ async fn secure(
 ) -> Result<(Wire<Stream>, u8), SessionError> {
     let (tcp, buf) = wire.into_parts();
     let addr = tcp.peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
-    let refused = |why: String| SessionError::refuse(codes::SSL_CONNECTION, 0, format!("gateway: TLS to backend {addr}: {why}"));
+    let refused =
+        |why: String| SessionError::refuse(codes::SSL_CONNECTION, 0, format!("gateway: TLS to backend {addr}: {why}"));
     let Some(tls) = req.tls.as_deref() else { return Ok((Wire::from_parts(Stream::Plain(tcp), buf), 1)) };
     if !tls.wanted(greeting.capabilities & caps::SSL != 0).map_err(|e| refused(e.to_string()))? {
         return Ok((Wire::from_parts(Stream::Plain(tcp), buf), 1));
@@ -249,7 +251,11 @@ async fn auth_loop(
 /// password (NUL-terminated), else the RSA exchange.
 async fn sha2_full_auth(wire: &mut Wire<Stream>, seq: u8, salt: &[u8], cred: &Credential) -> Result<(), SessionError> {
     let Credential::Plain(pw) = cred else {
-        return Err(SessionError::refuse(codes::ACCESS_DENIED, 0, "gateway: backend full authentication needs the plain password"));
+        return Err(SessionError::refuse(
+            codes::ACCESS_DENIED,
+            0,
+            "gateway: backend full authentication needs the plain password",
+        ));
     };
     if wire.io.is_tls() {
         let clear: Vec<u8> = pw.iter().copied().chain([0]).collect();

@@ -136,7 +136,11 @@ impl Exchange<'_> {
 
     /// Checks the client's proof for the account `user`, switching plugin when needed. A refusal
     /// names the login as the client sent it (`alice@t1`), as MySQL and OceanBase do.
-    async fn authenticate(&mut self, user: &UserConfig, response: &HandshakeResponse) -> Result<Credential, SessionError> {
+    async fn authenticate(
+        &mut self,
+        user: &UserConfig,
+        response: &HandshakeResponse,
+    ) -> Result<Credential, SessionError> {
         if user.auth_plugin == AuthPlugin::Ed25519 {
             return self.check_ed25519(user, response).await;
         }
@@ -178,7 +182,11 @@ impl Exchange<'_> {
 
     /// MariaDB's ed25519: always an auth switch (the nonce is 32 bytes, the greeting's salt 20),
     /// then the client's signature checked with the key of the configured password.
-    async fn check_ed25519(&mut self, user: &UserConfig, response: &HandshakeResponse) -> Result<Credential, SessionError> {
+    async fn check_ed25519(
+        &mut self,
+        user: &UserConfig,
+        response: &HandshakeResponse,
+    ) -> Result<Credential, SessionError> {
         if self.capabilities & caps::PLUGIN_AUTH == 0 {
             return Err(self.denied(&response.user, !response.auth_response.is_empty()));
         }
@@ -212,7 +220,11 @@ impl Exchange<'_> {
         let mut reply = self.receive().await?;
         if reply == [auth::SHA2_REQUEST_PUBLIC_KEY] {
             let Some(keys) = self.shared.rsa_keys().await else {
-                return Err(SessionError::refuse(codes::HANDSHAKE, self.seq, "gateway has no RSA key for full authentication"));
+                return Err(SessionError::refuse(
+                    codes::HANDSHAKE,
+                    self.seq,
+                    "gateway has no RSA key for full authentication",
+                ));
             };
             let mut more = vec![0x01];
             more.extend_from_slice(keys.public_pem.as_bytes());
@@ -247,7 +259,11 @@ impl Exchange<'_> {
     async fn receive(&mut self) -> Result<Vec<u8>, SessionError> {
         let p = self.wire.read_packet(MAX_AUTH_PACKET).await.map_err(|e| handshake_error(e, self.seq))?;
         if p.first_seq != self.seq {
-            return Err(SessionError::refuse(codes::OUT_OF_ORDER, p.last_seq.wrapping_add(1), "Got packets out of order"));
+            return Err(SessionError::refuse(
+                codes::OUT_OF_ORDER,
+                p.last_seq.wrapping_add(1),
+                "Got packets out of order",
+            ));
         }
         self.seq = p.last_seq.wrapping_add(1);
         Ok(p.payload.to_vec())

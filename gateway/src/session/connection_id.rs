@@ -116,7 +116,9 @@ fn find_calls(b: &[u8], strings_are_code: bool) -> Vec<Call> {
                     i = find(b, i + 2, b"*/").map_or(b.len(), |e| e + 2);
                 }
             }
-            b'-' if b.get(i + 1) == Some(&b'-') && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) => i = line_end(b, i),
+            b'-' if b.get(i + 1) == Some(&b'-') && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) => {
+                i = line_end(b, i)
+            }
             b'#' => i = line_end(b, i),
             b'(' => {
                 if select_list.len() < MAX_DEPTH {
@@ -146,7 +148,11 @@ fn find_calls(b: &[u8], strings_are_code: bool) -> Vec<Call> {
                 if word.eq_ignore_ascii_case(b"connection_id") && prev != Prev::Dot {
                     if let Some(call_end) = empty_parens(b, end) {
                         let item_start = prev == Prev::ItemStart && select_list.last() == Some(&true);
-                        calls.push(Call { start: i, end: call_end, whole_item: item_start && ends_item(b, call_end, strings_are_code) });
+                        calls.push(Call {
+                            start: i,
+                            end: call_end,
+                            whole_item: item_start && ends_item(b, call_end, strings_are_code),
+                        });
                         prev = Prev::Other;
                         i = call_end;
                         continue;
@@ -272,12 +278,18 @@ mod tests {
     #[test]
     fn a_select_item_keeps_its_column_name() {
         assert_eq!(rw("SELECT CONNECTION_ID()").as_deref(), Some("SELECT CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`"));
-        assert_eq!(rw("select connection_id(), 1").as_deref(), Some("select CAST(42 AS UNSIGNED) AS `connection_id()`, 1"));
+        assert_eq!(
+            rw("select connection_id(), 1").as_deref(),
+            Some("select CAST(42 AS UNSIGNED) AS `connection_id()`, 1")
+        );
         assert_eq!(
             rw("SELECT 1, Connection_Id ( ) FROM t").as_deref(),
             Some("SELECT 1, CAST(42 AS UNSIGNED) AS `Connection_Id ( )` FROM t")
         );
-        assert_eq!(rw("SELECT (SELECT CONNECTION_ID());").as_deref(), Some("SELECT (SELECT CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`);"));
+        assert_eq!(
+            rw("SELECT (SELECT CONNECTION_ID());").as_deref(),
+            Some("SELECT (SELECT CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`);")
+        );
     }
 
     #[test]
@@ -290,10 +302,19 @@ mod tests {
             rw("SELECT a FROM t WHERE id = connection_id() GROUP BY a, CONNECTION_ID()").as_deref(),
             Some("SELECT a FROM t WHERE id = CAST(42 AS UNSIGNED) GROUP BY a, CAST(42 AS UNSIGNED)")
         );
-        assert_eq!(rw("INSERT INTO t VALUES (1, CONNECTION_ID())").as_deref(), Some("INSERT INTO t VALUES (1, CAST(42 AS UNSIGNED))"));
+        assert_eq!(
+            rw("INSERT INTO t VALUES (1, CONNECTION_ID())").as_deref(),
+            Some("INSERT INTO t VALUES (1, CAST(42 AS UNSIGNED))")
+        );
         assert_eq!(rw("KILL CONNECTION_ID()"), None);
-        assert_eq!(rw("/* c */ SELECT CONNECTION_ID()").as_deref(), Some("/* c */ SELECT CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`"));
-        assert_eq!(rw("/*!50000 SELECT CONNECTION_ID() */").as_deref(), Some("/*!50000 SELECT CAST(42 AS UNSIGNED) */"));
+        assert_eq!(
+            rw("/* c */ SELECT CONNECTION_ID()").as_deref(),
+            Some("/* c */ SELECT CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`")
+        );
+        assert_eq!(
+            rw("/*!50000 SELECT CONNECTION_ID() */").as_deref(),
+            Some("/*!50000 SELECT CAST(42 AS UNSIGNED) */")
+        );
     }
 
     #[test]

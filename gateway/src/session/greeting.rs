@@ -38,7 +38,12 @@ pub enum Answer {
 
 /// Sends the greeting (offering TLS unless `mode` is off) and reads the client's first packet,
 /// exactly, so that a ClientHello sent right behind an SSLRequest stays on the socket.
-pub async fn greet(wire: &mut Wire<Stream>, shared: &Shared, connection_id: u32, mode: TlsMode) -> Result<Answer, SessionError> {
+pub async fn greet(
+    wire: &mut Wire<Stream>,
+    shared: &Shared,
+    connection_id: u32,
+    mode: TlsMode,
+) -> Result<Answer, SessionError> {
     let salt = auth::new_salt();
     let profile = shared.profile();
     let offer_tls = mode != TlsMode::Off && shared.config().tls_loaded.acceptor.is_some();
@@ -71,8 +76,12 @@ pub async fn greet(wire: &mut Wire<Stream>, shared: &Shared, connection_id: u32,
     match (ssl, offer_tls) {
         (true, true) if wire.buf.is_empty() => Ok(Answer::StartTls(hello)),
         (true, true) => Err(SessionError::refuse(codes::HANDSHAKE, seq, "Bad handshake")),
-        (true, false) => Err(SessionError::refuse(codes::HANDSHAKE, seq, "SSL connection error: TLS is not enabled on this gateway")),
-        (false, _) if mode == TlsMode::Required => Err(SessionError::refuse(codes::SECURE_TRANSPORT_REQUIRED, seq, INSECURE)),
+        (true, false) => {
+            Err(SessionError::refuse(codes::HANDSHAKE, seq, "SSL connection error: TLS is not enabled on this gateway"))
+        }
+        (false, _) if mode == TlsMode::Required => {
+            Err(SessionError::refuse(codes::SECURE_TRANSPORT_REQUIRED, seq, INSECURE))
+        }
         (false, _) => Ok(Answer::Plain(hello)),
     }
 }
@@ -85,13 +94,18 @@ pub async fn greet(wire: &mut Wire<Stream>, shared: &Shared, connection_id: u32,
 fn announced_ext(shared: &Shared, profile: &super::shared::BackendProfile) -> u32 {
     let mariadb = profile.capabilities & caps::LONG_PASSWORD == 0;
     let offered = if shared.clusters.routed() { ext_caps::STMT_BULK_OPERATIONS } else { ext_caps::RELAYED };
-    if mariadb { profile.ext_capabilities & offered } else { 0 }
+    if mariadb {
+        profile.ext_capabilities & offered
+    } else {
+        0
+    }
 }
 
 /// The TLS handshake after an SSLRequest. A failed handshake leaves nothing to answer on.
 pub async fn accept_tls(wire: Wire<Stream>, shared: &Shared) -> Result<Wire<Stream>, SessionError> {
     let (stream, buf) = wire.into_parts();
-    let failed = |why: &str| SessionError::Client(ProtocolError::Io(std::io::Error::other(format!("TLS handshake: {why}"))));
+    let failed =
+        |why: &str| SessionError::Client(ProtocolError::Io(std::io::Error::other(format!("TLS handshake: {why}"))));
     let Some(acceptor) = shared.config().tls_loaded.acceptor.clone() else { return Err(failed("no certificate")) };
     let tcp: TcpStream = match stream {
         Stream::Plain(tcp) => tcp,
@@ -112,7 +126,11 @@ pub async fn read_response(wire: &mut Wire<Stream>, hello: Hello) -> Result<Hell
 
 fn check_seq(packet: &Packet, expected: u8) -> Result<(), SessionError> {
     if packet.first_seq != expected {
-        return Err(SessionError::refuse(codes::OUT_OF_ORDER, packet.last_seq.wrapping_add(1), "Got packets out of order"));
+        return Err(SessionError::refuse(
+            codes::OUT_OF_ORDER,
+            packet.last_seq.wrapping_add(1),
+            "Got packets out of order",
+        ));
     }
     Ok(())
 }

@@ -46,7 +46,8 @@ pub fn recognise(payload: &[u8]) -> Option<Internal> {
     let first = &t[..t.find(|c: char| c.is_ascii_whitespace()).unwrap_or(t.len())];
     if first.eq_ignore_ascii_case("explain") {
         let a = sql::analyze(text);
-        return (a.kind == StmtKind::ExplainRoute).then(|| Internal::ExplainRoute(a.inner_sql.unwrap_or_default().to_string()));
+        return (a.kind == StmtKind::ExplainRoute)
+            .then(|| Internal::ExplainRoute(a.inner_sql.unwrap_or_default().to_string()));
     }
     if first.eq_ignore_ascii_case("show") {
         return show_proxyroute(text).or_else(|| super::admin::recognise(text).map(Internal::Admin));

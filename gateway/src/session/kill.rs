@@ -76,7 +76,10 @@ pub fn refused(payload: &[u8]) -> bool {
 
 /// The error for a KILL statement the gateway does not take (see the module doc).
 pub fn unsupported() -> ErrPacket {
-    ErrPacket::new(codes::NOT_SUPPORTED, "gateway: only KILL [QUERY | CONNECTION] <connection id> is supported (ids are the gateway's)")
+    ErrPacket::new(
+        codes::NOT_SUPPORTED,
+        "gateway: only KILL [QUERY | CONNECTION] <connection id> is supported (ids are the gateway's)",
+    )
 }
 
 /// `KILL [HARD|SOFT] [QUERY | CONNECTION] (<id> | ? | CONNECTION_ID())`.
@@ -129,7 +132,9 @@ fn id_of(v: &Value<'_>) -> Result<u32, ErrPacket> {
         Value::Int(i) => u64::try_from(*i).map_err(|_| wrong())?,
         Value::UInt(u) => *u,
         Value::Decimal(t) => t.trim().parse().map_err(|_| wrong())?,
-        Value::Str { bytes, .. } => std::str::from_utf8(bytes).ok().and_then(|s| s.trim().parse().ok()).ok_or_else(wrong)?,
+        Value::Str { bytes, .. } => {
+            std::str::from_utf8(bytes).ok().and_then(|s| s.trim().parse().ok()).ok_or_else(wrong)?
+        }
         _ => return Err(wrong()),
     };
     u32::try_from(n).map_err(|_| ErrPacket::new(codes::NO_SUCH_THREAD, format!("Unknown thread id: {n}")))
@@ -161,11 +166,26 @@ mod tests {
 
     #[test]
     fn leaves_everything_else_alone() {
-        for s in ["select 1", "KILL", "KILL QUERY", "KILL 1 2", "KILL USER bob", "KILL QUERY ID 5", "killer 5", "KILL ?", "KILL (5)"] {
+        for s in [
+            "select 1",
+            "KILL",
+            "KILL QUERY",
+            "KILL 1 2",
+            "KILL USER bob",
+            "KILL QUERY ID 5",
+            "killer 5",
+            "KILL ?",
+            "KILL (5)",
+        ] {
             assert_eq!(parse1(&q(s)), None, "{s}");
         }
         assert!(refused(&q("SELECT 1; KILL 5")) && refused(&q("KILL USER bob")) && !refused(&q("SELECT 'kill'")));
-        assert!(is_kill("/* x */ kill user bob") && is_kill("KILL (5)") && !is_kill("killer 5") && !is_kill("SELECT 'KILL 5'"));
+        assert!(
+            is_kill("/* x */ kill user bob")
+                && is_kill("KILL (5)")
+                && !is_kill("killer 5")
+                && !is_kill("SELECT 'KILL 5'")
+        );
     }
 
     #[test]
@@ -173,7 +193,10 @@ mod tests {
         let t = template("KILL QUERY ?").expect("template");
         assert_eq!(t.params(), 1);
         assert_eq!(t.bind(&[Value::Int(5)], 1), Ok(Kill { query_only: true, id: 5 }));
-        assert_eq!(t.bind(&[Value::Str { bytes: b"6".as_slice().into(), charset: None }], 1), Ok(Kill { query_only: true, id: 6 }));
+        assert_eq!(
+            t.bind(&[Value::Str { bytes: b"6".as_slice().into(), charset: None }], 1),
+            Ok(Kill { query_only: true, id: 6 })
+        );
         assert_eq!(t.bind(&[Value::Int(-1)], 1).map_err(|e| e.code), Err(WRONG_ARGUMENTS));
         assert_eq!(t.bind(&[Value::Null], 1).map_err(|e| e.code), Err(WRONG_ARGUMENTS));
         assert_eq!(t.bind(&[Value::UInt(1 << 40)], 1).map_err(|e| e.code), Err(codes::NO_SUCH_THREAD));

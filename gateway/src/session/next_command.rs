@@ -2,8 +2,8 @@
 //! framing errors become the server's errors, and a draining gateway (SIGTERM) closes an idle
 //! session at this statement boundary or refuses the command it was sent.
 
-use bytes::Bytes;
 use crate::tls::Stream;
+use bytes::Bytes;
 
 use super::{SessionError, Shared};
 use crate::protocol::codes;
@@ -32,7 +32,11 @@ pub async fn read(client: &mut Wire<Stream>, shared: &Shared) -> Result<Option<N
         Ok(p) => p,
         Err(ProtocolError::Closed) => return Ok(None),
         Err(ProtocolError::TooLarge { .. }) => {
-            return Err(SessionError::refuse(codes::PACKET_TOO_LARGE, 1, "Got a packet bigger than 'max_allowed_packet' bytes"));
+            return Err(SessionError::refuse(
+                codes::PACKET_TOO_LARGE,
+                1,
+                "Got a packet bigger than 'max_allowed_packet' bytes",
+            ));
         }
         Err(ProtocolError::OutOfOrder { .. }) => {
             return Err(SessionError::refuse(codes::OUT_OF_ORDER, 1, "Got packets out of order"));
@@ -40,7 +44,11 @@ pub async fn read(client: &mut Wire<Stream>, shared: &Shared) -> Result<Option<N
         Err(e) => return Err(SessionError::Client(e)),
     };
     if packet.first_seq != 0 {
-        return Err(SessionError::refuse(codes::OUT_OF_ORDER, packet.last_seq.wrapping_add(1), "Got packets out of order"));
+        return Err(SessionError::refuse(
+            codes::OUT_OF_ORDER,
+            packet.last_seq.wrapping_add(1),
+            "Got packets out of order",
+        ));
     }
     let Some(&cmd) = packet.payload.first() else {
         return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));

@@ -51,10 +51,10 @@ pub use conn::PooledConn;
 pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
-use super::state::ConnSync;
 use super::server_kind;
-use crate::login_name::ServerKind;
+use super::state::ConnSync;
 use super::SessionError;
+use crate::login_name::ServerKind;
 use crate::protocol::message::ErrPacket;
 use crate::protocol::{codes, ProtocolError};
 
@@ -162,7 +162,10 @@ impl PoolError {
 
     /// Whether another server may be tried: nothing reached this one (docs/routing.md §7).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, PoolError::Busy { .. } | PoolError::ConnectQueue { .. } | PoolError::Connect { .. } | PoolError::Tls { .. })
+        matches!(
+            self,
+            PoolError::Busy { .. } | PoolError::ConnectQueue { .. } | PoolError::Connect { .. } | PoolError::Tls { .. }
+        )
     }
 }
 
@@ -264,7 +267,8 @@ impl Drop for Gauge<'_> {
 impl Pool {
     /// An empty pool reporting connect outcomes to `health`.
     pub fn new(cfg: PoolConfig, health: Arc<dyn ServerHealth>) -> Self {
-        let inner = Inner { cfg, health, keys: Mutex::default(), servers: Mutex::default(), counters: Counters::default() };
+        let inner =
+            Inner { cfg, health, keys: Mutex::default(), servers: Mutex::default(), counters: Counters::default() };
         Pool { inner: Arc::new(inner) }
     }
 
@@ -276,7 +280,8 @@ impl Pool {
     /// A connection of `key` for client `client` (its [`super::state::ClientState::id`]), logged
     /// in with `login` when a new one is needed. `login.user` must be `key.user`.
     pub async fn get(&self, key: &PoolKey, login: &LoginRequest<'_>, client: u64) -> Result<PooledConn, PoolError> {
-        let span = tracing::debug_span!("pool_get", server = %key.server, tenant = %key.tenant, user = %key.user, client);
+        let span =
+            tracing::debug_span!("pool_get", server = %key.server, tenant = %key.tenant, user = %key.user, client);
         self.acquire(key, login, client).instrument(span).await
     }
 
@@ -289,7 +294,9 @@ impl Pool {
         let free = home.slots.clone().try_acquire_owned().ok();
         let slot = match free {
             Some(slot) => Some(slot),
-            None => tokio::time::timeout_at(deadline, home.slots.clone().acquire_owned()).await.ok().and_then(Result::ok),
+            None => {
+                tokio::time::timeout_at(deadline, home.slots.clone().acquire_owned()).await.ok().and_then(Result::ok)
+            }
         };
         let Some(slot) = slot else {
             self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
@@ -326,7 +333,13 @@ impl Pool {
     }
 
     /// Makes an idle connection usable for `client` before `deadline`, or closes it (`None`).
-    async fn revive(&self, idle: Idle, login: &LoginRequest<'_>, client: u64, deadline: tokio::time::Instant) -> Option<(Backend, ConnSync)> {
+    async fn revive(
+        &self,
+        idle: Idle,
+        login: &LoginRequest<'_>,
+        client: u64,
+        deadline: tokio::time::Instant,
+    ) -> Option<(Backend, ConnSync)> {
         let cfg = &self.inner.cfg;
         let bound = step_bound(cfg.connect_timeout(), deadline);
         let age = idle.since.elapsed();
@@ -355,14 +368,22 @@ impl Pool {
     /// are when it starts), by a new login when the client has no database and the connection
     /// has one (COM_RESET_CONNECTION keeps the database; a client must not find another's), and
     /// `IGNORE_SPACE` back in `sql_mode` when the client asked for it at login.
-    async fn hand_over(&self, backend: &mut Backend, sync: &mut ConnSync, login: &LoginRequest<'_>, bound: Duration) -> Result<(), String> {
+    async fn hand_over(
+        &self,
+        backend: &mut Backend,
+        sync: &mut ConnSync,
+        login: &LoginRequest<'_>,
+        bound: Duration,
+    ) -> Result<(), String> {
         let unselect = login.database.is_none() && sync.database().is_some();
         match health::reset(backend, login, bound, unselect).await? {
             false => sync.reset(),
             true => sync.relogin(login.database, login.charset),
         }
         self.inner.counters.resets.fetch_add(1, Ordering::Relaxed);
-        if login.client_caps & crate::protocol::caps::IGNORE_SPACE != 0 && !scrub::restore_ignore_space(backend, bound).await {
+        if login.client_caps & crate::protocol::caps::IGNORE_SPACE != 0
+            && !scrub::restore_ignore_space(backend, bound).await
+        {
             return Err("restoring IGNORE_SPACE in sql_mode failed".into());
         }
         Ok(())
@@ -386,7 +407,11 @@ impl Pool {
                 self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
                 let waited_ms = started.elapsed().as_millis() as u64;
                 info!(waited_ms, limit = cfg.max_connects_per_server, "connect limit reached");
-                return Err(PoolError::ConnectQueue { server: key.server, waited_ms, limit: cfg.max_connects_per_server });
+                return Err(PoolError::ConnectQueue {
+                    server: key.server,
+                    waited_ms,
+                    limit: cfg.max_connects_per_server,
+                });
             }
             Err(NoPermit::ServerFailed(why)) => {
                 let waited_ms = started.elapsed().as_millis() as u64;
@@ -418,7 +443,8 @@ impl Pool {
     /// Closes idle connections past the idle timeout (call it now and then).
     pub fn reap_idle(&self) -> usize {
         let limit = self.inner.cfg.idle_timeout();
-        let pools: Vec<Arc<KeyPool>> = self.inner.keys.lock().map(|k| k.values().cloned().collect()).unwrap_or_default();
+        let pools: Vec<Arc<KeyPool>> =
+            self.inner.keys.lock().map(|k| k.values().cloned().collect()).unwrap_or_default();
         let mut n = 0;
         for p in pools {
             if let Ok(mut idle) = p.idle.lock() {
@@ -506,10 +532,7 @@ impl Inner {
 
     fn gate(&self, server: SocketAddr) -> Arc<ServerGate> {
         let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
-        servers
-            .entry(server)
-            .or_insert_with(|| Arc::new(ServerGate::new(self.cfg.max_connects_per_server)))
-            .clone()
+        servers.entry(server).or_insert_with(|| Arc::new(ServerGate::new(self.cfg.max_connects_per_server))).clone()
     }
 }
 
@@ -536,10 +559,16 @@ fn step_bound(limit: Duration, deadline: tokio::time::Instant) -> Duration {
 }
 
 /// TCP connect, greeting and login to `server`, all within `timeout`.
-async fn open(server: SocketAddr, login: &LoginRequest<'_>, timeout: std::time::Duration) -> Result<Backend, PoolError> {
+async fn open(
+    server: SocketAddr,
+    login: &LoginRequest<'_>,
+    timeout: std::time::Duration,
+) -> Result<Backend, PoolError> {
     let connect_err = |e: SessionError| match e {
         // backend::login words it "gateway: TLS to backend <addr>: <why>" (ERR 2026).
-        SessionError::Refused { err, .. } if err.code == codes::SSL_CONNECTION => PoolError::Tls { server, reason: err.message },
+        SessionError::Refused { err, .. } if err.code == codes::SSL_CONNECTION => {
+            PoolError::Tls { server, reason: err.message }
+        }
         // backend::connect words it "gateway: cannot connect to backend <addr>: <why>".
         SessionError::Refused { err, .. } => {
             let reason = match err.message.split_once(&format!("{server}: ")) {
@@ -558,9 +587,9 @@ async fn open(server: SocketAddr, login: &LoginRequest<'_>, timeout: std::time::
             LoginOutcome::Denied(err) => Err(PoolError::Denied { server, err }),
         }
     };
-    tokio::time::timeout(timeout, attempt)
-        .await
-        .unwrap_or_else(|_| Err(PoolError::Connect { server, reason: format!("timed out after {} ms", timeout.as_millis()) }))
+    tokio::time::timeout(timeout, attempt).await.unwrap_or_else(|_| {
+        Err(PoolError::Connect { server, reason: format!("timed out after {} ms", timeout.as_millis()) })
+    })
 }
 
 #[cfg(test)]
@@ -578,13 +607,17 @@ mod tests {
     fn errors_are_clear_and_classified() {
         let server: SocketAddr = "10.0.0.1:2881".parse().unwrap();
         let busy = PoolError::Busy { server, waited_ms: 2000, size: 8 };
-        assert_eq!(busy.to_string(), "gateway: no connection to 10.0.0.1:2881 available within 2000 ms (pool size 8, all busy)");
+        assert_eq!(
+            busy.to_string(),
+            "gateway: no connection to 10.0.0.1:2881 available within 2000 ms (pool size 8, all busy)"
+        );
         assert_eq!(busy.to_err_packet().code, codes::BACKEND_UNREACHABLE);
         assert!(busy.is_retryable());
         let denied = PoolError::Denied { server, err: ErrPacket::new(1045, "Access denied") };
         assert_eq!(denied.to_err_packet().code, 1045);
         assert!(!denied.is_retryable());
-        let tls = PoolError::Tls { server, reason: "gateway: TLS to backend 10.0.0.1:2881: invalid peer certificate".into() };
+        let tls =
+            PoolError::Tls { server, reason: "gateway: TLS to backend 10.0.0.1:2881: invalid peer certificate".into() };
         assert_eq!(tls.to_err_packet().code, 2026, "CR_SSL_CONNECTION_ERROR, not 2003");
         assert_eq!(tls.to_err_packet().message, "gateway: TLS to backend 10.0.0.1:2881: invalid peer certificate");
         assert!(tls.is_retryable(), "nothing ran on the server");

@@ -47,7 +47,9 @@ pub fn recognise(sql: &str) -> Option<bool> {
     let mut t = sql;
     while words.len() < 4 {
         t = skip_leading_comments(t);
-        let Some(word) = t.split(|c: char| c.is_ascii_whitespace() || c == '/' || c == '#' || c == ';').next() else { break };
+        let Some(word) = t.split(|c: char| c.is_ascii_whitespace() || c == '/' || c == '#' || c == ';').next() else {
+            break;
+        };
         if word.is_empty() {
             if t.starts_with(';') {
                 t = &t[1..];
@@ -64,7 +66,11 @@ pub fn recognise(sql: &str) -> Option<bool> {
     }
     match words.as_slice() {
         [s, p] if s.eq_ignore_ascii_case("show") && p.eq_ignore_ascii_case("processlist") => Some(false),
-        [s, f, p] if s.eq_ignore_ascii_case("show") && f.eq_ignore_ascii_case("full") && p.eq_ignore_ascii_case("processlist") => {
+        [s, f, p]
+            if s.eq_ignore_ascii_case("show")
+                && f.eq_ignore_ascii_case("full")
+                && p.eq_ignore_ascii_case("processlist") =>
+        {
             Some(true)
         }
         _ => None,
@@ -205,7 +211,10 @@ mod tests {
     #[test]
     fn recognises_simple_information_schema_queries() {
         let q = |s| recognise_table(s, 9);
-        assert_eq!(q("SELECT * FROM information_schema.PROCESSLIST"), Some(TableQuery { columns: (0..8).collect(), id: None }));
+        assert_eq!(
+            q("SELECT * FROM information_schema.PROCESSLIST"),
+            Some(TableQuery { columns: (0..8).collect(), id: None })
+        );
         assert_eq!(
             q("select id,info from `information_schema`.`processlist` where id=connection_id();"),
             Some(TableQuery { columns: vec![0, 7], id: Some(9) })

@@ -41,7 +41,9 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
         // The address the application dialled: the steered server or VIP, else our listener.
         let dialled = steered.or_else(|| stream.local_addr().ok());
         let deadline = Instant::now() + Duration::from_secs(shared.config().listen.handshake_timeout_secs);
-        let greeted = tokio::time::timeout_at(deadline.into(), hello(Wire::new(Stream::Plain(stream)), &shared, id, dialled)).await;
+        let greeted =
+            tokio::time::timeout_at(deadline.into(), hello(Wire::new(Stream::Plain(stream)), &shared, id, dialled))
+                .await;
         let (mut client, hello) = match greeted {
             Ok(Some(greeted)) => greeted,
             Ok(None) => return,
@@ -72,7 +74,12 @@ async fn finish(client: &mut Wire<Stream>, result: Result<(), SessionError>) {
 /// Greets the client and reads its handshake response, over TLS when it asks for it (the
 /// client leg's mode is [`tls::client_tls_mode`] of the address it dialled). `None`: the
 /// session ended here (logged, refusal sent).
-async fn hello(mut client: Wire<Stream>, shared: &Shared, id: u32, dialled: Option<SocketAddr>) -> Option<(Wire<Stream>, Hello)> {
+async fn hello(
+    mut client: Wire<Stream>,
+    shared: &Shared,
+    id: u32,
+    dialled: Option<SocketAddr>,
+) -> Option<(Wire<Stream>, Hello)> {
     let mode = tls::client_tls_mode(&shared.config(), dialled);
     let answer = match greeting::greet(&mut client, shared, id, mode).await {
         Ok(answer) => answer,
@@ -110,13 +117,15 @@ async fn run(
     id: u32,
     (backend_addr, dialled): (SocketAddr, Option<SocketAddr>),
 ) -> Result<(), SessionError> {
-    let login = tokio::time::timeout_at(deadline.into(), client_auth::accept(client, shared, hello, peer.ip(), dialled))
-        .await
-        .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
+    let login =
+        tokio::time::timeout_at(deadline.into(), client_auth::accept(client, shared, hello, peer.ip(), dialled))
+            .await
+            .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
     // With [routing], every session is routed per statement by its cluster's planner, except
     // the data plane's passthrough users (pinned to one backend from login, spliceable).
     if let Some(planner) = login.planner.clone() {
-        let passthrough = shared.config().dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
+        let passthrough =
+            shared.config().dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
         if !passthrough {
             return super::routed::serve(client, shared, planner, id, (peer, dialled), login).await;
         }
@@ -199,9 +208,8 @@ impl<'a> Session<'a> {
             tls: shared.server_tls(login.name.cluster.as_deref()),
             identity: shared.client_identity(peer, id),
         };
-        let (wire, greeting) = backend::connect(backend_addr, shared.config().connect_timeout())
-            .await
-            .map_err(|e| at_seq(e, seq))?;
+        let (wire, greeting) =
+            backend::connect(backend_addr, shared.config().connect_timeout()).await.map_err(|e| at_seq(e, seq))?;
         shared.learn_profile(&greeting);
         let (mut backend, outcome) = backend::login(wire, greeting, &req).await.map_err(|e| at_seq(e, seq))?;
         let tls = client.io.is_tls() || backend.wire.io.is_tls();
@@ -244,7 +252,27 @@ impl<'a> Session<'a> {
         let client_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED & backend.greeting.ext_capabilities;
         let salt = login.salt;
         let kills = ids::PreparedKills::default();
-        Ok(Session { client, backend, shared, peer, client_caps, salt, user, tenant, database, tls, splice, dialled: None, cluster, id, backend_addr, kills, out: Vec::new(), killed: None, client_ext })
+        Ok(Session {
+            client,
+            backend,
+            shared,
+            peer,
+            client_caps,
+            salt,
+            user,
+            tenant,
+            database,
+            tls,
+            splice,
+            dialled: None,
+            cluster,
+            id,
+            backend_addr,
+            kills,
+            out: Vec::new(),
+            killed: None,
+            client_ext,
+        })
     }
 
     /// A pinned session spliced in the kernel: supervised until both sides close. The splice
@@ -360,9 +388,15 @@ impl<'a> Session<'a> {
     }
 
     /// Relays the backend's answer to `payload` (sent); `true` when it was an error.
-    async fn relay_answer(&mut self, payload: &[u8], shape: command::Shape, reply_seq: u8) -> Result<bool, SessionError> {
+    async fn relay_answer(
+        &mut self,
+        payload: &[u8],
+        shape: command::Shape,
+        reply_seq: u8,
+    ) -> Result<bool, SessionError> {
         let cmd = payload[0];
-        let mut tracker = ResponseTracker::for_command(shape, payload, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
+        let mut tracker =
+            ResponseTracker::for_command(shape, payload, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
         if tracker.is_done() {
             return Ok(false);
         }

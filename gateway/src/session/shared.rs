@@ -94,8 +94,11 @@ impl Shared {
                 .ok()
         });
         let clusters = crate::clusters::Clusters::new(&config, planner.clone());
-        let accounts =
-            crate::accounts::ServerAccounts::from_config(&config.auth, config.backend.address, config.connect_timeout());
+        let accounts = crate::accounts::ServerAccounts::from_config(
+            &config.auth,
+            config.backend.address,
+            config.connect_timeout(),
+        );
         Shared {
             accounts,
             clusters,

@@ -39,7 +39,8 @@ const ONE_SHOT: [&str; 3] = ["insert_id", "rand_seed1", "rand_seed2"];
 const OCEANBASE_PREFIX: &str = "ob_";
 
 /// Variables that `SET NAMES` / `SET CHARACTER SET` set as a side effect.
-const CHARSET_VARS: [&str; 4] = ["character_set_client", "character_set_connection", "character_set_results", "collation_connection"];
+const CHARSET_VARS: [&str; 4] =
+    ["character_set_client", "character_set_connection", "character_set_results", "collation_connection"];
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -317,7 +318,9 @@ impl ClientState {
         let changed: Vec<&Entry> = self
             .entries
             .iter()
-            .filter(|e| e.version > since && !(fresh && matches!(e.slot, Slot::User(_)) && e.assignment.value == SetValue::Null))
+            .filter(|e| {
+                e.version > since && !(fresh && matches!(e.slot, Slot::User(_)) && e.assignment.value == SetValue::Null)
+            })
             .filter(|e| conn.oceanbase || !e.slot.is_oceanbase())
             .collect();
         let is_mode = |e: &Entry| e.slot == Slot::System("sql_mode".into());
@@ -368,7 +371,10 @@ impl ClientState {
             return None;
         }
         let Some((cs, co)) = collation_names(self.collation) else {
-            tracing::warn!(collation = self.collation, "unknown handshake collation: not replayed on pooled connections");
+            tracing::warn!(
+                collation = self.collation,
+                "unknown handshake collation: not replayed on pooled connections"
+            );
             return None;
         };
         Some(Assignment { target: Target::Names { collation: Some(co.into()) }, value: SetValue::Word(cs.into()) })

@@ -66,8 +66,27 @@ pub fn within(classes: impl IntoIterator<Item = Class>) -> bool {
 
 /// Keywords that act as infix or postfix operators (or join query bodies) in MySQL syntax.
 const OPERATOR_WORDS: [&str; 21] = [
-    "AND", "OR", "XOR", "NOT", "IS", "IN", "LIKE", "RLIKE", "REGEXP", "BETWEEN", "COLLATE", "DIV", "MOD", "SOUNDS",
-    "MEMBER", "ESCAPE", "BINARY", "UNION", "INTERSECT", "EXCEPT", "MINUS",
+    "AND",
+    "OR",
+    "XOR",
+    "NOT",
+    "IS",
+    "IN",
+    "LIKE",
+    "RLIKE",
+    "REGEXP",
+    "BETWEEN",
+    "COLLATE",
+    "DIV",
+    "MOD",
+    "SOUNDS",
+    "MEMBER",
+    "ESCAPE",
+    "BINARY",
+    "UNION",
+    "INTERSECT",
+    "EXCEPT",
+    "MINUS",
 ];
 
 /// Whether an unquoted word is an operator keyword.

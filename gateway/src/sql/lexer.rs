@@ -83,7 +83,9 @@ pub fn lex<'a>(sql: &'a str, hints: &mut Hints<'a>) -> Option<Tokens> {
                 i = line_end(b, i);
                 continue;
             }
-            b'-' if b.get(i + 1) == Some(&b'-') && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) => {
+            b'-' if b.get(i + 1) == Some(&b'-')
+                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
+            {
                 i = line_end(b, i);
                 continue;
             }

@@ -36,7 +36,9 @@ fn statement_end(b: &[u8], mut i: usize) -> usize {
             b';' => return i,
             q @ (b'\'' | b'"' | b'`') => skip_quoted(b, i, q),
             b'#' => skip_line(b, i),
-            b'-' if b.get(i + 1) == Some(&b'-') && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) => {
+            b'-' if b.get(i + 1) == Some(&b'-')
+                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
+            {
                 skip_line(b, i)
             }
             b'/' if b.get(i + 1) == Some(&b'*') => skip_block(b, i),
@@ -75,7 +77,9 @@ fn only_comments(stmt: &str) -> bool {
         i = match b[i] {
             c if c.is_ascii_whitespace() => i + 1,
             b'#' => skip_line(b, i),
-            b'-' if b.get(i + 1) == Some(&b'-') && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) => {
+            b'-' if b.get(i + 1) == Some(&b'-')
+                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
+            {
                 skip_line(b, i)
             }
             b'/' if b.get(i + 1) == Some(&b'*') && b.get(i + 2) != Some(&b'!') => skip_block(b, i),
@@ -91,8 +95,14 @@ mod tests {
 
     #[test]
     fn splits() {
-        let v: Vec<_> = statements("BEGIN; UPDATE t SET c=';' WHERE a='x\\';'; -- c;\n INSERT INTO `a;b` VALUES (\"q;\") /* ; */;;").collect();
-        assert_eq!(v, ["BEGIN", "UPDATE t SET c=';' WHERE a='x\\';'", "-- c;\n INSERT INTO `a;b` VALUES (\"q;\") /* ; */"]);
+        let v: Vec<_> = statements(
+            "BEGIN; UPDATE t SET c=';' WHERE a='x\\';'; -- c;\n INSERT INTO `a;b` VALUES (\"q;\") /* ; */;;",
+        )
+        .collect();
+        assert_eq!(
+            v,
+            ["BEGIN", "UPDATE t SET c=';' WHERE a='x\\';'", "-- c;\n INSERT INTO `a;b` VALUES (\"q;\") /* ; */"]
+        );
         assert_eq!(statements("  ; /* x */ ; # y").count(), 0);
         assert_eq!(statements("SELECT 'it''s;' ; SELECT 2").count(), 2);
     }

@@ -15,13 +15,19 @@ pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsEr
     let key_err = |why: String| TlsError::File { path: key.display().to_string(), why };
     let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| key_err(e.to_string()))?;
     // Parsed on its own first, so that a broken key file is named as such.
-    provider().key_provider.load_private_key(key_der.clone_key()).map_err(|e| key_err(format!("unusable private key: {e}")))?;
+    provider()
+        .key_provider
+        .load_private_key(key_der.clone_key())
+        .map_err(|e| key_err(format!("unusable private key: {e}")))?;
     let config = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Config(e.to_string()))?
         .with_no_client_auth()
         .with_single_cert(chain, key_der)
-        .map_err(|e| TlsError::File { path: cert.display().to_string(), why: format!("certificate and key {} do not fit: {e}", key.display()) })?;
+        .map_err(|e| TlsError::File {
+            path: cert.display().to_string(),
+            why: format!("certificate and key {} do not fit: {e}", key.display()),
+        })?;
     Ok(Arc::new(config))
 }
 
@@ -29,7 +35,10 @@ pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsEr
 pub fn roots(path: &Path) -> Result<RootCertStore, TlsError> {
     let mut roots = RootCertStore::empty();
     for cert in certificates(path)? {
-        roots.add(cert).map_err(|e| TlsError::File { path: path.display().to_string(), why: format!("not a usable CA certificate: {e}") })?;
+        roots.add(cert).map_err(|e| TlsError::File {
+            path: path.display().to_string(),
+            why: format!("not a usable CA certificate: {e}"),
+        })?;
     }
     Ok(roots)
 }

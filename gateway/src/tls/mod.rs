@@ -101,10 +101,11 @@ impl Loaded {
 /// `[listen] tls`, else `optional` when `[tls]` has a certificate and `off` without one.
 pub fn client_tls_mode(config: &Config, dialled: Option<SocketAddr>) -> TlsMode {
     let entry = dialled.and_then(|a| config.listen.dialled.iter().find(|d| d.address == a));
-    entry
-        .and_then(|d| d.tls)
-        .or(config.listen.tls)
-        .unwrap_or(if config.tls.is_some() { TlsMode::Optional } else { TlsMode::Off })
+    entry.and_then(|d| d.tls).or(config.listen.tls).unwrap_or(if config.tls.is_some() {
+        TlsMode::Optional
+    } else {
+        TlsMode::Off
+    })
 }
 
 /// Checks the TLS settings that TOML types alone cannot express.

@@ -26,7 +26,10 @@ pub struct ServerTls {
 
 impl std::fmt::Debug for ServerTls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerTls").field("mode", &self.mode).field("server_name", &self.server_name).finish_non_exhaustive()
+        f.debug_struct("ServerTls")
+            .field("mode", &self.mode)
+            .field("server_name", &self.server_name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -37,7 +40,10 @@ impl ServerTls {
             return Ok(None);
         }
         let verifier: Arc<dyn ServerCertVerifier> = match (cfg.mode.verifies(), &cfg.ca) {
-            (true, Some(ca)) => Arc::new(Verifier { roots: Some(files::roots(ca)?), check_name: cfg.mode == ServerTlsMode::VerifyIdentity }),
+            (true, Some(ca)) => Arc::new(Verifier {
+                roots: Some(files::roots(ca)?),
+                check_name: cfg.mode == ServerTlsMode::VerifyIdentity,
+            }),
             (true, None) => return Err(TlsError::Config(format!("[backend] tls mode {} needs ca", cfg.mode.name()))),
             (false, _) => Arc::new(Verifier { roots: None, check_name: false }),
         };
@@ -48,10 +54,16 @@ impl ServerTls {
             .with_custom_certificate_verifier(verifier)
             .with_no_client_auth();
         let server_name = match &cfg.server_name {
-            Some(n) => Some(ServerName::try_from(n.clone()).map_err(|_| TlsError::Config(format!("[backend] tls server_name {n:?} is not a DNS name or IP address")))?),
+            Some(n) => Some(ServerName::try_from(n.clone()).map_err(|_| {
+                TlsError::Config(format!("[backend] tls server_name {n:?} is not a DNS name or IP address"))
+            })?),
             None => None,
         };
-        Ok(Some(ServerTls { mode: cfg.mode, connector: tokio_rustls::TlsConnector::from(Arc::new(config)), server_name }))
+        Ok(Some(ServerTls {
+            mode: cfg.mode,
+            connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            server_name,
+        }))
     }
 
     /// Whether a server whose greeting does (not) offer TLS is to be connected with TLS:
@@ -104,11 +116,21 @@ impl ServerCertVerifier for Verifier {
         Ok(ServerCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         verify_tls12_signature(m, c, d, &provider().signature_verification_algorithms)
     }
 
-    fn verify_tls13_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         verify_tls13_signature(m, c, d, &provider().signature_verification_algorithms)
     }
 

@@ -92,7 +92,12 @@ fn a_dialled_address_has_its_own_tls_mode() {
     let mut c = parse("extra_addresses = [\"127.0.0.1:2884\"]", "").unwrap();
     c.tls = Some(TlsConfig { cert: "/c".into(), key: "/k".into() });
     let extra = c.listen.extra_addresses[0];
-    c.listen.dialled.push(crate::clusters::DialledDefault { address: extra, cluster: None, tenant: None, tls: Some(TlsMode::Required) });
+    c.listen.dialled.push(crate::clusters::DialledDefault {
+        address: extra,
+        cluster: None,
+        tenant: None,
+        tls: Some(TlsMode::Required),
+    });
     assert_eq!(client_tls_mode(&c, Some(extra)), TlsMode::Required);
     assert_eq!(client_tls_mode(&c, Some(c.listen.address)), TlsMode::Optional);
     assert_eq!(client_tls_mode(&c, None), TlsMode::Optional);

@@ -215,5 +215,4 @@ impl LocationCache {
         out.sort_by_key(|t| t.tablet_id);
         out
     }
-
 }

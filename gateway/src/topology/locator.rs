@@ -130,7 +130,8 @@ impl Locator {
             tenants = cluster.tenants().len(),
             "cluster refreshed"
         );
-        let previous = std::mem::replace(&mut *self.inner.cluster.write().unwrap_or_else(|p| p.into_inner()), Arc::new(cluster));
+        let previous =
+            std::mem::replace(&mut *self.inner.cluster.write().unwrap_or_else(|p| p.into_inner()), Arc::new(cluster));
         self.on_servers_changed(&previous);
         Ok(())
     }
@@ -141,13 +142,18 @@ impl Locator {
     /// entry to expire or for `OB_TENANT_NOT_IN_SERVER`.
     fn on_servers_changed(&self, previous: &Cluster) {
         let now = self.cluster();
-        let addrs = |c: &Cluster| c.servers().iter().map(|s| s.addr).collect::<std::collections::BTreeSet<SocketAddr>>();
+        let addrs =
+            |c: &Cluster| c.servers().iter().map(|s| s.addr).collect::<std::collections::BTreeSet<SocketAddr>>();
         if previous.servers().is_empty() || addrs(previous) == addrs(&now) {
             return;
         }
         let dirty = self.inner.cache.tenants.with_each(|_| true, |e| e.set_dirty());
-        tracing::info!(source = self.inner.source.name(), servers = now.servers().len(), tenants_dirty = dirty,
-            "cluster servers changed; tenant server lists will be refetched");
+        tracing::info!(
+            source = self.inner.source.name(),
+            servers = now.servers().len(),
+            tenants_dirty = dirty,
+            "cluster servers changed; tenant server lists will be refetched"
+        );
     }
 
     /// Refreshes the cluster model every `cluster_refresh_ms` until the last handle is dropped.

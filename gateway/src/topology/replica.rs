@@ -162,7 +162,6 @@ impl PlacedServer {
     pub fn merging(&self) -> bool {
         self.zone.as_ref().is_some_and(|z| z.merging)
     }
-
 }
 
 /// A replica with its server's placement, as the route engine consumes it.

@@ -71,7 +71,13 @@ pub fn run(bin: &Path, ddl_file: &Path, time_zone: Option<&str>, rows: &str) -> 
 }
 
 /// [`run`] with extra arguments (`--sql`: the rows are statements).
-pub fn run_with(bin: &Path, ddl_file: &Path, time_zone: Option<&str>, rows: &str, extra: &[&str]) -> anyhow::Result<(Vec<Answer>, f64)> {
+pub fn run_with(
+    bin: &Path,
+    ddl_file: &Path,
+    time_zone: Option<&str>,
+    rows: &str,
+    extra: &[&str],
+) -> anyhow::Result<(Vec<Answer>, f64)> {
     let t0 = Instant::now();
     let mut cmd = Command::new(bin);
     cmd.arg("locate").arg("--ddl-file").arg(ddl_file).arg("--batch").args(extra);

@@ -89,12 +89,39 @@ fn days(y: i64, m: i64, d: i64) -> i64 {
 pub fn tables() -> Vec<RangeTable> {
     let month_days: Vec<i64> = [(2024, 1), (2024, 2), (2024, 3)].iter().map(|&(y, m)| days(y, m, 1)).collect();
     let month_secs: Vec<i64> = month_days.iter().map(|d| d * 86_400).collect();
-    let dates = || mix(40, pick(&["'2023-12-31'", "'2024-01-01'", "'2024-01-31'", "'2024-02-01'", "'2024-02-29'", "'2024-03-01'", "NULL"]), super::gen::any(Kind::Date, true, 0));
+    let dates = || {
+        mix(
+            40,
+            pick(&[
+                "'2023-12-31'",
+                "'2024-01-01'",
+                "'2024-01-31'",
+                "'2024-02-01'",
+                "'2024-02-29'",
+                "'2024-03-01'",
+                "NULL",
+            ]),
+            super::gen::any(Kind::Date, true, 0),
+        )
+    };
     let month_parts = "(PARTITION p0 VALUES LESS THAN (739251), PARTITION p1 VALUES LESS THAN (739282), \
                        PARTITION p2 VALUES LESS THAN (739311), PARTITION pmax VALUES LESS THAN MAXVALUE)";
     let dt = Kind::DateTime { fsp: 0 };
-    let dt_edges = pick(&["'2023-12-31 23:59:59'", "'2024-01-01 00:00:00'", "'2024-01-31 23:59:59'", "'2024-02-01 00:00:00'", "'2024-03-01 00:00:00'", "'2024-02-29 12:00:00'"]);
-    let ts_edges = pick(&["'2024-01-01 07:59:59'", "'2024-01-01 08:00:00'", "'2024-02-01 08:00:00'", "'2024-02-01 07:59:59'", "'2024-03-01 08:00:00'"]);
+    let dt_edges = pick(&[
+        "'2023-12-31 23:59:59'",
+        "'2024-01-01 00:00:00'",
+        "'2024-01-31 23:59:59'",
+        "'2024-02-01 00:00:00'",
+        "'2024-03-01 00:00:00'",
+        "'2024-02-29 12:00:00'",
+    ]);
+    let ts_edges = pick(&[
+        "'2024-01-01 07:59:59'",
+        "'2024-01-01 08:00:00'",
+        "'2024-02-01 08:00:00'",
+        "'2024-02-01 07:59:59'",
+        "'2024-03-01 08:00:00'",
+    ]);
     let year_range = (days(1990, 1, 1), days(2030, 12, 31));
     vec![
         RangeTable {
@@ -255,7 +282,8 @@ pub fn explain_partitions(list: &str) -> anyhow::Result<BTreeSet<usize>> {
     let mut out = BTreeSet::new();
     let mut rest = list.trim();
     while !rest.is_empty() {
-        let item_end = if rest.starts_with("p[") { rest.find(']').map(|i| i + 1) } else { rest.find(',') }.unwrap_or(rest.len());
+        let item_end =
+            if rest.starts_with("p[") { rest.find(']').map(|i| i + 1) } else { rest.find(',') }.unwrap_or(rest.len());
         let item = &rest[..item_end];
         if let Some(inner) = item.strip_prefix("p[").and_then(|s| s.strip_suffix(']')) {
             for part in inner.split(',') {
@@ -264,7 +292,13 @@ pub fn explain_partitions(list: &str) -> anyhow::Result<BTreeSet<usize>> {
                 out.extend(a..=b);
             }
         } else {
-            out.insert(item.trim().strip_prefix('p').context("partition name")?.parse().with_context(|| format!("partition {item:?}"))?);
+            out.insert(
+                item.trim()
+                    .strip_prefix('p')
+                    .context("partition name")?
+                    .parse()
+                    .with_context(|| format!("partition {item:?}"))?,
+            );
         }
         rest = rest[item_end..].trim_start_matches([',', ' ']);
     }
@@ -341,7 +375,14 @@ pub struct RangeReport {
 }
 
 /// Runs the generated conditions of one table against the kernel and the locator.
-pub fn check_table(db: &Seekdb, bin: &std::path::Path, t: &RangeTable, kt: &KernelTable, dir: &std::path::Path, seed: u64) -> anyhow::Result<RangeReport> {
+pub fn check_table(
+    db: &Seekdb,
+    bin: &std::path::Path,
+    t: &RangeTable,
+    kt: &KernelTable,
+    dir: &std::path::Path,
+    seed: u64,
+) -> anyhow::Result<RangeReport> {
     let mut rng = Rng::for_name(seed, &format!("{}-ranges", t.spec.name));
     let conds: Vec<String> = (0..PREDICATES).map(|_| predicate(&mut rng, t)).collect();
     let ddl_file = dir.join(format!("{}.ddl", t.spec.name));
@@ -372,7 +413,9 @@ pub fn check_table(db: &Seekdb, bin: &std::path::Path, t: &RangeTable, kt: &Kern
                     (true, d) => Some(format!("we name {name}, but {d:?} matching rows lie outside it")),
                 }
             }
-            Answer::Unknown(why) if kernel.len() == 1 => Some(format!("we say unknown ({why}), the kernel prunes to {kernel_names:?}")),
+            Answer::Unknown(why) if kernel.len() == 1 => {
+                Some(format!("we say unknown ({why}), the kernel prunes to {kernel_names:?}"))
+            }
             Answer::Unknown(_) => None,
         };
         match verdict {
@@ -414,7 +457,12 @@ pub fn run_ranges(group: &str, tables: Vec<RangeTable>) {
                 agreed += r.agreed;
                 placed += r.placed;
                 if !r.failures.is_empty() {
-                    failures.push(format!("table {}: {} disagreements\n{}", t.spec.name, r.failures.len(), r.failures[..r.failures.len().min(20)].join("\n")));
+                    failures.push(format!(
+                        "table {}: {} disagreements\n{}",
+                        t.spec.name,
+                        r.failures.len(),
+                        r.failures[..r.failures.len().min(20)].join("\n")
+                    ));
                 }
             }
             Err(e) => failures.push(format!("{}: {e:#}", t.spec.name)),

@@ -82,7 +82,9 @@ fn hms(rng: &mut Rng) -> (i128, i128, i128) {
 /// A fraction of 1–7 digits, often `5`, `49…`, `95`, `995`, `9999995`.
 fn fraction(rng: &mut Rng) -> String {
     match rng.below(5) {
-        0 => rng.pick(&["5", "4", "49", "50", "95", "995", "9995", "99995", "999995", "9999995", "9999994"]).to_string(),
+        0 => {
+            rng.pick(&["5", "4", "49", "50", "95", "995", "9995", "99995", "999995", "9999995", "9999994"]).to_string()
+        }
         _ => {
             let n = 1 + rng.below(7) as usize;
             digits(rng, n)
@@ -167,7 +169,13 @@ fn time_text(rng: &mut Rng) -> String {
 /// TIMESTAMP literals beyond MySQL's range (before 1970, after 2038), at `tz_secs`: the UTC
 /// instant stays at or below 9999-12-31 23:59:59 (the kernel stores NULL above).
 fn wide_timestamp(rng: &mut Rng, tz_secs: i64) -> String {
-    let fixed = ["'1970-01-01 00:00:00'", "'1969-12-31 23:59:59'", "'0001-01-01 00:00:00'", "'2038-01-19 03:14:08'", "'1000-01-01 00:00:00'"];
+    let fixed = [
+        "'1970-01-01 00:00:00'",
+        "'1969-12-31 23:59:59'",
+        "'0001-01-01 00:00:00'",
+        "'2038-01-19 03:14:08'",
+        "'1000-01-01 00:00:00'",
+    ];
     if rng.chance(15) {
         return rng.pick(&fixed).to_string();
     }

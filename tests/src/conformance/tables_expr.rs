@@ -15,7 +15,9 @@ fn hash(expr: &str, n: u32) -> String {
 
 /// HASH over expressions of integer columns.
 fn hash_int() -> Vec<TableSpec> {
-    let small = || mix(30, pick(&["0", "-1", "1", "NULL", "-2147483648", "2147483647", "15", "-16"]), gen::ints(-5000, 5000, 3));
+    let small = || {
+        mix(30, pick(&["0", "-1", "1", "NULL", "-2147483648", "2147483647", "15", "-16"]), gen::ints(-5000, 5000, 3))
+    };
     let cases: [(&str, &str, u32, &[&str]); 9] = [
         ("expr_hash_plus", "c1 + 1", 7, &["c1"]),
         ("expr_hash_minus_mul", "c1 * 3 - c2", 8, &["c1", "c2"]),
@@ -41,7 +43,12 @@ fn hash_int() -> Vec<TableSpec> {
 fn hash_dates() -> Vec<TableSpec> {
     let cases: [(&str, &str, Kind, u32); 16] = [
         ("expr_hash_extract_year_month", "extract(year_month from c1)", Kind::Date, 7),
-        ("expr_hash_extract_parts", "extract(year from c1) + extract(quarter from c1) + extract(hour from c1) + extract(microsecond from c1)", Kind::DateTime { fsp: 6 }, 11),
+        (
+            "expr_hash_extract_parts",
+            "extract(year from c1) + extract(quarter from c1) + extract(hour from c1) + extract(microsecond from c1)",
+            Kind::DateTime { fsp: 6 },
+            11,
+        ),
         ("expr_hash_year", "year(c1)", Kind::Date, 7),
         ("expr_hash_month", "month(c1)", Kind::Date, 5),
         ("expr_hash_day", "day(c1)", Kind::Date, 8),
@@ -60,8 +67,13 @@ fn hash_dates() -> Vec<TableSpec> {
     let mut v: Vec<TableSpec> = cases
         .into_iter()
         .map(|(name, expr, kind, n)| {
-            let t = table(name).col("c1", kind).key(&["c1"]).part(&hash(expr, n)).class("HASH(date and time functions)");
-            if kind == Kind::Timestamp { t.tz("+08:00").build() } else { t.build() }
+            let t =
+                table(name).col("c1", kind).key(&["c1"]).part(&hash(expr, n)).class("HASH(date and time functions)");
+            if kind == Kind::Timestamp {
+                t.tz("+08:00").build()
+            } else {
+                t.build()
+            }
         })
         .collect();
     v.push(
@@ -80,7 +92,24 @@ fn range_list() -> Vec<TableSpec> {
     let months = "PARTITION BY RANGE(to_days(c1)) (PARTITION p0 VALUES LESS THAN (719528), \
                   PARTITION p2023 VALUES LESS THAN (739251), PARTITION p202401 VALUES LESS THAN (739282), \
                   PARTITION p202402 VALUES LESS THAN (739311), PARTITION pmax VALUES LESS THAN MAXVALUE)";
-    let dates = || mix(40, pick(&["'2023-12-31'", "'2024-01-01'", "'2024-01-31'", "'2024-02-01'", "'2024-02-29'", "'2024-03-01'", "'1970-01-01'", "'1969-12-31'", "'0000-00-00'", "NULL"]), gen::any(Kind::Date, true, 0));
+    let dates = || {
+        mix(
+            40,
+            pick(&[
+                "'2023-12-31'",
+                "'2024-01-01'",
+                "'2024-01-31'",
+                "'2024-02-01'",
+                "'2024-02-29'",
+                "'2024-03-01'",
+                "'1970-01-01'",
+                "'1969-12-31'",
+                "'0000-00-00'",
+                "NULL",
+            ]),
+            gen::any(Kind::Date, true, 0),
+        )
+    };
     vec![
         table("expr_range_to_days")
             .class("RANGE(expression)")
@@ -155,7 +184,8 @@ fn range_list() -> Vec<TableSpec> {
 
 /// Expressions at the second level (and at both).
 fn two_levels() -> Vec<TableSpec> {
-    let dates = || mix(30, pick(&["'2023-12-31'", "'2024-01-01'", "'0000-00-00'", "NULL"]), gen::any(Kind::Date, true, 0));
+    let dates =
+        || mix(30, pick(&["'2023-12-31'", "'2024-01-01'", "'0000-00-00'", "NULL"]), gen::any(Kind::Date, true, 0));
     vec![
         table("expr_sub_range_year_hash_to_days")
             .class("expressions at the sub-partition level")

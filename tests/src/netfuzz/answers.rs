@@ -82,30 +82,15 @@ mod tests {
     fn the_sentinel_row_must_come_last_or_an_error_end_the_session() {
         let eof = [0xfe, 0, 0, 2, 0];
         let row = [&[5u8][..], b"nonce"].concat();
-        let ok = [
-            frame(1, &[0, 0, 0, 2, 0, 0, 0]),
-            frame(1, &[1]),
-            frame(2, &eof),
-            frame(3, &row),
-            frame(4, &eof),
-        ]
-        .concat();
+        let ok =
+            [frame(1, &[0, 0, 0, 2, 0, 0, 0]), frame(1, &[1]), frame(2, &eof), frame(3, &row), frame(4, &eof)].concat();
         assert_eq!(check_sentinel(&ok, "nonce", End::Closed), Ok(()));
         let late = [ok.clone(), frame(1, &[0, 0, 0, 2, 0, 0, 0])].concat();
         assert!(check_sentinel(&late, "nonce", End::Closed).is_err());
-        let foreign = [
-            frame(1, &[1]),
-            frame(2, &eof),
-            frame(3, &[5u8, b'o', b't', b'h', b'e', b'r']),
-            frame(4, &eof),
-        ]
-        .concat();
+        let foreign =
+            [frame(1, &[1]), frame(2, &eof), frame(3, &[5u8, b'o', b't', b'h', b'e', b'r']), frame(4, &eof)].concat();
         assert!(check_sentinel(&foreign, "nonce", End::Closed).is_err());
-        let refused = [
-            frame(1, &[0, 0, 0, 2, 0, 0, 0]),
-            frame(1, &[0xff, 0x1b, 0x04, b'x']),
-        ]
-        .concat();
+        let refused = [frame(1, &[0, 0, 0, 2, 0, 0, 0]), frame(1, &[0xff, 0x1b, 0x04, b'x'])].concat();
         assert_eq!(check_sentinel(&refused, "nonce", End::Closed), Ok(()));
         assert!(check_sentinel(&[], "nonce", End::Reset).is_err());
         assert_eq!(classify(&refused, false), ("OK", vec![1051]));

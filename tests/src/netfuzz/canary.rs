@@ -54,9 +54,7 @@ pub async fn run(spec: CanarySpec, progress: Arc<Progress>) -> Result<CanaryRepo
 }
 
 async fn checks(spec: &CanarySpec, progress: &Progress) -> Result<CanaryReport, String> {
-    let mut conn = connect(&spec.url)
-        .await
-        .map_err(|e| format!("login: {e}"))?;
+    let mut conn = connect(&spec.url).await.map_err(|e| format!("login: {e}"))?;
     let mut rng = Rng::new(spec.seed ^ 0xCA4A_4157);
     let mut report = CanaryReport::default();
     let kinds = if spec.writes { 5 } else { 4 };
@@ -66,8 +64,7 @@ async fn checks(spec: &CanarySpec, progress: &Progress) -> Result<CanaryReport, 
         let n = report.checks;
         let nonce = format!("canary-{}-{n}", rng.next_u64() >> 16);
         let kind = n % kinds;
-        let got =
-            tokio::time::timeout(STATEMENT_DEADLINE, statement(&mut conn, kind, n, &nonce)).await;
+        let got = tokio::time::timeout(STATEMENT_DEADLINE, statement(&mut conn, kind, n, &nonce)).await;
         let at = progress.started.load(Ordering::SeqCst);
         let want = expected(kind, &nonce);
         match got {
@@ -77,14 +74,10 @@ async fn checks(spec: &CanarySpec, progress: &Progress) -> Result<CanaryReport, 
                 ));
             }
             Ok(Err(e)) => {
-                return Err(format!(
-                    "check {n} (kind {kind}): error {e} ({at} cases started)"
-                ));
+                return Err(format!("check {n} (kind {kind}): error {e} ({at} cases started)"));
             }
             Ok(Ok(rows)) if rows != [want.clone()] => {
-                return Err(format!(
-                    "check {n} (kind {kind}): expected [{want:?}], got {rows:?} ({at} cases started)"
-                ));
+                return Err(format!("check {n} (kind {kind}): expected [{want:?}], got {rows:?} ({at} cases started)"));
             }
             Ok(Ok(_)) => {
                 if kind == 4 {
@@ -94,9 +87,7 @@ async fn checks(spec: &CanarySpec, progress: &Progress) -> Result<CanaryReport, 
             }
         }
     }
-    conn.disconnect()
-        .await
-        .map_err(|e| format!("disconnect: {e}"))?;
+    conn.disconnect().await.map_err(|e| format!("disconnect: {e}"))?;
     Ok(report)
 }
 
@@ -121,14 +112,8 @@ async fn statement(
     let rows: Vec<Row> = match kind {
         0 => conn.query(format!("SELECT '{nonce}'")).await?,
         1 => conn.exec("SELECT ?, ?", (nonce, "canary")).await?,
-        2 => {
-            conn.query(format!("SELECT c1, '{nonce}' FROM t0 WHERE c1 = 123"))
-                .await?
-        }
-        3 => {
-            conn.exec("SELECT c1, ? FROM t0 WHERE c1 = ?", (nonce, 0))
-                .await?
-        }
+        2 => conn.query(format!("SELECT c1, '{nonce}' FROM t0 WHERE c1 = 123")).await?,
+        3 => conn.exec("SELECT c1, ? FROM t0 WHERE c1 = ?", (nonce, 0)).await?,
         _ => {
             conn.query_drop("BEGIN").await?;
             let insert = format!("INSERT INTO {ROWS_TABLE} (k, v) VALUES (?, ?)");
@@ -139,8 +124,5 @@ async fn statement(
             rows
         }
     };
-    Ok(rows
-        .into_iter()
-        .map(|r| r.unwrap().into_iter().map(value_string).collect())
-        .collect())
+    Ok(rows.into_iter().map(|r| r.unwrap().into_iter().map(value_string).collect()).collect())
 }

@@ -61,30 +61,18 @@ const BYTE_LEVEL: &[&str] = &[
 ];
 
 /// Runs case `case`; `Err` says what went wrong (a hang, a refused valid login, …).
-pub fn run(
-    target: &Target,
-    seed: u64,
-    case: u64,
-    deadline: Duration,
-) -> Result<CaseOutcome, String> {
+pub fn run(target: &Target, seed: u64, case: u64, deadline: Duration) -> Result<CaseOutcome, String> {
     let mut rng = case_rng(seed, case);
     let started = Instant::now();
     let login = rng.chance(20);
-    let (conn, frames, cut, label) = if login {
-        handshake(&mut rng, target)?
-    } else {
-        commands(&mut rng, target)?
-    };
+    let (conn, frames, cut, label) = if login { handshake(&mut rng, target)? } else { commands(&mut rng, target)? };
     // Commands only hostile in their content (frames intact, no COM_QUIT / COM_CHANGE_USER /
     // 16 MiB frame) are followed by a statement of the case's own; its answer must come, last.
     let plain = !login && !BYTE_LEVEL.iter().any(|m| label.contains(m));
     let sentinel = plain.then(|| format!("netfuzz-{seed:x}-{case}"));
     let mut frames = frames;
     if let Some(nonce) = &sentinel {
-        frames.extend(frames::packet(
-            0,
-            format!("\x03SELECT '{nonce}'").as_bytes(),
-        ));
+        frames.extend(frames::packet(0, format!("\x03SELECT '{nonce}'").as_bytes()));
     }
     let label = match &sentinel {
         Some(_) => format!("{label}, sentinel"),
@@ -101,18 +89,13 @@ pub fn run(
         Some(n) => format!("{label} (in {n}-byte writes)"),
         None => label,
     };
-    let (got, end) = exchange(&mut stream, (wire, pieces), started + deadline)
-        .map_err(|e| format!("{e} after: {label}"))?;
+    let (got, end) =
+        exchange(&mut stream, (wire, pieces), started + deadline).map_err(|e| format!("{e} after: {label}"))?;
     if let Some(nonce) = &sentinel {
         answers::check_sentinel(&got, nonce, end).map_err(|e| format!("{e} after: {label}"))?;
     }
     let (first, errors) = answers::classify(&got, login);
-    Ok(CaseOutcome {
-        label,
-        first,
-        errors,
-        end,
-    })
+    Ok(CaseOutcome { label, first, errors, end })
 }
 
 type Built = (TcpStream, Vec<Frame>, Option<usize>, String);
@@ -130,11 +113,7 @@ fn handshake(rng: &mut Rng, t: &Target) -> Result<Built, String> {
             resp.truncate(32);
             labels.push("SSLRequest".into());
             let junk: Vec<u8> = (0..rng.below(64)).map(|_| rng.next_u64() as u8).collect();
-            [
-                frames::packet(1, &resp),
-                vec![frames::Frame::honest(0x16, junk)],
-            ]
-            .concat()
+            [frames::packet(1, &resp), vec![frames::Frame::honest(0x16, junk)]].concat()
         }
         1 | 2 => {
             // Another plugin: the gateway asks for an auth switch, answered ahead of time.
@@ -166,14 +145,9 @@ fn commands(rng: &mut Rng, t: &Target) -> Result<Built, String> {
     let mut stmts = Vec::new();
     for _ in 0..rng.below(3) {
         let (sql, params) = *rng.pick(PREPARED);
-        let p = conn
-            .prepare(sql)
-            .map_err(|e| format!("valid COM_STMT_PREPARE {sql:?}: {e:#}"))?;
+        let p = conn.prepare(sql).map_err(|e| format!("valid COM_STMT_PREPARE {sql:?}: {e:#}"))?;
         if p.params != params {
-            return Err(format!(
-                "{sql:?} prepared with {} parameters, expected {params}",
-                p.params
-            ));
+            return Err(format!("{sql:?} prepared with {} parameters, expected {params}", p.params));
         }
         stmts.push(Stmt { id: p.id, params });
     }
@@ -182,11 +156,7 @@ fn commands(rng: &mut Rng, t: &Target) -> Result<Built, String> {
     let mut quit = false;
     for _ in 0..1 + rng.below(4) {
         let (payload, label) = command(rng, &stmts, t, &conn.greeting.salt);
-        labels.push(if quit {
-            format!("{label} [after COM_QUIT]")
-        } else {
-            label
-        });
+        labels.push(if quit { format!("{label} [after COM_QUIT]") } else { label });
         quit |= payload == [crate::raw::cmd::QUIT];
         frames.extend(frames::packet(0, &payload));
     }
@@ -205,10 +175,7 @@ fn commands(rng: &mut Rng, t: &Target) -> Result<Built, String> {
 /// One command, valid or hostile.
 fn command(rng: &mut Rng, stmts: &[Stmt], t: &Target, salt: &[u8]) -> (Vec<u8>, String) {
     let stmt = (!stmts.is_empty()).then(|| *rng.pick(stmts));
-    let bogus = Stmt {
-        id: rng.next_u64() as u32,
-        params: rng.below(3) as u16,
-    };
+    let bogus = Stmt { id: rng.next_u64() as u32, params: rng.below(3) as u16 };
     let hostile = rng.chance(50);
     match rng.below(100) {
         0..=34 => commands::query(rng),
@@ -247,9 +214,7 @@ fn big_frame(rng: &mut Rng) -> (Vec<Frame>, String) {
 
 fn into_stream(conn: RawConn) -> Result<TcpStream, String> {
     let mut conn = conn;
-    conn.stream()
-        .try_clone()
-        .map_err(|e| format!("clone socket: {e}"))
+    conn.stream().try_clone().map_err(|e| format!("clone socket: {e}"))
 }
 
 /// Writes `wire` (in `pieces`-byte writes if set; from a thread, so a gateway answering while we
@@ -260,9 +225,7 @@ fn exchange(
     (wire, pieces): (Vec<u8>, Option<usize>),
     deadline: Instant,
 ) -> Result<(Vec<u8>, End), String> {
-    let mut w = stream
-        .try_clone()
-        .map_err(|e| format!("clone socket: {e}"))?;
+    let mut w = stream.try_clone().map_err(|e| format!("clone socket: {e}"))?;
     let writer = std::thread::spawn(move || {
         for chunk in wire.chunks(pieces.unwrap_or(wire.len()).max(1)) {
             if w.write_all(chunk).is_err() {
@@ -288,11 +251,7 @@ fn exchange(
             Ok(0) => break End::Closed,
             Ok(n) if got.len() < (8 << 20) => got.extend_from_slice(&buf[..n]),
             Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
             Err(_) => break End::Reset,
         }
     };

@@ -65,12 +65,7 @@ pub fn query(rng: &mut Rng) -> (Vec<u8>, String) {
     let label = match rng.below(6) {
         0 if !sql.is_empty() => {
             let at = rng.below(sql.len() as u64) as usize;
-            sql.insert(
-                at,
-                *rng.pick(&[
-                    b'\'', b'"', b'`', b'(', b')', b';', b'\\', 0, b'/', b'*', b'-', b'#',
-                ]),
-            );
+            sql.insert(at, *rng.pick(&[b'\'', b'"', b'`', b'(', b')', b';', b'\\', 0, b'/', b'*', b'-', b'#']));
             "query+char"
         }
         1 => {
@@ -88,18 +83,9 @@ pub fn query(rng: &mut Rng) -> (Vec<u8>, String) {
 /// A well-formed value of a random type: (type, bytes).
 fn value(rng: &mut Rng) -> (u8, Option<Vec<u8>>) {
     match rng.below(7) {
-        0 => (
-            ty::LONG,
-            Some((rng.below(1000) as i32).to_le_bytes().to_vec()),
-        ),
-        1 => (
-            ty::LONGLONG,
-            Some((rng.next_u64() as i64).to_le_bytes().to_vec()),
-        ),
-        2 => (
-            ty::VAR_STRING,
-            Some(lenenc_bytes(format!("v{}", rng.below(100)).as_bytes())),
-        ),
+        0 => (ty::LONG, Some((rng.below(1000) as i32).to_le_bytes().to_vec())),
+        1 => (ty::LONGLONG, Some((rng.next_u64() as i64).to_le_bytes().to_vec())),
+        2 => (ty::VAR_STRING, Some(lenenc_bytes(format!("v{}", rng.below(100)).as_bytes()))),
         3 => (ty::NULL, None),
         4 => (ty::DOUBLE, Some(1.5f64.to_le_bytes().to_vec())),
         5 => (ty::DATETIME, Some(vec![7, 0xea, 0x07, 12, 2, 1, 2, 3])),
@@ -109,9 +95,8 @@ fn value(rng: &mut Rng) -> (u8, Option<Vec<u8>>) {
 
 /// Type bytes a hostile client may send: real ones, unused ones, unsupported ones.
 const TYPES: &[u8] = &[
-    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
-    0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x7f, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa, 0xfb, 0xfc, 0xfd,
-    0xfe, 0xff,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12,
+    0x13, 0x14, 0x20, 0x7f, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa, 0xfb, 0xfc, 0xfd, 0xfe, 0xff,
 ];
 
 /// COM_STMT_EXECUTE of `stmt`; with `hostile`, one part of it is wrong.
@@ -125,13 +110,7 @@ pub fn execute(rng: &mut Rng, stmt: Stmt, hostile: bool) -> (Vec<u8>, String) {
     match what {
         0 => {
             let random = rng.next_u64() as u32;
-            id = *rng.pick(&[
-                0,
-                u32::MAX,
-                stmt.id.wrapping_add(1),
-                stmt.id.wrapping_add(1000),
-                random,
-            ]);
+            id = *rng.pick(&[0, u32::MAX, stmt.id.wrapping_add(1), stmt.id.wrapping_add(1000), random]);
             label = format!("execute bogus id {id}");
         }
         1 => {
@@ -167,11 +146,7 @@ pub fn execute(rng: &mut Rng, stmt: Stmt, hostile: bool) -> (Vec<u8>, String) {
         }
     }
     let mut types: Vec<u8> = vals.iter().flat_map(|(t, _)| [*t, 0]).collect();
-    let mut body: Vec<u8> = vals
-        .iter()
-        .filter_map(|(_, v)| v.clone())
-        .flatten()
-        .collect();
+    let mut body: Vec<u8> = vals.iter().filter_map(|(_, v)| v.clone()).flatten().collect();
     let mut bound = 1u8;
     match what {
         5 => {
@@ -234,16 +209,8 @@ pub fn long_data(rng: &mut Rng, stmt: Stmt, hostile: bool) -> (Vec<u8>, String) 
 
 /// The other prepared-statement commands: FETCH, RESET, CLOSE.
 pub fn stmt_other(rng: &mut Rng, stmt: Stmt) -> (Vec<u8>, String) {
-    let id = if rng.chance(20) {
-        rng.next_u64() as u32
-    } else {
-        stmt.id
-    };
-    let (c, name) = *rng.pick(&[
-        (cmd::STMT_FETCH, "fetch"),
-        (0x1a, "reset"),
-        (cmd::STMT_CLOSE, "close"),
-    ]);
+    let id = if rng.chance(20) { rng.next_u64() as u32 } else { stmt.id };
+    let (c, name) = *rng.pick(&[(cmd::STMT_FETCH, "fetch"), (0x1a, "reset"), (cmd::STMT_CLOSE, "close")]);
     let mut b = vec![c];
     b.extend_from_slice(&id.to_le_bytes());
     if c == cmd::STMT_FETCH {
@@ -261,23 +228,13 @@ pub fn misc(rng: &mut Rng) -> (Vec<u8>, String) {
     let (b, label): (Vec<u8>, &str) = match rng.below(9) {
         0 => (vec![cmd::PING], "ping"),
         1 => ([&[0x02u8][..], *rng.pick(DATABASES)].concat(), "init db"),
-        2 => (
-            [&[0x04u8][..], *rng.pick(FIELD_LISTS)].concat(),
-            "field list",
-        ),
-        3 => (
-            [&[0x1bu8][..], &(rng.below(3) as u16).to_le_bytes()[..]].concat(),
-            "set option",
-        ),
+        2 => ([&[0x04u8][..], *rng.pick(FIELD_LISTS)].concat(), "field list"),
+        3 => ([&[0x1bu8][..], &(rng.below(3) as u16).to_le_bytes()[..]].concat(), "set option"),
         4 => (vec![0x09], "statistics"),
-        5 => (
-            [&[0x0cu8][..], &(rng.next_u64() as u32).to_le_bytes()[..]].concat(),
-            "process kill",
-        ),
+        5 => ([&[0x0cu8][..], &(rng.next_u64() as u32).to_le_bytes()[..]].concat(), "process kill"),
         6 => {
             let c = *rng.pick(&[
-                0x00u8, 0x08, 0x0b, 0x0d, 0x0f, 0x10, 0x12, 0x13, 0x14, 0x15, 0x1d, 0x1e, 0x20,
-                0x7f, 0xfe, 0xff,
+                0x00u8, 0x08, 0x0b, 0x0d, 0x0f, 0x10, 0x12, 0x13, 0x14, 0x15, 0x1d, 0x1e, 0x20, 0x7f, 0xfe, 0xff,
             ]);
             (vec![c, rng.next_u64() as u8], "odd command byte")
         }

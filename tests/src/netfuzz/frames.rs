@@ -17,11 +17,7 @@ pub struct Frame {
 impl Frame {
     /// A frame whose header tells the truth.
     pub fn honest(seq: u8, payload: Vec<u8>) -> Frame {
-        Frame {
-            len: payload.len() as u32,
-            seq,
-            payload,
-        }
+        Frame { len: payload.len() as u32, seq, payload }
     }
 }
 
@@ -136,10 +132,7 @@ mod tests {
     fn packets_split_at_16_mib_with_an_empty_last_frame() {
         let p = packet(0, &vec![1u8; MAX_FRAME]);
         assert_eq!(p.len(), 2);
-        assert_eq!(
-            (p[0].len as usize, p[0].seq, p[1].len, p[1].seq),
-            (MAX_FRAME, 0, 0, 1)
-        );
+        assert_eq!((p[0].len as usize, p[0].seq, p[1].len, p[1].seq), (MAX_FRAME, 0, 0, 1));
         let wire = encode(&packet(3, b"ab"));
         assert_eq!(wire, vec![2, 0, 0, 3, b'a', b'b']);
     }

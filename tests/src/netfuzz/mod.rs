@@ -171,10 +171,7 @@ pub fn run(
                 let i = next.fetch_add(1, Ordering::SeqCst) as usize;
                 let Some(&case) = cases.get(i) else { return };
                 progress.started.fetch_add(1, Ordering::SeqCst);
-                in_flight
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(case);
+                in_flight.lock().unwrap_or_else(|p| p.into_inner()).insert(case);
                 let outcome = case::run(target, settings.seed, case, settings.deadline);
                 if !alive() || (outcome.is_err() && dies_soon(alive)) {
                     let what = match &outcome {
@@ -183,10 +180,7 @@ pub fn run(
                     };
                     return fail(format!("{}; case {case}: {what}", gone(case)));
                 }
-                in_flight
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&case);
+                in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&case);
                 match outcome {
                     Ok(o) => tally.lock().unwrap_or_else(|p| p.into_inner()).add(&o),
                     Err(e) => {

@@ -99,7 +99,13 @@ impl RawConn {
 
     /// [`RawConn::login`] asking for MariaDB extended capabilities `ext` (those the greeting
     /// offers; CLIENT_MYSQL cleared when any is asked for).
-    pub fn login_ext(addr: SocketAddr, user: &str, password: &str, db: Option<&str>, ext: u32) -> anyhow::Result<RawConn> {
+    pub fn login_ext(
+        addr: SocketAddr,
+        user: &str,
+        password: &str,
+        db: Option<&str>,
+        ext: u32,
+    ) -> anyhow::Result<RawConn> {
         let mut c = Self::connect(addr)?;
         let mut resp = c.handshake_response(user, password, db);
         let ext = ext & c.greeting.ext_capabilities;

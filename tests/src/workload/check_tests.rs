@@ -103,7 +103,8 @@ fn reused_prepared_executions_are_checked_from_the_general_logs() {
 fn differing_results_fail_only_where_comparable() {
     let mut lists = vec![vec![item(1, "SELECT 1", Expect::Any), item(2, "SELECT 2", Expect::Any)]];
     lists[0][1].compare = false;
-    let set = |v: &str| Outcome::Ok(vec![super::super::run::ResultSet { rows: vec![vec![Some(v.into())]], affected: 0 }]);
+    let set =
+        |v: &str| Outcome::Ok(vec![super::super::run::ResultSet { rows: vec![vec![Some(v.into())]], affected: 0 }]);
     let mut r = Report::default();
     compare(&lists, &[vec![set("1"), set("x")]], &[vec![set("1"), set("2")]], &mut r);
     assert!(r.failures.is_empty());

@@ -59,12 +59,22 @@ fn table_head(table: u32) -> String {
 /// leaders alternating between s1 and s2, followers on the other and read-only replicas on s3.
 fn topology(dbs: &[MariaDb]) -> String {
     let mut t = String::from("# Written by `cargo xtask bench --cluster`.\ncluster = \"bench\"\n");
-    let zones = [("zone1", "sh", "idc1", "ReadWrite"), ("zone2", "sh", "idc2", "ReadWrite"), ("zone3", "hz", "idc3", "ReadOnly")];
+    let zones = [
+        ("zone1", "sh", "idc1", "ReadWrite"),
+        ("zone2", "sh", "idc2", "ReadWrite"),
+        ("zone3", "hz", "idc3", "ReadOnly"),
+    ];
     for (name, region, idc, kind) in zones {
-        t.push_str(&format!("\n[[zones]]\nname = \"{name}\"\nregion = \"{region}\"\nidc = \"{idc}\"\ntype = \"{kind}\"\n"));
+        t.push_str(&format!(
+            "\n[[zones]]\nname = \"{name}\"\nregion = \"{region}\"\nidc = \"{idc}\"\ntype = \"{kind}\"\n"
+        ));
     }
     for (i, db) in dbs.iter().enumerate() {
-        t.push_str(&format!("\n[[servers]]\nname = \"s{n}\"\naddr = \"{}\"\nzone = \"zone{n}\"\n", db.addr(), n = i + 1));
+        t.push_str(&format!(
+            "\n[[servers]]\nname = \"s{n}\"\naddr = \"{}\"\nzone = \"zone{n}\"\n",
+            db.addr(),
+            n = i + 1
+        ));
     }
     t.push_str("\n[[tenants]]\nname = \"sys\"\nid = 1\nprimary_zone = \"zone1;zone2,zone3\"\n");
     for table in 1..=sysbench::TABLES {
@@ -99,8 +109,11 @@ pub fn spread(before: &[Option<u64>], after: &[Option<u64>]) -> Option<String> {
     if total == 0 {
         return None;
     }
-    let parts: Vec<String> =
-        deltas.iter().enumerate().map(|(i, d)| format!("s{} {:.0}%", i + 1, *d as f64 * 100.0 / total as f64)).collect();
+    let parts: Vec<String> = deltas
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("s{} {:.0}%", i + 1, *d as f64 * 100.0 / total as f64))
+        .collect();
     Some(parts.join(" "))
 }
 

@@ -61,9 +61,7 @@ pub fn gateway_config(mut config: GatewayConfig, files: &ServerTlsFiles) -> Gate
     config.users.push(UserEntry::native(USER, PASSWORD));
     config.listen_extra.push("tls = \"required\"".into());
     config.extra_tables.push(format!("[tls]\ncert = \"{}\"\nkey = \"{}\"", files.cert.display(), files.key.display()));
-    config
-        .extra_tables
-        .push(format!("[backend.tls]\nmode = \"verify_ca\"\nca = \"{}\"", files.ca.display()));
+    config.extra_tables.push(format!("[backend.tls]\nmode = \"verify_ca\"\nca = \"{}\"", files.ca.display()));
     config
 }
 

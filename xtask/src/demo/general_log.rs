@@ -77,7 +77,10 @@ mod tests {
     #[test]
     fn entries_of_mariadb_lines() {
         assert_eq!(entry("250101 10:00:00\t     5 Query\tSELECT 1 /* m */"), Some(("Query", "SELECT 1 /* m */")));
-        assert_eq!(entry("\t\t     12 Execute\tSELECT c2 FROM t WHERE c1=2 /* m */"), Some(("Execute", "SELECT c2 FROM t WHERE c1=2 /* m */")));
+        assert_eq!(
+            entry("\t\t     12 Execute\tSELECT c2 FROM t WHERE c1=2 /* m */"),
+            Some(("Execute", "SELECT c2 FROM t WHERE c1=2 /* m */"))
+        );
         assert_eq!(entry("\t\t     12 Query\tSELECT 'a\tb'"), Some(("Query", "SELECT 'a\tb'")));
         assert_eq!(entry("Time\t\t    Id Command\tArgument"), None);
         assert_eq!(entry("  AND x = 1 /* m */"), None);
@@ -90,8 +93,10 @@ mod tests {
         let (a, b) = (dir.join("a.log"), dir.join("b.log"));
         std::fs::write(&a, "\t\t 3 Prepare\tSELECT ? /* m1 */\n\t\t 3 Execute\tSELECT 1 /* m1 */\n").unwrap();
         std::fs::write(&b, "\t\t 4 Query\tEXPLAIN ROUTE SELECT 1 /* m1 */\n\t\t 4 Query\tSELECT 2 /* m2 */\n").unwrap();
-        let servers = [LogServer { name: "s1".into(), addr: String::new(), path: a },
-            LogServer { name: "s2".into(), addr: String::new(), path: b },];
+        let servers = [
+            LogServer { name: "s1".into(), addr: String::new(), path: a },
+            LogServer { name: "s2".into(), addr: String::new(), path: b },
+        ];
         let m1 = find(&servers, "/* m1 */");
         assert_eq!(m1, [Ran { server: "s1".into(), command: "Execute".into() }]);
         assert_eq!(servers_text(&find(&servers, "/* m2 */")), "s2");

@@ -31,7 +31,11 @@ REPLACE INTO demo.items VALUES
 pub fn load(db: &MariaDb) -> anyhow::Result<()> {
     db.cli().sql(SAMPLE_SCHEMA).context("loading the sample schema")?;
     db.create_user("demo", "demo")?;
-    db.cli().user("demo").password("demo").database("test").sql("SELECT COUNT(*) FROM t0")
+    db.cli()
+        .user("demo")
+        .password("demo")
+        .database("test")
+        .sql("SELECT COUNT(*) FROM t0")
         .context("logging in directly as demo/demo")?;
     Ok(())
 }

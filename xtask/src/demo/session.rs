@@ -73,7 +73,8 @@ pub fn run(port: u16, servers: &[LogServer]) -> anyhow::Result<Outcome> {
 async fn session(port: u16, servers: &[LogServer]) -> anyhow::Result<Outcome> {
     let url = format!("mysql://demo:demo@127.0.0.1:{port}/test");
     let mut conn = gateway_tests::mysql::connect(&url).await.with_context(|| format!("connecting to {url}"))?;
-    let name_of = |addr: &str| servers.iter().find(|s| s.addr == addr).map_or_else(|| addr.to_string(), |s| s.name.clone());
+    let name_of =
+        |addr: &str| servers.iter().find(|s| s.addr == addr).map_or_else(|| addr.to_string(), |s| s.name.clone());
     println!(
         "{:>2}  {:<58} {:<26} {:<8} {:<6} {:<5} result",
         "#", "statement", "EXPLAIN ROUTE", "expected", "ran on", "check"

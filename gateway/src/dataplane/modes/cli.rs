@@ -43,11 +43,7 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Runs a `gateway dataplane` subcommand, writing to `out`.
 pub fn run(args: &DataplaneArgs, out: &mut impl Write) -> Result<(), DataplaneError> {
     match &args.command {
-        DataplaneCommand::Status {
-            config,
-            address,
-            raw,
-        } => status(config.as_ref(), *address, *raw, out),
+        DataplaneCommand::Status { config, address, raw } => status(config.as_ref(), *address, *raw, out),
     }
 }
 
@@ -66,12 +62,8 @@ fn status(
     };
     let addr = address.or(from_config).ok_or_else(|| {
         DataplaneError::Config(match config {
-            Some(p) => format!(
-                "{} sets no [dataplane] metrics_address (and no --address was given)",
-                p.display()
-            ),
-            None => "give --config FILE (with [dataplane] metrics_address) or --address HOST:PORT"
-                .into(),
+            Some(p) => format!("{} sets no [dataplane] metrics_address (and no --address was given)", p.display()),
+            None => "give --config FILE (with [dataplane] metrics_address) or --address HOST:PORT".into(),
         })
     })?;
     let text = metrics::fetch(addr, TIMEOUT)?;
@@ -79,8 +71,7 @@ fn status(
     if raw {
         return out.write_all(text.as_bytes()).map_err(write_err);
     }
-    let status = DataplaneStatus::from_prometheus(&text)
-        .map_err(|e| DataplaneError::Status(format!("{addr}: {e}")))?;
+    let status = DataplaneStatus::from_prometheus(&text).map_err(|e| DataplaneError::Status(format!("{addr}: {e}")))?;
     writeln!(out, "daemon:           http://{addr}/metrics").map_err(write_err)?;
     out.write_all(status.report().as_bytes()).map_err(write_err)
 }

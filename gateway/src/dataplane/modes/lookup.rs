@@ -22,43 +22,27 @@ pub(super) struct LookupLink {
 impl LookupLink {
     /// Loads the program and attaches it to this thread's network namespace.
     pub(super) fn attach(ebpf: &mut Ebpf) -> Result<Self, DataplaneError> {
-        let netns = File::open(OWN_NETNS).map_err(|source| DataplaneError::Netns {
-            path: OWN_NETNS.into(),
-            source,
-        })?;
+        let netns = File::open(OWN_NETNS).map_err(|source| DataplaneError::Netns { path: OWN_NETNS.into(), source })?;
         let program = program_mut(ebpf)?;
-        program
-            .load()
-            .map_err(|e| program_error(SK_LOOKUP_PROGRAM, e).classify())?;
-        let link = program
-            .attach(netns)
-            .map_err(|e| program_error(SK_LOOKUP_PROGRAM, e).classify())?;
+        program.load().map_err(|e| program_error(SK_LOOKUP_PROGRAM, e).classify())?;
+        let link = program.attach(netns).map_err(|e| program_error(SK_LOOKUP_PROGRAM, e).classify())?;
         tracing::debug!("sk_lookup program attached to the network namespace");
         Ok(Self { link })
     }
 
     pub(super) fn detach(self, ebpf: &mut Ebpf) -> Result<(), DataplaneError> {
-        program_mut(ebpf)?
-            .detach(self.link)
-            .map_err(|e| program_error(SK_LOOKUP_PROGRAM, e))?;
+        program_mut(ebpf)?.detach(self.link).map_err(|e| program_error(SK_LOOKUP_PROGRAM, e))?;
         tracing::debug!("sk_lookup program detached");
         Ok(())
     }
 
     pub(super) fn status(&self, ebpf: &Ebpf) -> ProgramStatus {
-        program_status(
-            ebpf.program(SK_LOOKUP_PROGRAM),
-            SK_LOOKUP_PROGRAM,
-            "sk_lookup",
-            "netns".into(),
-        )
+        program_status(ebpf.program(SK_LOOKUP_PROGRAM), SK_LOOKUP_PROGRAM, "sk_lookup", "netns".into())
     }
 }
 
 fn program_mut(ebpf: &mut Ebpf) -> Result<&mut SkLookup, DataplaneError> {
     ebpf.program_mut(SK_LOOKUP_PROGRAM)
         .and_then(|p| <&mut SkLookup>::try_from(p).ok())
-        .ok_or(DataplaneError::ProgramMissing {
-            name: SK_LOOKUP_PROGRAM,
-        })
+        .ok_or(DataplaneError::ProgramMissing { name: SK_LOOKUP_PROGRAM })
 }

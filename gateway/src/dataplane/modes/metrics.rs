@@ -28,9 +28,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Binds the endpoint.
 pub async fn bind(addr: SocketAddr) -> Result<TcpListener, DataplaneError> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| DataplaneError::Metrics { addr, source })
+    TcpListener::bind(addr).await.map_err(|source| DataplaneError::Metrics { addr, source })
 }
 
 /// Serves the data-plane status on `listener` until the returned task is aborted.
@@ -67,10 +65,7 @@ async fn answer(mut stream: TcpStream, render: &RenderFn) -> std::io::Result<()>
     };
     let request_line = head.lines().next().unwrap_or_default();
     let mut parts = request_line.split_whitespace();
-    let (method, path) = (
-        parts.next().unwrap_or_default(),
-        parts.next().unwrap_or_default(),
-    );
+    let (method, path) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
     let path = path.split('?').next().unwrap_or_default();
     let (code, body) = match (method, path) {
         ("GET", "/metrics") => ("200 OK", render()),
@@ -106,14 +101,12 @@ pub fn fetch(addr: SocketAddr, timeout: Duration) -> Result<String, DataplaneErr
     let mut s = std::net::TcpStream::connect_timeout(&addr, timeout).map_err(err)?;
     s.set_read_timeout(Some(timeout)).map_err(err)?;
     s.set_write_timeout(Some(timeout)).map_err(err)?;
-    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .map_err(err)?;
+    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes()).map_err(err)?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).map_err(err)?;
     let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| DataplaneError::Status(format!("{addr}: answer is not HTTP")))?;
+    let (head, body) =
+        text.split_once("\r\n\r\n").ok_or_else(|| DataplaneError::Status(format!("{addr}: answer is not HTTP")))?;
     let status_line = head.lines().next().unwrap_or_default();
     if status_line.split_whitespace().nth(1) != Some("200") {
         return Err(DataplaneError::Status(format!("{addr}: {status_line}")));
@@ -129,16 +122,9 @@ mod tests {
     async fn serves_metrics_and_rejects_other_paths() {
         let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let status: StatusFn = Arc::new(|| DataplaneStatus {
-            pid: 7,
-            mode: "router".into(),
-            ..Default::default()
-        });
+        let status: StatusFn = Arc::new(|| DataplaneStatus { pid: 7, mode: "router".into(), ..Default::default() });
         let task = serve(listener, status);
-        let body = tokio::task::spawn_blocking(move || fetch(addr, Duration::from_secs(5)))
-            .await
-            .unwrap()
-            .unwrap();
+        let body = tokio::task::spawn_blocking(move || fetch(addr, Duration::from_secs(5))).await.unwrap().unwrap();
         let st = DataplaneStatus::from_prometheus(&body).unwrap();
         assert_eq!((st.pid, st.mode.as_str()), (7, "router"));
         let other = tokio::task::spawn_blocking(move || {

@@ -22,8 +22,7 @@ use aya::maps::lpm_trie::{Key, LpmTrie};
 use aya::maps::{MapData, PerCpuArray, SockMap};
 use aya::Ebpf;
 use gateway_common::router::{
-    VipKey, LISTENER_MAP, LISTENER_MAP_MAX, LISTENER_SLOT, ROUTER_STATS_MAP, STAT_NAMES, VIP_MAP,
-    VIP_MAP_MAX,
+    VipKey, LISTENER_MAP, LISTENER_MAP_MAX, LISTENER_SLOT, ROUTER_STATS_MAP, STAT_NAMES, VIP_MAP, VIP_MAP_MAX,
 };
 
 use super::status::{MapStatus, ProgramStatus, SteeringStatus};
@@ -63,12 +62,7 @@ impl VipSteering {
             }
             VipMode::SkLookup => Attachment::Lookup(lookup::LookupLink::attach(&mut ebpf)?),
         };
-        let mut me = Self {
-            attachment: Some(attachment),
-            routes: None,
-            ebpf,
-            plan,
-        };
+        let mut me = Self { attachment: Some(attachment), routes: None, ebpf, plan };
         // The routes come last: until the program runs, a local VIP would only answer RST.
         me.routes = Some(LocalRoutes::add(&me.plan.cidrs)?);
         tracing::info!(
@@ -94,11 +88,7 @@ impl VipSteering {
             None => Vec::new(),
         };
         let maps = vec![
-            MapStatus {
-                name: VIP_MAP.into(),
-                entries: vip_entries(&self.ebpf)?,
-                capacity: u64::from(VIP_MAP_MAX),
-            },
+            MapStatus { name: VIP_MAP.into(), entries: vip_entries(&self.ebpf)?, capacity: u64::from(VIP_MAP_MAX) },
             MapStatus {
                 name: LISTENER_MAP.into(),
                 entries: u64::from(self.attachment.is_some()),
@@ -111,12 +101,8 @@ impl VipSteering {
             maps,
             counters: counters(&self.ebpf)?,
             ports: self.plan.ports.clone(),
-            routes_added: routes
-                .map(|r| r.added().iter().map(ToString::to_string).collect())
-                .unwrap_or_default(),
-            routes_kept: routes
-                .map(|r| r.preexisting().iter().map(ToString::to_string).collect())
-                .unwrap_or_default(),
+            routes_added: routes.map(|r| r.added().iter().map(ToString::to_string).collect()).unwrap_or_default(),
+            routes_kept: routes.map(|r| r.preexisting().iter().map(ToString::to_string).collect()).unwrap_or_default(),
         })
     }
 
@@ -134,10 +120,7 @@ impl VipSteering {
         };
         let removed = self.routes.take().map_or(Ok(()), LocalRoutes::remove);
         if was_attached && detached.is_ok() && removed.is_ok() {
-            tracing::info!(
-                mode = self.plan.mode.name(),
-                "VIP steering detached, local routes removed"
-            );
+            tracing::info!(mode = self.plan.mode.name(), "VIP steering detached, local routes removed");
         }
         detached.and(removed)
     }
@@ -153,43 +136,28 @@ impl Drop for VipSteering {
 
 impl std::fmt::Debug for VipSteering {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VipSteering")
-            .field("plan", &self.plan)
-            .field("attached", &self.attachment.is_some())
-            .finish()
+        f.debug_struct("VipSteering").field("plan", &self.plan).field("attached", &self.attachment.is_some()).finish()
     }
 }
 
 fn fill_vip_map(ebpf: &mut Ebpf, plan: &VipPlan) -> Result<(), DataplaneError> {
-    let map = ebpf
-        .map_mut(VIP_MAP)
-        .ok_or(DataplaneError::MapMissing { name: VIP_MAP })?;
-    let mut trie: LpmTrie<&mut MapData, VipKey, u32> =
-        LpmTrie::try_from(map).map_err(|e| map_error(VIP_MAP, e))?;
+    let map = ebpf.map_mut(VIP_MAP).ok_or(DataplaneError::MapMissing { name: VIP_MAP })?;
+    let mut trie: LpmTrie<&mut MapData, VipKey, u32> = LpmTrie::try_from(map).map_err(|e| map_error(VIP_MAP, e))?;
     for (prefix, key) in plan.entries() {
-        trie.insert(&Key::new(prefix, key), 1u32, 0)
-            .map_err(|e| map_error(VIP_MAP, e))?;
+        trie.insert(&Key::new(prefix, key), 1u32, 0).map_err(|e| map_error(VIP_MAP, e))?;
     }
     Ok(())
 }
 
 fn set_listener(ebpf: &mut Ebpf, listener: &impl AsRawFd) -> Result<(), DataplaneError> {
-    let map = ebpf
-        .map_mut(LISTENER_MAP)
-        .ok_or(DataplaneError::MapMissing { name: LISTENER_MAP })?;
-    let mut socks: SockMap<&mut MapData> =
-        SockMap::try_from(map).map_err(|e| map_error(LISTENER_MAP, e))?;
-    socks
-        .set(LISTENER_SLOT, listener, 0)
-        .map_err(|e| map_error(LISTENER_MAP, e).classify())
+    let map = ebpf.map_mut(LISTENER_MAP).ok_or(DataplaneError::MapMissing { name: LISTENER_MAP })?;
+    let mut socks: SockMap<&mut MapData> = SockMap::try_from(map).map_err(|e| map_error(LISTENER_MAP, e))?;
+    socks.set(LISTENER_SLOT, listener, 0).map_err(|e| map_error(LISTENER_MAP, e).classify())
 }
 
 fn vip_entries(ebpf: &Ebpf) -> Result<u64, DataplaneError> {
-    let map = ebpf
-        .map(VIP_MAP)
-        .ok_or(DataplaneError::MapMissing { name: VIP_MAP })?;
-    let trie: LpmTrie<&MapData, VipKey, u32> =
-        LpmTrie::try_from(map).map_err(|e| map_error(VIP_MAP, e))?;
+    let map = ebpf.map(VIP_MAP).ok_or(DataplaneError::MapMissing { name: VIP_MAP })?;
+    let trie: LpmTrie<&MapData, VipKey, u32> = LpmTrie::try_from(map).map_err(|e| map_error(VIP_MAP, e))?;
     let mut n = 0u64;
     for key in trie.keys() {
         key.map_err(|e| map_error(VIP_MAP, e))?;
@@ -199,56 +167,30 @@ fn vip_entries(ebpf: &Ebpf) -> Result<u64, DataplaneError> {
 }
 
 fn counters(ebpf: &Ebpf) -> Result<Vec<(String, u64)>, DataplaneError> {
-    let map = ebpf
-        .map(ROUTER_STATS_MAP)
-        .ok_or(DataplaneError::MapMissing {
-            name: ROUTER_STATS_MAP,
-        })?;
-    let stats: PerCpuArray<&MapData, u64> =
-        PerCpuArray::try_from(map).map_err(|e| map_error(ROUTER_STATS_MAP, e))?;
+    let map = ebpf.map(ROUTER_STATS_MAP).ok_or(DataplaneError::MapMissing { name: ROUTER_STATS_MAP })?;
+    let stats: PerCpuArray<&MapData, u64> = PerCpuArray::try_from(map).map_err(|e| map_error(ROUTER_STATS_MAP, e))?;
     let mut out = Vec::with_capacity(STAT_NAMES.len());
     for (slot, name) in (0u32..).zip(STAT_NAMES) {
-        let per_cpu = stats
-            .get(&slot, 0)
-            .map_err(|e| map_error(ROUTER_STATS_MAP, e))?;
-        out.push((
-            name.to_owned(),
-            per_cpu.iter().fold(0u64, |a, v| a.saturating_add(*v)),
-        ));
+        let per_cpu = stats.get(&slot, 0).map_err(|e| map_error(ROUTER_STATS_MAP, e))?;
+        out.push((name.to_owned(), per_cpu.iter().fold(0u64, |a, v| a.saturating_add(*v))));
     }
     Ok(out)
 }
 
 fn map_error(name: &'static str, source: aya::maps::MapError) -> DataplaneError {
-    DataplaneError::Map {
-        name,
-        source: Box::new(source),
-    }
+    DataplaneError::Map { name, source: Box::new(source) }
 }
 
 fn program_error(name: &'static str, source: aya::programs::ProgramError) -> DataplaneError {
-    DataplaneError::Program {
-        name,
-        source: Box::new(source),
-    }
+    DataplaneError::Program { name, source: Box::new(source) }
 }
 
 /// Status line of a loaded program: its kernel id when it can be read.
-fn program_status(
-    program: Option<&aya::programs::Program>,
-    name: &str,
-    kind: &str,
-    target: String,
-) -> ProgramStatus {
+fn program_status(program: Option<&aya::programs::Program>, name: &str, kind: &str, target: String) -> ProgramStatus {
     let id = program.and_then(|p| match p {
         aya::programs::Program::SchedClassifier(p) => p.info().ok().map(|i| i.id()),
         aya::programs::Program::SkLookup(p) => p.info().ok().map(|i| i.id()),
         _ => None,
     });
-    ProgramStatus {
-        name: name.to_owned(),
-        kind: kind.to_owned(),
-        target,
-        id,
-    }
+    ProgramStatus { name: name.to_owned(), kind: kind.to_owned(), target, id }
 }

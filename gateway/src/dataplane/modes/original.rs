@@ -13,11 +13,7 @@ use crate::config::{Config, SteeringMode};
 use crate::planner::Planner;
 
 /// In router / sk_lookup mode, the server of a steered connection; `None` = `[backend] address`.
-pub fn vip_backend(
-    stream: &TcpStream,
-    config: &Config,
-    planner: Option<&Planner>,
-) -> Option<SocketAddr> {
+pub fn vip_backend(stream: &TcpStream, config: &Config, planner: Option<&Planner>) -> Option<SocketAddr> {
     let dp = config.dataplane.as_ref()?;
     if !matches!(dp.mode, SteeringMode::Router | SteeringMode::SkLookup) {
         return None;
@@ -27,11 +23,7 @@ pub fn vip_backend(
         return None;
     }
     let in_vip = match orig.ip() {
-        IpAddr::V4(ip) => dp
-            .vip_cidrs
-            .iter()
-            .filter_map(|c| Ipv4Cidr::parse(c).ok())
-            .any(|c| c.contains(ip)),
+        IpAddr::V4(ip) => dp.vip_cidrs.iter().filter_map(|c| Ipv4Cidr::parse(c).ok()).any(|c| c.contains(ip)),
         IpAddr::V6(_) => false,
     };
     if in_vip {

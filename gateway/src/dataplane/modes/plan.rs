@@ -107,33 +107,19 @@ impl VipPlan {
         };
         let interface = match (mode, &dp.router_interface) {
             (VipMode::Router, None) => {
-                return Err(DataplaneError::Config(
-                    "mode `router` needs `router_interface`".into(),
-                ))
+                return Err(DataplaneError::Config("mode `router` needs `router_interface`".into()))
             }
             (VipMode::Router, Some(i)) if i.trim().is_empty() => {
                 return Err(DataplaneError::Config("`router_interface` is empty".into()))
             }
             (_, i) => i.clone(),
         };
-        let cidrs = dp
-            .vip_cidrs
-            .iter()
-            .map(|c| Ipv4Cidr::parse(c))
-            .collect::<Result<Vec<_>, _>>()?;
+        let cidrs = dp.vip_cidrs.iter().map(|c| Ipv4Cidr::parse(c)).collect::<Result<Vec<_>, _>>()?;
         if cidrs.is_empty() {
-            return Err(DataplaneError::Config(format!(
-                "mode `{}` needs at least one `vip_cidrs` entry",
-                mode.name()
-            )));
+            return Err(DataplaneError::Config(format!("mode `{}` needs at least one `vip_cidrs` entry", mode.name())));
         }
         let ports = steered_ports(&cidrs, &dp.intercept);
-        let plan = Self {
-            mode,
-            interface,
-            cidrs,
-            ports,
-        };
+        let plan = Self { mode, interface, cidrs, ports };
         if plan.entries().len() > VIP_MAP_MAX as usize {
             return Err(DataplaneError::Config(format!(
                 "{} VIP ranges x {} ports exceed the {VIP_MAP_MAX} entries of the VIP map",
@@ -149,10 +135,7 @@ impl VipPlan {
         let mut out = Vec::with_capacity(self.cidrs.len() * self.ports.len());
         for cidr in &self.cidrs {
             for &port in &self.ports {
-                out.push((
-                    VipKey::prefix_len(cidr.len),
-                    VipKey::new(cidr.addr.octets(), port),
-                ));
+                out.push((VipKey::prefix_len(cidr.len), VipKey::new(cidr.addr.octets(), port)));
             }
         }
         out
@@ -185,17 +168,8 @@ mod tests {
         assert!(c.contains("10.255.3.4".parse().unwrap()));
         assert!(!c.contains("10.254.0.1".parse().unwrap()));
         assert_eq!(Ipv4Cidr::parse("10.1.2.3").unwrap().len, 32);
-        assert_eq!(
-            Ipv4Cidr::parse("0.0.0.0/0").unwrap().to_string(),
-            "0.0.0.0/0"
-        );
-        for bad in [
-            "10.255.0.1/16",
-            "10.0.0.0/33",
-            "x/8",
-            "10.0.0.0/",
-            "::1/128",
-        ] {
+        assert_eq!(Ipv4Cidr::parse("0.0.0.0/0").unwrap().to_string(), "0.0.0.0/0");
+        for bad in ["10.255.0.1/16", "10.0.0.0/33", "x/8", "10.0.0.0/", "::1/128"] {
             assert!(Ipv4Cidr::parse(bad).is_err(), "{bad}");
         }
     }
@@ -204,10 +178,7 @@ mod tests {
     fn ports_come_from_intercepts_inside_the_ranges() {
         let cidrs = vec![Ipv4Cidr::parse("10.255.0.0/16").unwrap()];
         assert_eq!(steered_ports(&cidrs, &[]), DEFAULT_PORTS.to_vec());
-        let intercept = [
-            "10.255.0.1:3307".parse().unwrap(),
-            "192.0.2.1:4000".parse().unwrap(),
-        ];
+        let intercept = ["10.255.0.1:3307".parse().unwrap(), "192.0.2.1:4000".parse().unwrap()];
         assert_eq!(steered_ports(&cidrs, &intercept), vec![3307]);
     }
 

@@ -8,8 +8,7 @@
 use std::io;
 
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL,
-    NLM_F_REQUEST,
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REQUEST,
 };
 use netlink_packet_route::route::{
     RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope, RouteType,
@@ -37,11 +36,7 @@ impl LocalRoutes {
     /// removed before the error is returned.
     pub fn add(cidrs: &[Ipv4Cidr]) -> Result<Self, DataplaneError> {
         let lo_index = loopback_index()?;
-        let mut routes = Self {
-            lo_index,
-            added: Vec::new(),
-            preexisting: Vec::new(),
-        };
+        let mut routes = Self { lo_index, added: Vec::new(), preexisting: Vec::new() };
         for cidr in cidrs {
             match request(&new_message(*cidr, lo_index), true) {
                 Ok(()) => routes.added.push(*cidr),
@@ -97,12 +92,7 @@ fn cidr_list(cidrs: &[Ipv4Cidr]) -> Vec<String> {
 }
 
 fn route_error(what: &'static str, cidr: Ipv4Cidr, source: io::Error) -> DataplaneError {
-    DataplaneError::Route {
-        what,
-        cidr: cidr.to_string(),
-        source,
-    }
-    .classify()
+    DataplaneError::Route { what, cidr: cidr.to_string(), source }.classify()
 }
 
 /// Index of `lo` in the calling thread's network namespace.
@@ -131,10 +121,7 @@ fn route_message(cidr: Ipv4Cidr, lo_index: u32) -> RouteMessage {
         kind: RouteType::Local,
         ..Default::default()
     };
-    msg.attributes = vec![
-        RouteAttribute::Destination(RouteAddress::Inet(cidr.addr)),
-        RouteAttribute::Oif(lo_index),
-    ];
+    msg.attributes = vec![RouteAttribute::Destination(RouteAddress::Inet(cidr.addr)), RouteAttribute::Oif(lo_index)];
     msg
 }
 
@@ -168,9 +155,7 @@ fn request(message: &RouteNetlinkMessage, create: bool) -> io::Result<()> {
         let mut offset = 0;
         while offset < n {
             let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&buf[offset..n])
-                .map_err(|e| {
-                    io::Error::new(io::ErrorKind::InvalidData, format!("netlink reply: {e}"))
-                })?;
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("netlink reply: {e}")))?;
             let len = reply.header.length as usize;
             match reply.payload {
                 NetlinkPayload::Error(err) => {

@@ -42,16 +42,10 @@ impl Runtime {
     /// Attaches the mode of `config` with `listener` as the steering target (router and sk_lookup
     /// modes) and starts the metrics endpoint if `metrics_address` is set.
     pub async fn start(config: &Config, listener: &impl AsRawFd) -> Result<Self, DataplaneError> {
-        let mut base = DataplaneStatus {
-            pid: std::process::id(),
-            mode: mode_name(config).into(),
-            ..Default::default()
-        };
+        let mut base =
+            DataplaneStatus { pid: std::process::id(), mode: mode_name(config).into(), ..Default::default() };
         if let Some(dp) = &config.dataplane {
-            base.interface = dp
-                .router_interface
-                .clone()
-                .filter(|_| dp.mode == SteeringMode::Router);
+            base.interface = dp.router_interface.clone().filter(|_| dp.mode == SteeringMode::Router);
             base.vip_cidrs = dp.vip_cidrs.clone();
         }
         let steering = match VipPlan::from_config(config)? {
@@ -171,10 +165,7 @@ impl Drop for Runtime {
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime")
-            .field("base", &self.base)
-            .field("metrics", &self.metrics_address())
-            .finish()
+        f.debug_struct("Runtime").field("base", &self.base).field("metrics", &self.metrics_address()).finish()
     }
 }
 
@@ -186,9 +177,7 @@ fn splice_status() -> Option<SpliceStatus> {
         Ok(s) => Some(SpliceStatus {
             active: s.active,
             spliced_total: s.total,
-            kernel_bytes: s
-                .redirected_to_backend
-                .saturating_add(s.redirected_to_client),
+            kernel_bytes: s.redirected_to_backend.saturating_add(s.redirected_to_client),
             budget_fallbacks: s.budget_fallbacks,
         }),
         Err(e) => {
@@ -199,12 +188,7 @@ fn splice_status() -> Option<SpliceStatus> {
 }
 
 fn mode_name(config: &Config) -> &'static str {
-    match config
-        .dataplane
-        .as_ref()
-        .map(|d| d.mode)
-        .unwrap_or_default()
-    {
+    match config.dataplane.as_ref().map(|d| d.mode).unwrap_or_default() {
         SteeringMode::Off => "off",
         SteeringMode::Cgroup => "cgroup",
         SteeringMode::Router => "router",

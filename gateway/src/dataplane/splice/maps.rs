@@ -7,8 +7,8 @@ use aya::{
     Ebpf,
 };
 use gateway_common::splice::{
-    SpliceFlow, SplicePeer, SpliceTotals, SPLICE_DIR_TO_BACKEND, SPLICE_DIR_TO_CLIENT,
-    SPLICE_FLOW_MAP, SPLICE_PEER_MAP, SPLICE_SOCKS_MAP, SPLICE_TOTALS_MAP,
+    SpliceFlow, SplicePeer, SpliceTotals, SPLICE_DIR_TO_BACKEND, SPLICE_DIR_TO_CLIENT, SPLICE_FLOW_MAP,
+    SPLICE_PEER_MAP, SPLICE_SOCKS_MAP, SPLICE_TOTALS_MAP,
 };
 
 use crate::dataplane::DataplaneError;

@@ -38,10 +38,7 @@ mod watch;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use aya::{
-    programs::SkSkb,
-    Ebpf,
-};
+use aya::{programs::SkSkb, Ebpf};
 use gateway_common::splice::SPLICE_VERDICT_PROGRAM;
 
 pub use session::{prepare_pinned, prepare_session, Prepared, SpliceReport};
@@ -130,9 +127,8 @@ impl Splicer {
             .program_mut(SPLICE_VERDICT_PROGRAM)
             .and_then(|p| p.try_into().ok())
             .ok_or(DataplaneError::ProgramMissing { name: SPLICE_VERDICT_PROGRAM })?;
-        let program_error = |e| {
-            DataplaneError::Program { name: SPLICE_VERDICT_PROGRAM, source: Box::new(e) }.classify()
-        };
+        let program_error =
+            |e| DataplaneError::Program { name: SPLICE_VERDICT_PROGRAM, source: Box::new(e) }.classify();
         program.load().map_err(program_error)?;
         program.attach(maps.socks_fd()).map_err(program_error)?;
         tracing::debug!("splice verdict attached");

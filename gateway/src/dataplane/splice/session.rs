@@ -6,7 +6,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-
 use gateway_common::splice::{SplicePeer, SPLICE_DIR_TO_BACKEND, SPLICE_DIR_TO_CLIENT};
 use tokio::net::TcpStream;
 
@@ -84,7 +83,14 @@ impl Splicer {
             maps.forget(c);
             return Err(e);
         }
-        Ok(Prepared { splicer: Arc::clone(self), client: c, backend: b, budget: budget.max(1), live: None, counted: false })
+        Ok(Prepared {
+            splicer: Arc::clone(self),
+            client: c,
+            backend: b,
+            budget: budget.max(1),
+            live: None,
+            counted: false,
+        })
     }
 }
 
@@ -214,8 +220,28 @@ impl Prepared {
             report: FlowReport { presplice: early, ..Default::default() },
         };
         let (c, b) = (self.client, self.backend);
-        let mut up = flow(&client_io, &backend_io, up_watch, c, b, SPLICE_DIR_TO_BACKEND, live.backend_base, live.to_backend_user, live.to_backend_early);
-        let mut down = flow(&backend_io, &client_io, down_watch, b, c, SPLICE_DIR_TO_CLIENT, live.client_base, live.to_client_user, live.to_client_early);
+        let mut up = flow(
+            &client_io,
+            &backend_io,
+            up_watch,
+            c,
+            b,
+            SPLICE_DIR_TO_BACKEND,
+            live.backend_base,
+            live.to_backend_user,
+            live.to_backend_early,
+        );
+        let mut down = flow(
+            &backend_io,
+            &client_io,
+            down_watch,
+            b,
+            c,
+            SPLICE_DIR_TO_CLIENT,
+            live.client_base,
+            live.to_client_user,
+            live.to_client_early,
+        );
         let result = tokio::try_join!(up.run(), down.run());
         splicer.active.fetch_sub(1, Ordering::Relaxed);
         let report = SpliceReport { to_backend: up.report, to_client: down.report, duration: live.started.elapsed() };
@@ -227,15 +253,24 @@ impl Prepared {
 
 /// The two TCP sockets, when neither leg is TLS (a TLS session is never spliced: the callers
 /// check [`Eligibility`] first; this is the last guard).
-fn plain<'w>(client: &'w Wire<Stream>, backend: &'w Wire<Stream>) -> Result<(&'w TcpStream, &'w TcpStream), DataplaneError> {
+fn plain<'w>(
+    client: &'w Wire<Stream>,
+    backend: &'w Wire<Stream>,
+) -> Result<(&'w TcpStream, &'w TcpStream), DataplaneError> {
     match (client.io.plain(), backend.io.plain()) {
         (Some(c), Some(b)) => Ok((c, b)),
-        _ => Err(DataplaneError::Socket { op: "splicing a TLS session", source: std::io::Error::other("TLS sessions are never spliced") }),
+        _ => Err(DataplaneError::Socket {
+            op: "splicing a TLS session",
+            source: std::io::Error::other("TLS sessions are never spliced"),
+        }),
     }
 }
 
 /// Takes both sockets out of tokio's reactor (the wires are left detached).
-fn detach(client: &mut Wire<Stream>, backend: &mut Wire<Stream>) -> Result<(std::net::TcpStream, std::net::TcpStream), DataplaneError> {
+fn detach(
+    client: &mut Wire<Stream>,
+    backend: &mut Wire<Stream>,
+) -> Result<(std::net::TcpStream, std::net::TcpStream), DataplaneError> {
     plain(client, backend)?;
     let take = |w: &mut Wire<Stream>| match w.io.detach() {
         Some(Ok(s)) => Ok(s),
@@ -254,7 +289,11 @@ impl Drop for Prepared {
         if self.counted {
             // Supervision did not finish (the session was cancelled): its sockets close now.
             self.splicer.active.fetch_sub(1, Ordering::Relaxed);
-            tracing::info!(client = self.client, backend = self.backend, "splice cancelled (session ended by the gateway)");
+            tracing::info!(
+                client = self.client,
+                backend = self.backend,
+                "splice cancelled (session ended by the gateway)"
+            );
         }
         if let Ok(mut maps) = self.splicer.lock_maps() {
             maps.forget(self.client);

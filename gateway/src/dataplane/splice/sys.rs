@@ -16,13 +16,7 @@ pub fn socket_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
     // SAFETY: `cookie` and `len` are valid for writes of the sizes given; the fd is borrowed
     // from an open socket for the duration of the call.
     let rc = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_COOKIE,
-            (&mut cookie as *mut u64).cast(),
-            &mut len,
-        )
+        libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_COOKIE, (&mut cookie as *mut u64).cast(), &mut len)
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());
@@ -119,13 +113,7 @@ fn tcp_info(fd: BorrowedFd<'_>) -> io::Result<([u8; 256], usize)> {
     let mut len = info.len() as libc::socklen_t;
     // SAFETY: `info` is valid for `len` bytes of writes; the kernel writes at most `len`.
     let rc = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            info.as_mut_ptr().cast(),
-            &mut len,
-        )
+        libc::getsockopt(fd.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr().cast(), &mut len)
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());

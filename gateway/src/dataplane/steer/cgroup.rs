@@ -53,15 +53,8 @@ pub fn cgroup2_mount() -> Result<PathBuf, SteerError> {
 pub fn bpffs_mount() -> Result<Option<PathBuf>, SteerError> {
     let info = read("/proc/self/mountinfo")?;
     let preferred = Path::new("/sys/fs/bpf");
-    let all: Vec<PathBuf> = info
-        .lines()
-        .filter_map(|l| mount_point(l, "bpf"))
-        .collect();
-    Ok(all
-        .iter()
-        .find(|p| p.as_path() == preferred)
-        .or_else(|| all.first())
-        .cloned())
+    let all: Vec<PathBuf> = info.lines().filter_map(|l| mount_point(l, "bpf")).collect();
+    Ok(all.iter().find(|p| p.as_path() == preferred).or_else(|| all.first()).cloned())
 }
 
 /// This process's cgroup v2 path (the `0::<path>` line of `/proc/self/cgroup`), e.g. `/` or
@@ -73,9 +66,7 @@ pub fn own_cgroup() -> Result<String, SteerError> {
 
 /// The path of the `0::` (unified hierarchy) line of a `/proc/<pid>/cgroup` text.
 pub fn parse_own_cgroup(text: &str) -> Option<String> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("0::"))
-        .map(|p| p.trim().to_owned())
+    text.lines().find_map(|l| l.strip_prefix("0::")).map(|p| p.trim().to_owned())
 }
 
 /// Resolves a configured cgroup (absolute under the mount, or relative to it) to a directory.
@@ -96,19 +87,11 @@ pub fn resolve(mount: &Path, configured: &str) -> PathBuf {
 /// The cgroup v2 id of a cgroup directory (its kernfs inode number, as returned by
 /// `bpf_get_current_cgroup_id`).
 pub fn cgroup_id(dir: &Path) -> Result<u64, SteerError> {
-    std::fs::metadata(dir)
-        .map(|m| m.ino())
-        .map_err(|source| SteerError::Cgroup {
-            path: dir.to_path_buf(),
-            source,
-        })
+    std::fs::metadata(dir).map(|m| m.ino()).map_err(|source| SteerError::Cgroup { path: dir.to_path_buf(), source })
 }
 
 fn read(path: &str) -> Result<String, SteerError> {
-    std::fs::read_to_string(path).map_err(|source| SteerError::Cgroup {
-        path: PathBuf::from(path),
-        source,
-    })
+    std::fs::read_to_string(path).map_err(|source| SteerError::Cgroup { path: PathBuf::from(path), source })
 }
 
 #[cfg(test)]
@@ -124,14 +107,8 @@ mod tests {
 
     #[test]
     fn finds_the_cgroup2_mount_whatever_the_optional_fields() {
-        assert_eq!(
-            mount_point(MOUNTINFO, "cgroup2"),
-            Some(PathBuf::from("/sys/fs/cgroup/unified"))
-        );
-        assert_eq!(
-            mount_point(MOUNTINFO, "bpf"),
-            Some(PathBuf::from("/run/my bpf"))
-        );
+        assert_eq!(mount_point(MOUNTINFO, "cgroup2"), Some(PathBuf::from("/sys/fs/cgroup/unified")));
+        assert_eq!(mount_point(MOUNTINFO, "bpf"), Some(PathBuf::from("/run/my bpf")));
         assert_eq!(mount_point(MOUNTINFO, "xfs"), None);
     }
 
@@ -148,9 +125,6 @@ mod tests {
         assert_eq!(resolve(m, "/"), m.to_path_buf());
         assert_eq!(resolve(m, "apps"), m.join("apps"));
         assert_eq!(resolve(m, "/apps/web"), m.join("apps/web"));
-        assert_eq!(
-            resolve(m, "/sys/fs/cgroup/unified/apps"),
-            m.join("apps")
-        );
+        assert_eq!(resolve(m, "/sys/fs/cgroup/unified/apps"), m.join("apps"));
     }
 }

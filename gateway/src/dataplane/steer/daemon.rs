@@ -14,9 +14,9 @@ use tokio::task::JoinHandle;
 use gateway_common::steer::STEER_SOCK_OPS_PROGRAM;
 
 use super::{direct, SteerError, SteerSettings, Steering};
+use crate::config::SteeringMode;
 use crate::dataplane::modes::runtime::CgroupSource;
 use crate::dataplane::status::{ProgramStatus, SteeringStatus};
-use crate::config::SteeringMode;
 use crate::planner::Planner;
 use crate::session::Shared;
 
@@ -106,14 +106,16 @@ impl Drop for SteeringHandle {
 /// system errors the caller should report.
 /// `extra` are the further listeners (`[listen] extra_addresses`): steering can send connects to
 /// any of them (IPv6, container addresses).
-pub fn start(shared: &Arc<Shared>, listener: &TcpListener, extra: &[TcpListener]) -> Result<Option<SteeringHandle>, SteerError> {
+pub fn start(
+    shared: &Arc<Shared>,
+    listener: &TcpListener,
+    extra: &[TcpListener],
+) -> Result<Option<SteeringHandle>, SteerError> {
     let config = shared.config();
     let Some(dp) = config.dataplane.as_ref().filter(|d| d.mode == SteeringMode::Cgroup) else {
         return Ok(None);
     };
-    let local = listener
-        .local_addr()
-        .map_err(|source| SteerError::Cgroup { path: "listener".into(), source })?;
+    let local = listener.local_addr().map_err(|source| SteerError::Cgroup { path: "listener".into(), source })?;
     let listeners: Vec<SocketAddr> =
         std::iter::once(local).chain(extra.iter().filter_map(|l| l.local_addr().ok())).collect();
     let settings = SteerSettings {

@@ -122,9 +122,8 @@ pub fn single_leader(
     let mut out = DirectRoutes::new();
     let Some(t) = cluster.tenant(tenant) else { return out };
     let Some(leader) = t.single_leader else { return out };
-    let usable = cluster
-        .server(leader)
-        .is_some_and(|s| s.status == ServerStatus::Active && s.in_service && !s.stopping);
+    let usable =
+        cluster.server(leader).is_some_and(|s| s.status == ServerStatus::Active && s.in_service && !s.stopping);
     let SocketAddr::V4(to) = leader else { return out };
     if !usable || is_listener(leader, listener) {
         return out;
@@ -157,7 +156,9 @@ pub async fn plan(
                 let hosts: Vec<SocketAddr> = placed.iter().map(|s| s.addr).collect();
                 routes = single_leader(&p.locator().cluster(), &tenant, &hosts, intercepted, listener);
             }
-            Err(e) => tracing::debug!(%tenant, error = %e, "servers of the tenant unknown; no single-leader direct routes"),
+            Err(e) => {
+                tracing::debug!(%tenant, error = %e, "servers of the tenant unknown; no single-leader direct routes")
+            }
         }
     }
     routes.extend(configured(dp, intercepted, listener));
@@ -195,7 +196,6 @@ impl Steering {
         self.direct = wanted;
         Ok(())
     }
-
 }
 
 #[cfg(test)]

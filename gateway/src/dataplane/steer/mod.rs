@@ -44,13 +44,13 @@ use aya::programs::{CgroupSockAddr, SockOps};
 use aya::Ebpf;
 use gateway_common::steer::{
     Ipv4Endpoint, Ipv6Endpoint, SteerConfig, STEER_CONNECT4_PROGRAM, STEER_CONNECT6_PROGRAM,
-    STEER_GETPEERNAME4_PROGRAM, STEER_GETPEERNAME6_PROGRAM, STEER_SOCK_OPS_PROGRAM, STEER_STATS_MAP,
-    STEER_STAT_SLOTS, STEER_TARGETS6_MAP, STEER_TARGETS_MAP, STEER_TARGETS_MAX,
+    STEER_GETPEERNAME4_PROGRAM, STEER_GETPEERNAME6_PROGRAM, STEER_SOCK_OPS_PROGRAM, STEER_STATS_MAP, STEER_STAT_SLOTS,
+    STEER_TARGETS6_MAP, STEER_TARGETS_MAP, STEER_TARGETS_MAX,
 };
 
 use attach::{
-    attach_getsockopt, attach_sock_addr, attach_sock_ops, map_error, missing, open_cgroup, pin, pin_path,
-    prepare_pins, program_error, register_listener, write_config,
+    attach_getsockopt, attach_sock_addr, attach_sock_ops, map_error, missing, open_cgroup, pin, pin_path, prepare_pins,
+    program_error, register_listener, write_config,
 };
 pub use cgroup::{bpffs_mount, cgroup2_mount, cgroup_id, own_cgroup};
 pub use daemon::{start, SteeringHandle};
@@ -214,11 +214,7 @@ impl Steering {
         let mount = cgroup2_mount()?;
         let own = own_cgroup()?;
         let gateway_cgroup = cgroup::resolve(&mount, &own);
-        let app_cgroups: Vec<PathBuf> = settings
-            .app_cgroups
-            .iter()
-            .map(|c| cgroup::resolve(&mount, c))
-            .collect();
+        let app_cgroups: Vec<PathBuf> = settings.app_cgroups.iter().map(|c| cgroup::resolve(&mount, c)).collect();
         for app in &app_cgroups {
             if app.is_dir() && !selfcheck::is_cgroup2(app) {
                 return Err(SteerError::NotCgroup2(app.clone()));
@@ -230,8 +226,10 @@ impl Steering {
             }
         }
         if gateway_cgroup == mount {
-            tracing::warn!("the gateway runs in the cgroup2 root: cgroup/getsockopt is attached \
-                            to the root and runs for every process's getsockopt()");
+            tracing::warn!(
+                "the gateway runs in the cgroup2 root: cgroup/getsockopt is attached \
+                            to the root and runs for every process's getsockopt()"
+            );
         }
         let pin_dir = prepare_pins(settings.fail_closed, &app_cgroups)?;
         let config = steer_config(&rewrite, settings.fail_closed, cgroup_id(&gateway_cgroup)?, listener);
@@ -281,20 +279,18 @@ impl Steering {
             tracing::warn!(targets = ?wanted6, "IPv6 destinations are intercepted but the gateway has no IPv6 \
                 listener (nor an IPv6 container address): they are NOT steered");
         }
-        let mut map: HashMap<&mut MapData, Ipv4Endpoint, u8> = HashMap::try_from(
-            self.ebpf.map_mut(STEER_TARGETS_MAP).ok_or(missing(STEER_TARGETS_MAP))?,
-        )
-        .map_err(|e| map_error(STEER_TARGETS_MAP, e))?;
+        let mut map: HashMap<&mut MapData, Ipv4Endpoint, u8> =
+            HashMap::try_from(self.ebpf.map_mut(STEER_TARGETS_MAP).ok_or(missing(STEER_TARGETS_MAP))?)
+                .map_err(|e| map_error(STEER_TARGETS_MAP, e))?;
         for stale in self.targets.difference(&wanted) {
             map.remove(&endpoint(*stale)).map_err(|e| map_error(STEER_TARGETS_MAP, e))?;
         }
         for add in wanted.difference(&self.targets) {
             map.insert(endpoint(*add), 1u8, 0).map_err(|e| map_error(STEER_TARGETS_MAP, e))?;
         }
-        let mut map6: HashMap<&mut MapData, Ipv6Endpoint, u8> = HashMap::try_from(
-            self.ebpf.map_mut(STEER_TARGETS6_MAP).ok_or(missing(STEER_TARGETS6_MAP))?,
-        )
-        .map_err(|e| map_error(STEER_TARGETS6_MAP, e))?;
+        let mut map6: HashMap<&mut MapData, Ipv6Endpoint, u8> =
+            HashMap::try_from(self.ebpf.map_mut(STEER_TARGETS6_MAP).ok_or(missing(STEER_TARGETS6_MAP))?)
+                .map_err(|e| map_error(STEER_TARGETS6_MAP, e))?;
         for stale in self.targets6.difference(&wanted6) {
             map6.remove(&endpoint6(*stale)).map_err(|e| map_error(STEER_TARGETS6_MAP, e))?;
         }
@@ -384,7 +380,12 @@ impl Steering {
 }
 
 /// The programs' configuration: rewrite targets, the gateway's identity and namespace.
-fn steer_config(rewrite: &RewriteTargets, fail_closed: bool, gateway_cgroup_id: u64, listener: &impl AsRawFd) -> SteerConfig {
+fn steer_config(
+    rewrite: &RewriteTargets,
+    fail_closed: bool,
+    gateway_cgroup_id: u64,
+    listener: &impl AsRawFd,
+) -> SteerConfig {
     let host_netns_cookie = match targets::netns_cookie(listener) {
         Ok(c) => c,
         Err(e) => {
@@ -423,7 +424,8 @@ fn loaded_programs(ebpf: &Ebpf) -> Result<Vec<Attached>, SteerError> {
         out.push(Attached { name, attach_type, id });
     }
     let name = STEER_SOCK_OPS_PROGRAM;
-    let prog: &SockOps = ebpf.program(name).and_then(|p| p.try_into().ok()).ok_or(DataplaneError::ProgramMissing { name })?;
+    let prog: &SockOps =
+        ebpf.program(name).and_then(|p| p.try_into().ok()).ok_or(DataplaneError::ProgramMissing { name })?;
     let id = prog.info().map_err(|e| program_error(name, e))?.id();
     out.push(Attached { name, attach_type: attach_type::SOCK_OPS, id });
     Ok(out)

@@ -76,11 +76,7 @@ pub fn is_intercepted(addr: SocketAddr, config: &Config, planner: Option<&Planne
     if addr == config.backend.address {
         return true;
     }
-    if config
-        .dataplane
-        .as_ref()
-        .is_some_and(|d| d.intercept.contains(&addr))
-    {
+    if config.dataplane.as_ref().is_some_and(|d| d.intercept.contains(&addr)) {
         return true;
     }
     planner.is_some_and(|p| p.locator().cluster().server(addr).is_some())
@@ -91,11 +87,7 @@ pub fn is_intercepted(addr: SocketAddr, config: &Config, planner: Option<&Planne
 ///
 /// A destination outside the intercepted set (a stale map entry, a client that connected to the
 /// listener itself) is ignored, so the gateway never becomes an open relay.
-pub fn steered_backend(
-    socket: &impl AsRawFd,
-    config: &Config,
-    planner: Option<&Planner>,
-) -> Option<SocketAddr> {
+pub fn steered_backend(socket: &impl AsRawFd, config: &Config, planner: Option<&Planner>) -> Option<SocketAddr> {
     if config.dataplane.as_ref().map(|d| d.mode) != Some(SteeringMode::Cgroup) {
         return None;
     }

@@ -46,7 +46,8 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, PartitionError> {
         let next = s.get(i + 1).copied();
         if c.is_ascii_whitespace() {
             i += 1;
-        } else if c == b'#' || (c == b'-' && next == Some(b'-') && s.get(i + 2).is_none_or(|b| b.is_ascii_whitespace())) {
+        } else if c == b'#' || (c == b'-' && next == Some(b'-') && s.get(i + 2).is_none_or(|b| b.is_ascii_whitespace()))
+        {
             while i < s.len() && s[i] != b'\n' {
                 i += 1;
             }
@@ -73,7 +74,10 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, PartitionError> {
             let bytes = hex::decode(&text[i + 2..i + 2 + end]).map_err(|_| err(i, "bad hex literal"))?;
             out.push(Token { tok: Tok::Hex(bytes), pos: i });
             i += end + 3;
-        } else if c == b'0' && (next == Some(b'x') || next == Some(b'X')) && s.get(i + 2).is_some_and(u8::is_ascii_hexdigit) {
+        } else if c == b'0'
+            && (next == Some(b'x') || next == Some(b'X'))
+            && s.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+        {
             let mut j = i + 2;
             while j < s.len() && s[j].is_ascii_hexdigit() {
                 j += 1;

@@ -40,7 +40,11 @@ impl Parser {
     }
 
     pub(super) fn expect_word(&mut self, kw: &str) -> Result<(), PartitionError> {
-        if self.eat_word(kw) { Ok(()) } else { Err(self.err(format!("expected {kw}"))) }
+        if self.eat_word(kw) {
+            Ok(())
+        } else {
+            Err(self.err(format!("expected {kw}")))
+        }
     }
 
     pub(super) fn is_punct(&self, c: char) -> bool {
@@ -56,7 +60,11 @@ impl Parser {
     }
 
     pub(super) fn expect_punct(&mut self, c: char) -> Result<(), PartitionError> {
-        if self.eat_punct(c) { Ok(()) } else { Err(self.err(format!("expected '{c}'"))) }
+        if self.eat_punct(c) {
+            Ok(())
+        } else {
+            Err(self.err(format!("expected '{c}'")))
+        }
     }
 
     pub(super) fn ident(&mut self) -> Result<String, PartitionError> {
@@ -150,7 +158,8 @@ pub fn parse_create_table(text: &str) -> Result<TableScheme, PartitionError> {
     Ok(TableScheme::new(name, columns, primary_key, level1, level2, partitions))
 }
 
-const INDEX_WORDS: [&str; 9] = ["primary", "key", "index", "unique", "fulltext", "spatial", "foreign", "constraint", "check"];
+const INDEX_WORDS: [&str; 9] =
+    ["primary", "key", "index", "unique", "fulltext", "spatial", "foreign", "constraint", "check"];
 
 fn definitions(p: &mut Parser) -> Result<(Vec<Column>, Vec<String>), PartitionError> {
     let mut columns = Vec::new();
@@ -158,7 +167,12 @@ fn definitions(p: &mut Parser) -> Result<(Vec<Column>, Vec<String>), PartitionEr
     loop {
         let is_index = matches!(p.peek(), Some(Tok::Word(w)) if INDEX_WORDS.iter().any(|k| w.eq_ignore_ascii_case(k)));
         if is_index {
-            if p.eat_word("constraint") && !p.is_word("primary") && !p.is_word("unique") && !p.is_word("foreign") && !p.is_word("check") {
+            if p.eat_word("constraint")
+                && !p.is_word("primary")
+                && !p.is_word("unique")
+                && !p.is_word("foreign")
+                && !p.is_word("check")
+            {
                 p.ident()?;
             }
             if p.eat_word("primary") {
@@ -283,8 +297,9 @@ fn column_type(name: &str, args: &[u32], unsigned: bool) -> ColumnType {
 /// Table options up to `PARTITION BY`; returns the table's default collation.
 fn table_options(p: &mut Parser) -> Result<String, PartitionError> {
     let (mut charset, mut collation) = (None, None);
-    let at_partition_by =
-        |p: &Parser| p.is_word("partition") && matches!(p.peek_at(1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("by"));
+    let at_partition_by = |p: &Parser| {
+        p.is_word("partition") && matches!(p.peek_at(1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("by"))
+    };
     while !p.at_end() && !at_partition_by(p) {
         if p.eat_word("character") {
             p.expect_word("set")?;

@@ -35,7 +35,9 @@ pub(super) fn parse_partitioning(p: &mut Parser) -> Result<Partitioning, Partiti
             count = Some(p.number()?);
         } else if p.eat_word("subpartitions") {
             sub_count = Some(p.number()?);
-        } else if p.is_word("subpartition") && matches!(p.peek_at(1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("by")) {
+        } else if p.is_word("subpartition")
+            && matches!(p.peek_at(1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("by"))
+        {
             p.i += 2;
             level2 = Some(level(p)?);
         } else if p.eat_word("subpartition") {
@@ -55,7 +57,9 @@ pub(super) fn parse_partitioning(p: &mut Parser) -> Result<Partitioning, Partiti
     }
     let defs = match (defs, count) {
         (Some(d), _) => d,
-        (None, n) => (0..n.unwrap_or(1)).map(|i| Def { name: format!("p{i}"), bound: BoundSpec::None, subs: None }).collect(),
+        (None, n) => {
+            (0..n.unwrap_or(1)).map(|i| Def { name: format!("p{i}"), bound: BoundSpec::None, subs: None }).collect()
+        }
     };
     let partitions = defs
         .into_iter()
@@ -63,8 +67,12 @@ pub(super) fn parse_partitioning(p: &mut Parser) -> Result<Partitioning, Partiti
             let subs = match (&level2, d.subs, &template) {
                 (None, _, _) => Vec::new(),
                 (Some(_), Some(own), _) => own.into_iter().map(|s| sub(s.name, s.bound)).collect(),
-                (Some(_), None, Some(t)) => t.iter().map(|s| sub(format!("{}s{}", d.name, s.name), s.bound.clone())).collect(),
-                (Some(_), None, None) => (0..sub_count.unwrap_or(1)).map(|k| sub(format!("{}sp{k}", d.name), BoundSpec::None)).collect(),
+                (Some(_), None, Some(t)) => {
+                    t.iter().map(|s| sub(format!("{}s{}", d.name, s.name), s.bound.clone())).collect()
+                }
+                (Some(_), None, None) => {
+                    (0..sub_count.unwrap_or(1)).map(|k| sub(format!("{}sp{k}", d.name), BoundSpec::None)).collect()
+                }
             };
             Partition { name: d.name, bound: d.bound, tablet_id: None, subs }
         })
@@ -90,9 +98,17 @@ fn level(p: &mut Parser) -> Result<Level, PartitionError> {
         }
         PartFunc::Key
     } else if p.eat_word("range") {
-        if p.eat_word("columns") { PartFunc::RangeColumns } else { PartFunc::Range }
+        if p.eat_word("columns") {
+            PartFunc::RangeColumns
+        } else {
+            PartFunc::Range
+        }
     } else if p.eat_word("list") {
-        if p.eat_word("columns") { PartFunc::ListColumns } else { PartFunc::List }
+        if p.eat_word("columns") {
+            PartFunc::ListColumns
+        } else {
+            PartFunc::List
+        }
     } else {
         return Err(p.err("expected HASH, KEY, RANGE or LIST"));
     };
@@ -148,7 +164,8 @@ fn def_list(p: &mut Parser, kw: &str) -> Result<Vec<Def>, PartitionError> {
             if p.at_end() {
                 return Err(p.err("unterminated partition list"));
             }
-            let sub_list = p.is_punct('(') && matches!(p.peek_at(1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("subpartition"));
+            let sub_list =
+                p.is_punct('(') && matches!(p.peek_at(1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("subpartition"));
             if kw == "partition" && sub_list {
                 subs = Some(def_list(p, "subpartition")?);
             } else {

@@ -6,13 +6,20 @@ fn names(ddl: &str) -> Vec<String> {
     let t = parse_create_table(ddl).unwrap();
     t.partitions
         .iter()
-        .flat_map(|p| if p.subs.is_empty() { vec![p.name.clone()] } else { p.subs.iter().map(|s| s.name.clone()).collect() })
+        .flat_map(|p| {
+            if p.subs.is_empty() {
+                vec![p.name.clone()]
+            } else {
+                p.subs.iter().map(|s| s.name.clone()).collect()
+            }
+        })
         .collect()
 }
 
 fn at(ddl: &str, row: &str) -> String {
     let t = parse_create_table(ddl).unwrap();
-    locate(&t, &KeyValue::parse_row(row).unwrap(), &CastContext::default()).map_or_else(|e| format!("unknown: {e}"), |l| l.to_string())
+    locate(&t, &KeyValue::parse_row(row).unwrap(), &CastContext::default())
+        .map_or_else(|e| format!("unknown: {e}"), |l| l.to_string())
 }
 
 const OB_OPTS: &str = ") ORGANIZATION INDEX DEFAULT CHARSET = utf8mb4 ROW_FORMAT = DYNAMIC COMPRESSION = 'zstd_1.3.8' BLOCK_SIZE = 16384 TABLET_SIZE = 134217728 PCTFREE = 0\n";
@@ -107,7 +114,10 @@ fn mariadb_output() {
     assert_eq!(names(rnt), ["x0", "x1", "y0", "y1"]);
     let kc = "CREATE TABLE `kc` (\n  `a` varchar(10) CHARACTER SET latin1 COLLATE latin1_swedish_ci DEFAULT NULL,\n  `b` char(3) DEFAULT NULL\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin\n PARTITION BY KEY (`b`,`a`)\nPARTITIONS 3";
     let t = parse_create_table(kc).unwrap();
-    assert_eq!((t.columns[0].collation.as_str(), t.columns[1].collation.as_str()), ("latin1_swedish_ci", "utf8mb4_bin"));
+    assert_eq!(
+        (t.columns[0].collation.as_str(), t.columns[1].collation.as_str()),
+        ("latin1_swedish_ci", "utf8mb4_bin")
+    );
     assert_eq!(t.key_columns().unwrap(), [1, 0]);
 }
 
@@ -115,7 +125,8 @@ fn mariadb_output() {
 fn partition_counts_are_bounded() {
     assert!(parse_create_table("CREATE TABLE t (c1 int) PARTITION BY HASH(c1) PARTITIONS 8192").is_ok());
     assert!(parse_create_table("CREATE TABLE t (c1 int) PARTITION BY HASH(c1) PARTITIONS 89551737").is_err());
-    let two_levels = "CREATE TABLE t (c1 int, c2 int) PARTITION BY HASH(c1) PARTITIONS 1000 SUBPARTITION BY HASH(c2) SUBPARTITIONS";
+    let two_levels =
+        "CREATE TABLE t (c1 int, c2 int) PARTITION BY HASH(c1) PARTITIONS 1000 SUBPARTITION BY HASH(c2) SUBPARTITIONS";
     assert!(parse_create_table(&format!("{two_levels} 65")).is_ok());
     assert!(parse_create_table(&format!("{two_levels} 66")).is_err());
 }
@@ -125,7 +136,10 @@ fn parse_errors() {
     assert!(parse_create_table("CREATE TABLE t (c1 int)").is_err());
     assert!(parse_create_table("CREATE TABLE t (c1 int) PARTITION BY FOO(c1)").is_err());
     assert!(parse_create_table("CREATE TABLE t (c1 int PARTITION BY HASH(c1)").is_err());
-    assert!(parse_create_table("CREATE TABLE t (c1 int) PARTITION BY RANGE(c1) (PARTITION p0 VALUES LESS THAN (f(1)))").is_err());
+    assert!(parse_create_table(
+        "CREATE TABLE t (c1 int) PARTITION BY RANGE(c1) (PARTITION p0 VALUES LESS THAN (f(1)))"
+    )
+    .is_err());
 }
 
 /// Deep nesting and long lists in a `CREATE TABLE` (metadata comes from servers and from
@@ -134,10 +148,18 @@ fn parse_errors() {
 fn deep_nesting_is_bounded() {
     let n = 100_000;
     let cases = [
-        format!("CREATE TABLE t (c1 int DEFAULT {}1{}) PARTITION BY HASH(c1) PARTITIONS 2", "(".repeat(n), ")".repeat(n)),
+        format!(
+            "CREATE TABLE t (c1 int DEFAULT {}1{}) PARTITION BY HASH(c1) PARTITIONS 2",
+            "(".repeat(n),
+            ")".repeat(n)
+        ),
         format!("CREATE TABLE t (c1 int) PARTITION BY HASH({}c1{}) PARTITIONS 2", "(".repeat(n), ")".repeat(n)),
         format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1{}) PARTITIONS 2", " + 1".repeat(n)),
-        format!("CREATE TABLE t (c1 int) PARTITION BY RANGE(c1) (PARTITION p0 VALUES LESS THAN ({}1{}))", "(".repeat(n), ")".repeat(n)),
+        format!(
+            "CREATE TABLE t (c1 int) PARTITION BY RANGE(c1) (PARTITION p0 VALUES LESS THAN ({}1{}))",
+            "(".repeat(n),
+            ")".repeat(n)
+        ),
         format!("CREATE TABLE t (c1 int) PARTITION BY LIST(c1) (PARTITION p0 VALUES IN ({}))", vec!["1"; n].join(",")),
         format!("CREATE TABLE t (c1 int) PARTITION BY HASH(c1) {}", "(".repeat(n)),
         format!("CREATE TABLE t ({}c1 int)", "(".repeat(n)),

@@ -12,8 +12,8 @@
 
 pub mod alter_proxyconfig;
 pub mod kill_proxysession;
-pub mod show_proxycongestion;
 pub mod show_proxyconfig;
+pub mod show_proxycongestion;
 pub mod show_proxysession;
 pub mod show_proxystat;
 
@@ -88,7 +88,9 @@ pub fn recognise(text: &str) -> Option<Admin> {
     let object = words.next()?.to_ascii_lowercase();
     let rest = t.split_ascii_whitespace().skip(2).collect::<Vec<_>>().join(" ");
     match (verb.as_str(), object.as_str()) {
-        ("show", "proxyconfig") => Some(Admin::ShowConfig(show_proxyconfig::ShowProxyConfig { like: like_clause(&rest)? })),
+        ("show", "proxyconfig") => {
+            Some(Admin::ShowConfig(show_proxyconfig::ShowProxyConfig { like: like_clause(&rest)? }))
+        }
         ("show", "proxystat") => Some(Admin::ShowStat(show_proxystat::ShowProxyStat { like: like_clause(&rest)? })),
         ("show", "proxysession") if rest.is_empty() => Some(Admin::ShowSession(show_proxysession::ShowProxySession)),
         ("show", "proxycongestion") if rest.is_empty() => {
@@ -114,7 +116,9 @@ fn like_clause(rest: &str) -> Option<Option<String>> {
 
 /// The text of a `'…'` or `"…"` literal.
 pub(crate) fn unquote(s: &str) -> Option<&str> {
-    s.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')).or_else(|| s.strip_prefix('"').and_then(|s| s.strip_suffix('"')))
+    s.strip_prefix('\'')
+        .and_then(|s| s.strip_suffix('\''))
+        .or_else(|| s.strip_prefix('"').and_then(|s| s.strip_suffix('"')))
 }
 
 /// Whether `user` may run admin commands under the configuration in force now.

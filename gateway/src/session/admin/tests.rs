@@ -37,7 +37,8 @@ fn recognises_admin_statements() {
     assert!(matches!(recognise("kill proxysession 12"), Some(Admin::KillSession(k)) if k.id == 12));
     assert!(matches!(recognise("SHOW PROXYSESSION"), Some(Admin::ShowSession(_))));
     assert!(matches!(recognise("show proxycongestion"), Some(Admin::ShowCongestion(_))));
-    for s in ["SHOW TABLES", "SHOW PROXYCONFIG WHERE x", "ALTER PROXYCONFIG x", "KILL PROXYSESSION x", "KILL 5", "show"] {
+    for s in ["SHOW TABLES", "SHOW PROXYCONFIG WHERE x", "ALTER PROXYCONFIG x", "KILL PROXYSESSION x", "KILL 5", "show"]
+    {
         assert_eq!(recognise(s), None, "{s}");
     }
 }

@@ -3,9 +3,9 @@
 
 use crate::accounts::{Flavour, Proof, ServerAccount};
 use crate::config::{AuthPlugin, UserConfig};
+use crate::protocol::codes;
 use crate::protocol::handshake::HandshakeResponse;
 use crate::protocol::message::ErrPacket;
-use crate::protocol::codes;
 use crate::session::{Credential, SessionError};
 
 use super::Exchange;

@@ -43,7 +43,18 @@ impl PooledConn {
     ) -> Self {
         home.in_use.fetch_add(1, Ordering::Relaxed);
         let slot = Some(slot);
-        PooledConn { backend: Some(backend), sync, key, client, broken: false, in_flight: false, scrub: false, timeout, home, slot }
+        PooledConn {
+            backend: Some(backend),
+            sync,
+            key,
+            client,
+            broken: false,
+            in_flight: false,
+            scrub: false,
+            timeout,
+            home,
+            slot,
+        }
     }
 
     /// The key this connection belongs to.

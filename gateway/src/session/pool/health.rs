@@ -82,7 +82,11 @@ fn peek(stream: &TcpStream) -> bool {
 }
 
 /// Sends a one-packet command and reads its OK or ERR answer within `timeout`.
-pub async fn command(backend: &mut Backend, payload: &[u8], timeout: Duration) -> Result<Result<OkPacket, ErrPacket>, ProtocolError> {
+pub async fn command(
+    backend: &mut Backend,
+    payload: &[u8],
+    timeout: Duration,
+) -> Result<Result<OkPacket, ErrPacket>, ProtocolError> {
     let caps = backend.capabilities;
     let exchange = async {
         backend.wire.write_packet(0, payload).await?;
@@ -108,7 +112,12 @@ pub async fn ping(backend: &mut Backend, timeout: Duration) -> bool {
 ///
 /// An OceanBase server told the application's identity (`login.identity`) gets COM_CHANGE_USER
 /// straight away: only a new login carries the new client's address and session id.
-pub async fn reset(backend: &mut Backend, login: &LoginRequest<'_>, timeout: Duration, relogin: bool) -> Result<bool, String> {
+pub async fn reset(
+    backend: &mut Backend,
+    login: &LoginRequest<'_>,
+    timeout: Duration,
+    relogin: bool,
+) -> Result<bool, String> {
     let addr = backend.wire.io.peer_addr().map_err(|e| e.to_string())?;
     let kind = crate::session::server_kind::of(addr, &backend.greeting.server_version);
     if !relogin && (login.identity.is_none() || kind != crate::login_name::ServerKind::OceanBase) {

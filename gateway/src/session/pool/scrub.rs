@@ -37,7 +37,13 @@ async fn reset(backend: &mut Backend, timeout: Duration) -> bool {
 /// Resets the connection in the background, then puts it among `home`'s idle ones (the slot, when
 /// the connection held one, is released after that); closes it when the reset fails. Without a
 /// Tokio runtime (never the case in the gateway) the connection is closed.
-pub(super) fn spawn(home: Arc<KeyPool>, mut backend: Backend, mut sync: ConnSync, slot: Option<OwnedSemaphorePermit>, timeout: Duration) {
+pub(super) fn spawn(
+    home: Arc<KeyPool>,
+    mut backend: Backend,
+    mut sync: ConnSync,
+    slot: Option<OwnedSemaphorePermit>,
+    timeout: Duration,
+) {
     let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
     rt.spawn(async move {
         let thread = backend.greeting.connection_id;
@@ -62,7 +68,8 @@ impl Pool {
     /// Client `client` (its [`crate::session::state::ClientState::id`]) is gone or reset its
     /// session: every idle connection it used last is reset in the background.
     pub fn release_client(&self, client: u64) {
-        let pools: Vec<Arc<KeyPool>> = self.inner.keys.lock().map(|k| k.values().cloned().collect()).unwrap_or_default();
+        let pools: Vec<Arc<KeyPool>> =
+            self.inner.keys.lock().map(|k| k.values().cloned().collect()).unwrap_or_default();
         let timeout = self.inner.cfg.connect_timeout();
         for home in pools {
             let mine: Vec<Idle> = match home.idle.lock() {

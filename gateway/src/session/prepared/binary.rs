@@ -57,7 +57,11 @@ pub fn type_ok(ty_code: u8, flags: u8) -> bool {
 /// The values of an EXECUTE's parameters, in order. `types` are the ones the packet carries or
 /// else the ones bound last; without either nothing can be decoded and every value is
 /// [`Value::Unknown`]. Parameters with long data take it as their value.
-pub fn values<'a>(ex: &Execute<'a>, types: Option<&'a ParamTypes>, long: &'a LongData) -> Result<Vec<Value<'a>>, PreparedError> {
+pub fn values<'a>(
+    ex: &Execute<'a>,
+    types: Option<&'a ParamTypes>,
+    long: &'a LongData,
+) -> Result<Vec<Value<'a>>, PreparedError> {
     let wire: &'a [u8] = match (ex.types, types) {
         (Some(t), _) => t,
         (None, Some(t)) => t.wire(),

@@ -1,6 +1,6 @@
 use super::*;
-use crate::session::prepared::execute::Execute;
 use crate::session::prepared::execute::tests::packet;
+use crate::session::prepared::execute::Execute;
 
 fn decode(types: &[u8], nulls: &[u8], values: &[u8]) -> Result<Vec<Value<'static>>, PreparedError> {
     let params = (types.len() / 2) as u16;
@@ -9,7 +9,11 @@ fn decode(types: &[u8], nulls: &[u8], values: &[u8]) -> Result<Vec<Value<'static
     values_of(&ex, None, &LongData::default()).map(|v| v.into_iter().map(Value::into_owned).collect())
 }
 
-fn values_of<'a>(ex: &Execute<'a>, t: Option<&'a ParamTypes>, ld: &'a LongData) -> Result<Vec<Value<'a>>, PreparedError> {
+fn values_of<'a>(
+    ex: &Execute<'a>,
+    t: Option<&'a ParamTypes>,
+    ld: &'a LongData,
+) -> Result<Vec<Value<'a>>, PreparedError> {
     values(ex, t, ld)
 }
 

@@ -54,7 +54,10 @@ fn last_statement_id_names_the_latest_prepare() {
 fn begin_is_refused_other_statements_are_not() {
     for sql in ["BEGIN", "begin work", "START TRANSACTION", "start transaction read only"] {
         let e = Registry::refuse_prepare(sql).unwrap_or_else(|| panic!("{sql}"));
-        assert_eq!((e.code(), e.to_string().as_str()), (1295, "This command is not supported in the prepared statement protocol yet"));
+        assert_eq!(
+            (e.code(), e.to_string().as_str()),
+            (1295, "This command is not supported in the prepared statement protocol yet")
+        );
     }
     for sql in ["COMMIT", "SELECT * FROM t WHERE c = ?", "INSERT INTO t VALUES (?)"] {
         assert!(Registry::refuse_prepare(sql).is_none(), "{sql}");

@@ -50,7 +50,12 @@ impl Session<'_> {
     }
 
     /// One forwarded command, with the gateway's id answers and rewrites on the way.
-    pub(super) async fn command(&mut self, payload: &[u8], shape: Shape, reply_seq: u8) -> Result<Outcome, SessionError> {
+    pub(super) async fn command(
+        &mut self,
+        payload: &[u8],
+        shape: Shape,
+        reply_seq: u8,
+    ) -> Result<Outcome, SessionError> {
         if let Some(k) = kill::parse(payload, self.id) {
             return self.kill(k, reply_seq).await;
         }
@@ -62,10 +67,12 @@ impl Session<'_> {
             command::PROCESS_INFO => self.processlist(false, reply_seq).await,
             command::QUERY => self.query(payload, shape, reply_seq).await,
             command::STMT_PREPARE => self.stmt_prepare(payload, shape, reply_seq).await,
-            command::STMT_EXECUTE => match execute::statement_id(payload).ok().and_then(|id| self.kills.binary.get(&id).cloned()) {
-                Some(prepared) => self.stmt_execute_kill(payload, prepared, reply_seq).await,
-                None => self.forward(payload, shape).await.map(|_| Outcome::Continue),
-            },
+            command::STMT_EXECUTE => {
+                match execute::statement_id(payload).ok().and_then(|id| self.kills.binary.get(&id).cloned()) {
+                    Some(prepared) => self.stmt_execute_kill(payload, prepared, reply_seq).await,
+                    None => self.forward(payload, shape).await.map(|_| Outcome::Continue),
+                }
+            }
             command::STMT_CLOSE => {
                 if let Some(id) = payload.get(1..5).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes) {
                     self.kills.binary.remove(&id);
@@ -131,9 +138,10 @@ impl Session<'_> {
             Some((server, thread)) if server == self.backend_addr => self.kill_on_backend(k, thread).await?,
             // A session on another server (a routed session): its gateway session ends; its
             // running statement cannot be reached from here.
-            _ if k.query_only => {
-                Err(ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: session {} is not on this session's server", k.id)))
-            }
+            _ if k.query_only => Err(ErrPacket::new(
+                codes::NOT_SUPPORTED,
+                format!("gateway: session {} is not on this session's server", k.id),
+            )),
             _ => Ok(()),
         };
         match answer {
@@ -225,7 +233,9 @@ impl Session<'_> {
                 }
                 let template = match kill::template(sql) {
                     Some(t) if self.kills.text.len() < MAX_PREPARED_KILLS => t,
-                    _ => return self.reply_err(reply_seq, &kill::unsupported()).await.map(|()| Some(Outcome::Continue)),
+                    _ => {
+                        return self.reply_err(reply_seq, &kill::unsupported()).await.map(|()| Some(Outcome::Continue))
+                    }
                 };
                 if !self.forward(payload, Shape::Results).await? {
                     self.kills.text.insert(name.to_ascii_lowercase(), template);
@@ -257,7 +267,8 @@ impl Session<'_> {
     /// The value of user variable `@name` on the backend (as text; NULL when unset).
     async fn user_var(&mut self, name: &str) -> Result<Value<'static>, SessionError> {
         let quoted = name.replace('`', "``");
-        let reply = self.send(&[&[command::QUERY], format!("SELECT CAST(@`{quoted}` AS CHAR)").as_bytes()].concat()).await?;
+        let reply =
+            self.send(&[&[command::QUERY], format!("SELECT CAST(@`{quoted}` AS CHAR)").as_bytes()].concat()).await?;
         let deprecate_eof = self.backend.capabilities & crate::protocol::caps::DEPRECATE_EOF != 0;
         let mut tracker = crate::protocol::response::ResponseTracker::new(Shape::Results, deprecate_eof);
         let mut packets = Vec::new();

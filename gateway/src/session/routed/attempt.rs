@@ -31,7 +31,11 @@ impl RoutedSession<'_> {
                 PoolError::Sync { err, .. } => Sent::Failed(err),
                 other => {
                     failover::report_failure(&self.shared.congestion, server);
-                    if retry { Sent::Retry(other.to_err_packet()) } else { Sent::Failed(self.lost(server)) }
+                    if retry {
+                        Sent::Retry(other.to_err_packet())
+                    } else {
+                        Sent::Failed(self.lost(server))
+                    }
                 }
             };
         }
@@ -57,7 +61,8 @@ impl RoutedSession<'_> {
             debug!(%server, error = %e, "sending failed");
             return if retry { Sent::Retry(self.lost(server)) } else { Sent::Failed(self.lost(server)) };
         }
-        let mut tracker = ResponseTracker::for_command(req.shape, payload, conn.capabilities & caps::DEPRECATE_EOF != 0);
+        let mut tracker =
+            ResponseTracker::for_command(req.shape, payload, conn.capabilities & caps::DEPRECATE_EOF != 0);
         if let Some(sent) = self.refused_before_execution(conn, retry, tracker.is_done()).await {
             return sent;
         }
@@ -91,7 +96,10 @@ impl RoutedSession<'_> {
             Err(RelayError::Killed { next_seq }) => {
                 // Mid-answer: the connection cannot go back to the pool.
                 conn.mark_broken();
-                Sent::Fatal(SessionError::Refused { err: crate::session::relay::connection_killed(), seq: next_seq.unwrap_or(req.reply_seq) })
+                Sent::Fatal(SessionError::Refused {
+                    err: crate::session::relay::connection_killed(),
+                    seq: next_seq.unwrap_or(req.reply_seq),
+                })
             }
         }
     }
@@ -165,8 +173,12 @@ impl RoutedSession<'_> {
     pub(super) fn lost_before(&mut self, server: SocketAddr) -> ErrPacket {
         let in_txn = self.txn.sticky().is_some();
         self.txn.lost();
-        let tail = if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
-        ErrPacket::new(codes::BACKEND_LOST, format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"))
+        let tail =
+            if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
+        ErrPacket::new(
+            codes::BACKEND_LOST,
+            format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"),
+        )
     }
 
     /// The error for a connection lost once the request was sent: never resent; the
@@ -175,13 +187,13 @@ impl RoutedSession<'_> {
         let in_txn = self.txn.sticky().is_some() || self.held.is_some() || self.txn.held.is_some();
         self.txn.lost();
         self.txn.held = None;
-        let tail = if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
+        let tail =
+            if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
         ErrPacket::new(
             codes::BACKEND_LOST,
             format!("Lost connection to server {server} during query (gateway); the statement may or may not have been executed{tail}"),
         )
     }
-
 }
 
 /// The answer to the statement whose replay of the held transaction start `start` the server

@@ -45,7 +45,10 @@ impl Dependent {
         if self.last.is_none() || self.last == Some(identity(conn)) {
             return;
         }
-        debug!(thread = conn.thread_id(), "dependent statement on another server session: FOUND_ROWS()/ROW_COUNT() are not carried over");
+        debug!(
+            thread = conn.thread_id(),
+            "dependent statement on another server session: FOUND_ROWS()/ROW_COUNT() are not carried over"
+        );
         if self.last_insert_id == 0 {
             return;
         }

@@ -8,18 +8,18 @@ use tracing::debug;
 
 use super::failover;
 use super::local::{self, SetAction};
-use super::transaction::{classify, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::statement_conn::Prep;
 use super::statements::is_statement_command;
+use super::transaction::{classify, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::{Flow, RoutedSession};
-use crate::planner::Planned;
-use crate::protocol::command::{self, Shape};
-use crate::protocol::message::ErrPacket;
-use crate::protocol::resultset::TextResultSet;
-use crate::protocol::response::ResponseTracker;
-use crate::protocol::codes;
 use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
+use crate::planner::Planned;
+use crate::protocol::codes;
+use crate::protocol::command::{self, Shape};
+use crate::protocol::message::ErrPacket;
+use crate::protocol::response::ResponseTracker;
+use crate::protocol::resultset::TextResultSet;
 use crate::route::RankedCandidate;
 use crate::session::pool::{PoolError, PooledConn};
 use crate::session::SessionError;
@@ -100,7 +100,8 @@ impl RoutedSession<'_> {
             return self.processlist_table(&q, reply_seq).await;
         }
         // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
-        let with_id = crate::session::connection_id::rewrite(&text, self.id).map(|sql| [&[command::QUERY], sql.as_bytes()].concat());
+        let with_id = crate::session::connection_id::rewrite(&text, self.id)
+            .map(|sql| [&[command::QUERY], sql.as_bytes()].concat());
         let (payload, text) = match &with_id {
             Some(p) => (p.as_slice(), String::from_utf8_lossy(&p[1..])),
             None => (payload, text),
@@ -133,7 +134,13 @@ impl RoutedSession<'_> {
     }
 
     /// Statements answered without a server. `None`: not one of them.
-    async fn local_query(&mut self, text: &str, analysis: &Analysis<'_>, txn: &TxnStatement, reply_seq: u8) -> Result<Option<Flow>, SessionError> {
+    async fn local_query(
+        &mut self,
+        text: &str,
+        analysis: &Analysis<'_>,
+        txn: &TxnStatement,
+        reply_seq: u8,
+    ) -> Result<Option<Flow>, SessionError> {
         // The classifier may not see through leading comments (`/* app */ SHOW PROCESSLIST`).
         if analysis.kind == StmtKind::Show || text.trim_start().starts_with(['/', '-', '#']) {
             if let Some(full) = crate::session::processlist::recognise(text) {
@@ -141,7 +148,9 @@ impl RoutedSession<'_> {
             }
         }
         match txn {
-            TxnStatement::Start(held) if self.txn.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() => {
+            TxnStatement::Start(held)
+                if self.txn.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() =>
+            {
                 debug!(xa = held.xa, "transaction start held");
                 self.txn.held = Some(held.clone());
                 return self.reply_ok(reply_seq).await.map(Some);
@@ -192,7 +201,13 @@ impl RoutedSession<'_> {
     }
 
     /// Commands other than COM_QUERY: COM_INIT_DB, prepared statements, COM_FIELD_LIST, …
-    pub(super) async fn other(&mut self, cmd: u8, payload: &[u8], shape: Shape, reply_seq: u8) -> Result<Flow, SessionError> {
+    pub(super) async fn other(
+        &mut self,
+        cmd: u8,
+        payload: &[u8],
+        shape: Shape,
+        reply_seq: u8,
+    ) -> Result<Flow, SessionError> {
         if is_statement_command(cmd) {
             return self.statement_command(cmd, payload, reply_seq).await;
         }
@@ -259,7 +274,12 @@ impl RoutedSession<'_> {
 
     /// Runs a request on its route; the client has its answer (or an error) when this returns.
     /// (The analysis is no longer needed here: the feedback scope comes with the plan.)
-    pub(super) async fn serve(&mut self, req: &Request<'_>, route: Route, a: &Analysis<'_>) -> Result<Served, SessionError> {
+    pub(super) async fn serve(
+        &mut self,
+        req: &Request<'_>,
+        route: Route,
+        a: &Analysis<'_>,
+    ) -> Result<Served, SessionError> {
         self.requests += 1;
         let shared = self.shared;
         let metrics = &shared.metrics;
@@ -310,7 +330,9 @@ impl RoutedSession<'_> {
 
     async fn on_held(&mut self, req: &Request<'_>) -> Result<Served, SessionError> {
         let Some(mut conn) = self.held.take() else {
-            return self.failed(req, ErrPacket::new(codes::BACKEND_LOST, "gateway: the session's connection is gone")).await;
+            return self
+                .failed(req, ErrPacket::new(codes::BACKEND_LOST, "gateway: the session's connection is gone"))
+                .await;
         };
         let target = conn.key().server;
         if !crate::session::pool::looks_alive(&conn) {
@@ -322,7 +344,9 @@ impl RoutedSession<'_> {
             return Ok(s);
         }
         match self.attempt(&mut conn, req, false).await {
-            Sent::Relayed(t) => Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(target), candidate: None, attempts: 1 }),
+            Sent::Relayed(t) => {
+                Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(target), candidate: None, attempts: 1 })
+            }
             Sent::Retry(err) | Sent::Failed(err) => {
                 if conn.is_broken() {
                     self.txn.lost();
@@ -337,7 +361,12 @@ impl RoutedSession<'_> {
         }
     }
 
-    async fn on_server(&mut self, req: &Request<'_>, server: SocketAddr, dependent: bool) -> Result<Served, SessionError> {
+    async fn on_server(
+        &mut self,
+        req: &Request<'_>,
+        server: SocketAddr,
+        dependent: bool,
+    ) -> Result<Served, SessionError> {
         let mut conn = match self.checkout(server).await {
             Ok(c) => c,
             Err(e) => return self.failed(req, e.to_err_packet()).await,
@@ -346,7 +375,9 @@ impl RoutedSession<'_> {
             self.dependent.restore(&mut conn, self.shared.config().connect_timeout()).await;
         }
         match self.attempt(&mut conn, req, false).await {
-            Sent::Relayed(t) => Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(server), candidate: None, attempts: 1 }),
+            Sent::Relayed(t) => {
+                Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(server), candidate: None, attempts: 1 })
+            }
             Sent::Retry(err) | Sent::Failed(err) => self.failed(req, err).await,
             Sent::Fatal(e) => Err(e),
         }
@@ -381,7 +412,13 @@ impl RoutedSession<'_> {
                     if let Some(code) = t.error_code {
                         failover::server_error_feedback(&self.planner, &self.ident.tenant, planned, code);
                     }
-                    let served = Served { conn: Some(conn), tracker: Some(t), target: Some(cand.addr), candidate: Some(cand.clone()), attempts: i + 1 };
+                    let served = Served {
+                        conn: Some(conn),
+                        tracker: Some(t),
+                        target: Some(cand.addr),
+                        candidate: Some(cand.clone()),
+                        attempts: i + 1,
+                    };
                     return Ok(served);
                 }
                 Sent::Retry(err) => {
@@ -400,7 +437,8 @@ impl RoutedSession<'_> {
         }
         failover::all_failed_feedback(&self.planner, &self.ident.tenant, planned);
         let why = last.map_or_else(|| "no candidate".to_string(), |e| e.message);
-        let err = ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: no server could serve the request: {why}"));
+        let err =
+            ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: no server could serve the request: {why}"));
         let mut s = self.failed(req, err).await?;
         s.attempts = order.len();
         Ok(s)
@@ -413,9 +451,7 @@ impl RoutedSession<'_> {
         }
         Ok(Served { conn: None, tracker: None, target: None, candidate: None, attempts: 1 })
     }
-
 }
-
 
 fn sql_state(s: &str) -> [u8; 5] {
     let mut out = *b"HY000";

@@ -31,7 +31,10 @@ const SERVER_SHUTDOWN: u16 = 1053;
 /// Server errors after which another candidate may run the request (docs/routing.md §7): the server refused
 /// it before executing it.
 pub fn retryable_error(code: u16) -> bool {
-    matches!(code, TENANT_NOT_IN_SERVER | SERVER_IS_STOPPING | SERVER_IS_INIT | CONNECT_ERROR | ERR_READ_ONLY | SERVER_SHUTDOWN)
+    matches!(
+        code,
+        TENANT_NOT_IN_SERVER | SERVER_IS_STOPPING | SERVER_IS_INIT | CONNECT_ERROR | ERR_READ_ONLY | SERVER_SHUTDOWN
+    )
 }
 
 /// Server errors that also count as a server failure for congestion control (docs/routing.md §6).
@@ -44,7 +47,11 @@ pub fn congesting_error(code: u16) -> bool {
 /// whose retry interval has passed is tried by one request only (`claim_retry`), and only by a
 /// request that would try it first: a request that merely lists it behind a usable server must
 /// not use up the retry without trying it.
-pub fn attempt_order(decision: &RouteDecision, congestion: &Mutex<CongestionManager>, max_attempts: usize) -> Vec<RankedCandidate> {
+pub fn attempt_order(
+    decision: &RouteDecision,
+    congestion: &Mutex<CongestionManager>,
+    max_attempts: usize,
+) -> Vec<RankedCandidate> {
     let now = Instant::now();
     let mut ranked: Vec<(u8, RankedCandidate)> = Vec::new();
     let Ok(mut m) = congestion.lock() else {

@@ -67,9 +67,12 @@ pub(super) async fn server_defaults(backend: &mut Backend, server: SocketAddr, t
             return Some(d);
         }
     }
-    let values = tokio::time::timeout(timeout, select_numbers(backend, b"SELECT @@global.wait_timeout, @@global.interactive_timeout"))
-        .await
-        .ok()??;
+    let values = tokio::time::timeout(
+        timeout,
+        select_numbers(backend, b"SELECT @@global.wait_timeout, @@global.interactive_timeout"),
+    )
+    .await
+    .ok()??;
     let d = match values.as_slice() {
         [Some(wait), Some(interactive)] => Defaults { wait: *wait, interactive: *interactive },
         // A server that knows neither (refused, NULL): the usual eight hours.

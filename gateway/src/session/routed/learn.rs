@@ -22,7 +22,14 @@ use crate::sql::{self, Analysis, StmtKind};
 
 impl RoutedSession<'_> {
     /// Learns from a COM_QUERY answer: transaction status, session state, pins.
-    pub(super) fn learn_query(&mut self, conn: &mut PooledConn, tracker: &ResponseTracker, text: &str, a: &Analysis<'_>, txn: &TxnStatement) {
+    pub(super) fn learn_query(
+        &mut self,
+        conn: &mut PooledConn,
+        tracker: &ResponseTracker,
+        text: &str,
+        a: &Analysis<'_>,
+        txn: &TxnStatement,
+    ) {
         if let Some(st) = tracker.last_status {
             self.txn.after_status(st, a.kind, txn);
         }
@@ -127,7 +134,15 @@ impl RoutedSession<'_> {
         );
     }
 
-    pub(super) fn log_route(&self, req: &Request<'_>, served: &Served, consistency: Option<Consistency>, partition: Option<String>, tie: Tie, diag: RouteDiagnosis) {
+    pub(super) fn log_route(
+        &self,
+        req: &Request<'_>,
+        served: &Served,
+        consistency: Option<Consistency>,
+        partition: Option<String>,
+        tie: Tie,
+        diag: RouteDiagnosis,
+    ) {
         let log = self.shared.route_log.as_ref();
         if log.is_none() && diag == RouteDiagnosis::Off {
             return;
@@ -187,4 +202,3 @@ fn log_role(candidate: Option<&RankedCandidate>, tie: Tie) -> &'static str {
         _ => "tenant",
     }
 }
-

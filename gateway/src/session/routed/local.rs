@@ -151,7 +151,9 @@ pub fn rewrite_socket_select(sql: &str) -> Option<String> {
 pub fn tx_read_only_select(sql: &str) -> Option<String> {
     let items = variable_select(sql)?;
     match items.as_slice() {
-        [one] if ["tx_read_only", "transaction_read_only"].contains(&base_name(one).as_str()) => Some(format!("@@{one}")),
+        [one] if ["tx_read_only", "transaction_read_only"].contains(&base_name(one).as_str()) => {
+            Some(format!("@@{one}"))
+        }
         _ => None,
     }
 }
@@ -166,7 +168,10 @@ mod tests {
             rewrite_socket_select("SELECT @@max_allowed_packet,@@wait_timeout,@@socket").as_deref(),
             Some("SELECT @@max_allowed_packet, @@wait_timeout, NULL AS `@@socket`")
         );
-        assert_eq!(rewrite_socket_select("select @@SESSION.socket;").as_deref(), Some("SELECT NULL AS `@@SESSION.socket`"));
+        assert_eq!(
+            rewrite_socket_select("select @@SESSION.socket;").as_deref(),
+            Some("SELECT NULL AS `@@SESSION.socket`")
+        );
         assert_eq!(rewrite_socket_select("SELECT @@wait_timeout"), None);
         assert_eq!(rewrite_socket_select("SELECT @@socket FROM t"), None);
     }
@@ -174,7 +179,10 @@ mod tests {
     #[test]
     fn recognises_tx_read_only() {
         assert_eq!(tx_read_only_select("SELECT @@tx_read_only").as_deref(), Some("@@tx_read_only"));
-        assert_eq!(tx_read_only_select("select @@session.transaction_read_only").as_deref(), Some("@@session.transaction_read_only"));
+        assert_eq!(
+            tx_read_only_select("select @@session.transaction_read_only").as_deref(),
+            Some("@@session.transaction_read_only")
+        );
         assert_eq!(tx_read_only_select("SELECT @@tx_read_only, @@port"), None);
     }
 
@@ -183,14 +191,21 @@ mod tests {
         let m = Mode::default();
         let none = RouteVars::default();
         let weak = set_action(b"SET ob_read_consistency = 'WEAK'", m, none);
-        assert_eq!(weak, SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Weak), route_policy: None }));
-        assert_eq!(set_action(b"SET @@session.ob_route_policy = ONLY_READONLY_ZONE", m, none), SetAction::Route(RouteVars { read_consistency: None, route_policy: Some(2) }));
+        assert_eq!(
+            weak,
+            SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Weak), route_policy: None })
+        );
+        assert_eq!(
+            set_action(b"SET @@session.ob_route_policy = ONLY_READONLY_ZONE", m, none),
+            SetAction::Route(RouteVars { read_consistency: None, route_policy: Some(2) })
+        );
         assert_eq!(set_action(b"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", m, none), SetAction::Hold);
         assert_eq!(set_action(b"SET insert_id = 5", m, none), SetAction::Hold);
         assert_eq!(set_action(b"SET time_zone = '+01:00'", m, none), SetAction::Forward);
         assert_eq!(set_action(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'", m, none), SetAction::Forward);
         assert_eq!(set_action(b"SET ob_read_consistency = 'SOMETIMES'", m, none), SetAction::Forward);
-        let strong = SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Strong), route_policy: None });
+        let strong =
+            SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Strong), route_policy: None });
         assert_eq!(set_action(b"SET ob_read_consistency = DEFAULT", m, none), strong);
         let mixed = route_vars_after(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'", m, none);
         assert_eq!(mixed.read_consistency, Some(ReadConsistency::Weak));

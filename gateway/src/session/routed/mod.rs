@@ -49,8 +49,8 @@ use super::pool::{PoolKey, PooledConn};
 use super::state::ClientState;
 use super::{Credential, SessionError, Shared};
 use crate::planner::{Planner, StatementContext};
-use crate::protocol::command::{self, Handling};
 use crate::protocol::codes;
+use crate::protocol::command::{self, Handling};
 use crate::protocol::frame::Wire;
 use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::{ErrPacket, OkPacket};
@@ -288,7 +288,9 @@ impl<'a> RoutedSession<'a> {
                 Err(e) => return Err(e.to_err_packet()),
             }
         }
-        Err(last.map(|e| e.to_err_packet()).unwrap_or_else(|| ErrPacket::new(codes::BACKEND_UNREACHABLE, "gateway: no server available")))
+        Err(last
+            .map(|e| e.to_err_packet())
+            .unwrap_or_else(|| ErrPacket::new(codes::BACKEND_UNREACHABLE, "gateway: no server available")))
     }
 
     fn max_attempts(&self, d: &crate::route::RouteDecision) -> usize {
@@ -367,7 +369,13 @@ impl<'a> RoutedSession<'a> {
     }
 
     /// A forwarded command: the local ones first, then dispatch.
-    async fn request(&mut self, cmd: u8, payload: &[u8], shape: command::Shape, reply_seq: u8) -> Result<Flow, SessionError> {
+    async fn request(
+        &mut self,
+        cmd: u8,
+        payload: &[u8],
+        shape: command::Shape,
+        reply_seq: u8,
+    ) -> Result<Flow, SessionError> {
         self.started = Instant::now();
         self.route_time = None;
         match cmd {

@@ -45,8 +45,13 @@ impl RoutedSession<'_> {
     }
 
     /// Answers a simple `SELECT … FROM information_schema.PROCESSLIST`.
-    pub(super) async fn processlist_table(&mut self, q: &processlist::TableQuery, reply_seq: u8) -> Result<Flow, SessionError> {
-        let out = processlist::table(self.shared, self.asker(), q).encode(reply_seq, self.client_caps, self.txn.status());
+    pub(super) async fn processlist_table(
+        &mut self,
+        q: &processlist::TableQuery,
+        reply_seq: u8,
+    ) -> Result<Flow, SessionError> {
+        let out =
+            processlist::table(self.shared, self.asker(), q).encode(reply_seq, self.client_caps, self.txn.status());
         self.client.write_raw(&out).await.map_err(SessionError::Client)?;
         Ok(Flow::Continue)
     }

@@ -270,14 +270,25 @@ mod tests {
     use super::*;
 
     fn info() -> SessionInfo {
-        SessionInfo { user: "u".into(), cluster: "c".into(), tenant: "t".into(), host: "h".into(), db: None, command: "Sleep", since: Instant::now(), info: None, current: None }
+        SessionInfo {
+            user: "u".into(),
+            cluster: "c".into(),
+            tenant: "t".into(),
+            host: "h".into(),
+            db: None,
+            command: "Sleep",
+            since: Instant::now(),
+            info: None,
+            current: None,
+        }
     }
 
     #[test]
     fn sticky_reason_is_listed_and_follows_changes() {
         let reg = Registry::default();
         let r = reg.register(7, info());
-        let shown = |reg: &Registry| reg.list_sticky().into_iter().map(|(id, _, s)| (id, s.to_string())).collect::<Vec<_>>();
+        let shown =
+            |reg: &Registry| reg.list_sticky().into_iter().map(|(id, _, s)| (id, s.to_string())).collect::<Vec<_>>();
         assert_eq!(shown(&reg), [(7, String::new())]);
         r.set_sticky(Sticky { sticky: Some(StickyReason::Transaction), pin: None });
         assert_eq!(shown(&reg), [(7, "trans".to_string())]);

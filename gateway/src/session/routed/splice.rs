@@ -65,7 +65,11 @@ impl PinSplice {
 impl RoutedSession<'_> {
     /// Relays an answer from `backend` to the client; when the session may be spliced, its last
     /// batch is held for [`Self::after_request`].
-    pub(super) async fn relay_answer(&mut self, backend: &mut Wire<Stream>, tracker: &mut ResponseTracker) -> Result<(), RelayError> {
+    pub(super) async fn relay_answer(
+        &mut self,
+        backend: &mut Wire<Stream>,
+        tracker: &mut ResponseTracker,
+    ) -> Result<(), RelayError> {
         // An answer held earlier in this request goes first (answers stay in order).
         if let Some(earlier) = self.splice.held.take() {
             self.client.write_raw(&earlier).await.map_err(RelayError::Client)?;
@@ -73,7 +77,8 @@ impl RoutedSession<'_> {
         if !self.splice.possible {
             return relay::answer(backend, self.client, tracker, Some(self.reg.killed.clone())).await;
         }
-        self.splice.held = relay::answer_holding_last(backend, self.client, tracker, Some(self.reg.killed.clone())).await?;
+        self.splice.held =
+            relay::answer_holding_last(backend, self.client, tracker, Some(self.reg.killed.clone())).await?;
         Ok(())
     }
 

@@ -14,8 +14,8 @@ use crate::protocol::response::{ResponseTracker, Step};
 use crate::protocol::{caps, ProtocolError};
 use crate::session::pool::{self, PooledConn};
 use crate::session::prepared::answer::{self, PrepareOk};
-use crate::session::prepared::{bulk, execute};
 use crate::session::prepared::text::{self, TextStatements};
+use crate::session::prepared::{bulk, execute};
 use crate::session::prepared::{LongData, ParamTypes, Registry};
 
 /// Largest packet of a prepare answer read by the gateway itself.
@@ -84,7 +84,11 @@ pub(super) struct Statements {
 impl RoutedSession<'_> {
     /// Gets `conn` ready for `req`: drops closed statements, prepares what is missing, replays
     /// long data. Returns the payload to send instead of the client's, if it differs.
-    pub(super) async fn before_send(&mut self, conn: &mut PooledConn, req: &Request<'_>) -> Result<Option<Vec<u8>>, Sent> {
+    pub(super) async fn before_send(
+        &mut self,
+        conn: &mut PooledConn,
+        req: &Request<'_>,
+    ) -> Result<Option<Vec<u8>>, Sent> {
         self.sweep(conn).await?;
         match req.prep {
             Prep::None | Prep::Prepare { .. } | Prep::TextPrepare => Ok(None),
@@ -109,7 +113,12 @@ impl RoutedSession<'_> {
         }
     }
 
-    async fn execute_here(&mut self, conn: &mut PooledConn, payload: &[u8], ex: &Execution<'_>) -> Result<Vec<u8>, Sent> {
+    async fn execute_here(
+        &mut self,
+        conn: &mut PooledConn,
+        payload: &[u8],
+        ex: &Execution<'_>,
+    ) -> Result<Vec<u8>, Sent> {
         let server_id = match conn.sync.statements.get(ex.client_id) {
             Some(s) => s.id,
             None => {

@@ -36,7 +36,12 @@ fn wire_id(payload: &[u8]) -> Option<u32> {
 
 impl RoutedSession<'_> {
     /// A binary prepared-statement command.
-    pub(super) async fn statement_command(&mut self, cmd: u8, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
+    pub(super) async fn statement_command(
+        &mut self,
+        cmd: u8,
+        payload: &[u8],
+        reply_seq: u8,
+    ) -> Result<Flow, SessionError> {
         self.reg.start(command::process_name(cmd), None);
         if self.held.is_none() {
             // Cursors live on the held connection only: without one there are none.
@@ -74,7 +79,14 @@ impl RoutedSession<'_> {
         let payload = with_id.as_deref().unwrap_or(payload);
         let analysis = sql::analyze(&sql);
         let route = self.route_for(&analysis, "COM_STMT_PREPARE").await;
-        let req = Request { payload, shape: Shape::Prepare, reply_seq, cmd: "prepare", prep: Prep::Prepare { sql: &sql }, log_sql: None };
+        let req = Request {
+            payload,
+            shape: Shape::Prepare,
+            reply_seq,
+            cmd: "prepare",
+            prep: Prep::Prepare { sql: &sql },
+            log_sql: None,
+        };
         let served = self.serve(&req, route, &analysis).await?;
         self.after_statement_command(served);
         Ok(Flow::Continue)
@@ -109,7 +121,14 @@ impl RoutedSession<'_> {
         let analysis = sql::analyze_prepared(&sql, &values);
         let route = self.route_for(&analysis, "COM_STMT_EXECUTE").await;
         let ex = Execution { client_id, sql: &sql, params, types: types.as_ref(), types_version, long: &long };
-        let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "execute", prep: Prep::Execute(&ex), log_sql: Some(&sql) };
+        let req = Request {
+            payload,
+            shape: Shape::Results,
+            reply_seq,
+            cmd: "execute",
+            prep: Prep::Execute(&ex),
+            log_sql: Some(&sql),
+        };
         let served = self.serve(&req, route, &analysis).await?;
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else {
             self.txn.cursor = self.ps.registry.has_cursor();
@@ -153,7 +172,14 @@ impl RoutedSession<'_> {
         let route = self.route_for(&analysis, "COM_STMT_BULK_EXECUTE").await;
         let long = crate::session::prepared::LongData::default();
         let ex = Execution { client_id, sql: &sql, params, types: types.as_ref(), types_version, long: &long };
-        let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "bulk", prep: Prep::Bulk(&ex), log_sql: Some(&sql) };
+        let req = Request {
+            payload,
+            shape: Shape::Results,
+            reply_seq,
+            cmd: "bulk",
+            prep: Prep::Bulk(&ex),
+            log_sql: Some(&sql),
+        };
         let served = self.serve(&req, route, &analysis).await?;
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else {
             self.release_unless_sticky();
@@ -173,7 +199,14 @@ impl RoutedSession<'_> {
             Ok((client_id, _)) => return self.reply_err(reply_seq, &no_cursor(client_id)).await,
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
-        let req = Request { payload, shape: Shape::Fetch, reply_seq, cmd: "fetch", prep: Prep::Id { client_id }, log_sql: Some(&sql) };
+        let req = Request {
+            payload,
+            shape: Shape::Fetch,
+            reply_seq,
+            cmd: "fetch",
+            prep: Prep::Id { client_id },
+            log_sql: Some(&sql),
+        };
         let served = self.serve(&req, Route::Held(StickyReason::Cursor), &sql::analyze("")).await?;
         if let Some(tracker) = &served.tracker {
             if tracker.failed || tracker.last_status.is_some_and(|st| st & status::LAST_ROW_SENT != 0) {
@@ -207,7 +240,14 @@ impl RoutedSession<'_> {
             return self.reply_ok(reply_seq).await;
         }
         let why = self.txn.sticky().unwrap_or(StickyReason::Cursor);
-        let req = Request { payload, shape: Shape::Single, reply_seq, cmd: "reset", prep: Prep::Id { client_id }, log_sql: Some(&sql) };
+        let req = Request {
+            payload,
+            shape: Shape::Single,
+            reply_seq,
+            cmd: "reset",
+            prep: Prep::Id { client_id },
+            log_sql: Some(&sql),
+        };
         let served = self.serve(&req, Route::Held(why), &sql::analyze("")).await?;
         self.after_statement_command(served);
         Ok(Flow::Continue)

@@ -16,7 +16,12 @@ use crate::sql::{self, Analysis, StmtKind};
 impl RoutedSession<'_> {
     /// A text `PREPARE` / `EXECUTE` / `DEALLOCATE PREPARE`. `None`: not one the gateway follows
     /// (the caller runs it as an ordinary statement).
-    pub(super) async fn text_statement(&mut self, payload: &[u8], a: &Analysis<'_>, reply_seq: u8) -> Result<Option<Flow>, SessionError> {
+    pub(super) async fn text_statement(
+        &mut self,
+        payload: &[u8],
+        a: &Analysis<'_>,
+        reply_seq: u8,
+    ) -> Result<Option<Flow>, SessionError> {
         if a.statements != 1 || !matches!(a.kind, StmtKind::Prepare | StmtKind::Execute | StmtKind::Deallocate) {
             return Ok(None);
         }
@@ -52,7 +57,14 @@ impl RoutedSession<'_> {
                 let analysis = sql::analyze_prepared(&stmt.sql, &values);
                 let route = self.route_for(&analysis, "COM_QUERY").await;
                 let prep = Prep::Text { name: &name, generation: stmt.generation, sql: &stmt.sql };
-                let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "execute", prep, log_sql: Some(&stmt.sql) };
+                let req = Request {
+                    payload,
+                    shape: Shape::Results,
+                    reply_seq,
+                    cmd: "execute",
+                    prep,
+                    log_sql: Some(&stmt.sql),
+                };
                 let served = self.serve(&req, route, &analysis).await?;
                 if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
                     let txn = classify(&stmt.sql, &analysis);
@@ -73,10 +85,17 @@ impl RoutedSession<'_> {
     }
 
     /// `PREPARE name FROM '<sql>'`, run where `sql` routes; the connection records it.
-    async fn text_prepare(&mut self, payload: &[u8], name: &str, sql: &str, reply_seq: u8) -> Result<Flow, SessionError> {
+    async fn text_prepare(
+        &mut self,
+        payload: &[u8],
+        name: &str,
+        sql: &str,
+        reply_seq: u8,
+    ) -> Result<Flow, SessionError> {
         let inner = sql::analyze(sql);
         let route = self.route_for(&inner, "COM_QUERY").await;
-        let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "query", prep: Prep::TextPrepare, log_sql: None };
+        let req =
+            Request { payload, shape: Shape::Results, reply_seq, cmd: "query", prep: Prep::TextPrepare, log_sql: None };
         let served = self.serve(&req, route, &inner).await?;
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else { return Ok(Flow::Continue) };
         if tracker.failed {

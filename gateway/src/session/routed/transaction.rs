@@ -129,7 +129,15 @@ impl StickyReason {
 
 impl Default for Transaction {
     fn default() -> Self {
-        Transaction { held: None, in_trans: false, xa: false, autocommit: true, implicit: false, pin: None, cursor: false }
+        Transaction {
+            held: None,
+            in_trans: false,
+            xa: false,
+            autocommit: true,
+            implicit: false,
+            pin: None,
+            cursor: false,
+        }
     }
 }
 

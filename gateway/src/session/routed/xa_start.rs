@@ -27,8 +27,7 @@ pub fn check(sql: &str) -> XaStartSyntax {
         return XaStartSyntax::Unsure;
     };
     let word = |t: &Token| (t.kind == Kind::Word).then(|| &sql[t.start as usize..t.end as usize]);
-    let is =
-        |t: Option<&Token>, w: &str| t.and_then(word).is_some_and(|x| x.eq_ignore_ascii_case(w));
+    let is = |t: Option<&Token>, w: &str| t.and_then(word).is_some_and(|x| x.eq_ignore_ascii_case(w));
     let mut toks: &[Token] = &tokens;
     while let [rest @ .., last] = toks {
         if last.kind != Kind::Punct(b';') {
@@ -37,8 +36,7 @@ pub fn check(sql: &str) -> XaStartSyntax {
         toks = rest;
     }
     let mut it = toks.iter().peekable();
-    if !is(it.next(), "XA") || !(is(it.peek().copied(), "START") || is(it.peek().copied(), "BEGIN"))
-    {
+    if !is(it.next(), "XA") || !(is(it.peek().copied(), "START") || is(it.peek().copied(), "BEGIN")) {
         return XaStartSyntax::Invalid;
     }
     it.next();
@@ -51,12 +49,8 @@ pub fn check(sql: &str) -> XaStartSyntax {
     let mut parts = 0;
     loop {
         let t = it.next();
-        let ok = if parts < 2 {
-            string(t)
-        } else {
-            t.filter(|t| matches!(t.kind, Kind::Number | Kind::Hex))
-                .map(|_| true)
-        };
+        let ok =
+            if parts < 2 { string(t) } else { t.filter(|t| matches!(t.kind, Kind::Number | Kind::Hex)).map(|_| true) };
         match ok {
             None => return XaStartSyntax::Invalid,
             Some(false) => return XaStartSyntax::Unsure,
@@ -112,12 +106,7 @@ mod tests {
         ] {
             assert_eq!(check(bad), XaStartSyntax::Invalid, "{bad}");
         }
-        for unsure in [
-            "XA START \"x\"",
-            "XA START b'01'",
-            "XA START 'a' 'b'",
-            "/*!XA START 'x' */",
-        ] {
+        for unsure in ["XA START \"x\"", "XA START b'01'", "XA START 'a' 'b'", "/*!XA START 'x' */"] {
             assert_eq!(check(unsure), XaStartSyntax::Unsure, "{unsure}");
         }
     }

@@ -173,7 +173,8 @@ impl Parser<'_, '_> {
         }
         let t = self.peek().filter(|t| t.tok == Tok::Word)?;
         self.pos += 1;
-        if ["ROLE", "DEFAULT", "STATEMENT", "PASSWORD"].iter().any(|w| self.text(t).eq_ignore_ascii_case(w.as_bytes())) {
+        if ["ROLE", "DEFAULT", "STATEMENT", "PASSWORD"].iter().any(|w| self.text(t).eq_ignore_ascii_case(w.as_bytes()))
+        {
             return None;
         }
         let name = std::str::from_utf8(self.text(t)).ok().filter(|n| valid_name(n))?.to_ascii_lowercase();
@@ -243,14 +244,15 @@ impl Parser<'_, '_> {
         match toks {
             [t] if t.tok == Tok::Str => SetValue::str(decode_string(text, self.mode.nbe)),
             [t] if t.tok == Tok::Word && text.eq_ignore_ascii_case(b"NULL") => SetValue::Null,
-            [t] if matches!(t.tok, Tok::Word | Tok::Number) => word(t).map_or(SetValue::Expr(text.to_vec()), SetValue::Word),
+            [t] if matches!(t.tok, Tok::Word | Tok::Number) => {
+                word(t).map_or(SetValue::Expr(text.to_vec()), SetValue::Word)
+            }
             [s, n] if matches!(s.tok, Tok::Punct(b'-' | b'+')) && n.tok == Tok::Number => {
                 std::str::from_utf8(text).map_or(SetValue::Expr(text.to_vec()), |w| SetValue::Word(w.replace(' ', "")))
             }
-            [i, s] if i.tok == Tok::Word && s.tok == Tok::Str && self.text(*i).starts_with(b"_") => SetValue::Str {
-                introducer: word(i),
-                bytes: decode_string(self.text(*s), self.mode.nbe),
-            },
+            [i, s] if i.tok == Tok::Word && s.tok == Tok::Str && self.text(*i).starts_with(b"_") => {
+                SetValue::Str { introducer: word(i), bytes: decode_string(self.text(*s), self.mode.nbe) }
+            }
             _ => SetValue::Expr(text.to_vec()),
         }
     }

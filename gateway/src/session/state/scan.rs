@@ -65,7 +65,9 @@ pub(super) fn scan(sql: &[u8], mode: Mode) -> Option<Vec<Token>> {
                 i = line_end(sql, i);
                 continue;
             }
-            b'-' if sql.get(i + 1) == Some(&b'-') && sql.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) => {
+            b'-' if sql.get(i + 1) == Some(&b'-')
+                && sql.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
+            {
                 i = line_end(sql, i);
                 continue;
             }

@@ -54,9 +54,20 @@ fn parses_every_set_form() {
     assert_eq!(t[0].value, SetValue::Expr(b"ISOLATION LEVEL READ COMMITTED, READ ONLY".to_vec()));
     assert_eq!(p("SET TRANSACTION READ ONLY;")[0].target, Target::NextTransaction);
     assert_eq!(p("SET GLOBAL TRANSACTION READ ONLY")[0].target, Target::Global);
-    assert_eq!(p("SET @x = _utf8mb4'h\\'i' /* c */")[0].value, SetValue::Str { introducer: Some("_utf8mb4".into()), bytes: b"h'i".to_vec() });
+    assert_eq!(
+        p("SET @x = _utf8mb4'h\\'i' /* c */")[0].value,
+        SetValue::Str { introducer: Some("_utf8mb4".into()), bytes: b"h'i".to_vec() }
+    );
     assert!(p("SET PASSWORD = 'x'").is_empty());
-    for bad in ["SET ROLE r", "SET STATEMENT max_statement_time=1 FOR SELECT 1", "SELECT 1", "SET /*!80000 x=1 */", "SET @a = 'open", "SET key_cache.x = 1", "SET @a"] {
+    for bad in [
+        "SET ROLE r",
+        "SET STATEMENT max_statement_time=1 FOR SELECT 1",
+        "SELECT 1",
+        "SET /*!80000 x=1 */",
+        "SET @a = 'open",
+        "SET key_cache.x = 1",
+        "SET @a",
+    ] {
         assert_eq!(parse_set(bad.as_bytes(), m), None, "{bad}");
     }
 }
@@ -161,10 +172,18 @@ fn transactions_and_one_shots() {
     let plan = s.plan(&c);
     assert_eq!(
         queries(&plan),
-        ["SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET @`a` = 1", "SET TRANSACTION READ ONLY", "SET @@session.insert_id = 5"]
+        [
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "SET @`a` = 1",
+            "SET TRANSACTION READ ONLY",
+            "SET @@session.insert_id = 5"
+        ]
     );
     s.synced(&mut c, &plan);
-    assert_eq!(queries(&s.plan(&fresh_conn())), ["SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET @`a` = 1"]);
+    assert_eq!(
+        queries(&s.plan(&fresh_conn())),
+        ["SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET @`a` = 1"]
+    );
     // Executed on a connection, a one-shot is consumed there.
     assert!(s.observe_statement(b"SET TRANSACTION READ WRITE", Some(&mut c)));
     assert!(s.plan(&c).is_empty());
@@ -226,7 +245,8 @@ fn server_reports_are_ground_truth() {
     );
     // Side effects of SET NAMES reported by the server are not recorded separately.
     set(&mut s, "SET NAMES latin1");
-    s.observe_ok(&block(&[(0, &[b"character_set_client", b"latin1"]), (0, &[b"character_set_results", b""])]), None).unwrap();
+    s.observe_ok(&block(&[(0, &[b"character_set_client", b"latin1"]), (0, &[b"character_set_results", b""])]), None)
+        .unwrap();
     assert!(s.system("character_set_client").is_none());
     assert!(changes(&[0, 5, 1]).is_err(), "truncated block");
 }

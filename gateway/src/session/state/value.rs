@@ -110,7 +110,10 @@ fn is_number(s: &str) -> bool {
     let mut parts = digits.splitn(2, '.');
     let int = parts.next().unwrap_or("");
     let frac = parts.next().unwrap_or("0");
-    !int.is_empty() && int.bytes().all(|b| b.is_ascii_digit()) && !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit())
+    !int.is_empty()
+        && int.bytes().all(|b| b.is_ascii_digit())
+        && !frac.is_empty()
+        && frac.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Appends `bytes` as a single-quoted SQL string: `'` doubled; backslash and NUL escaped unless

@@ -39,8 +39,10 @@ fn skip_select_list(c: &mut Cursor<'_, '_>) -> Option<bool> {
             Kind::Punct(b')') => depth = depth.checked_sub(1)?,
             Kind::Word => {
                 let w = c.text(t);
-                let clause = ["FROM", "WHERE", "FOR", "LOCK", "INTO", "UNION", "LIMIT", "ORDER", "GROUP", "HAVING", "WINDOW"];
-                if w.eq_ignore_ascii_case("SELECT") || (depth == 0 && clause.iter().any(|k| k.eq_ignore_ascii_case(w))) {
+                let clause =
+                    ["FROM", "WHERE", "FOR", "LOCK", "INTO", "UNION", "LIMIT", "ORDER", "GROUP", "HAVING", "WINDOW"];
+                if w.eq_ignore_ascii_case("SELECT") || (depth == 0 && clause.iter().any(|k| k.eq_ignore_ascii_case(w)))
+                {
                     let from = depth == 0 && w.eq_ignore_ascii_case("FROM");
                     c.pos += usize::from(from);
                     return from.then_some(true);

@@ -296,7 +296,9 @@ fn comparison<'a>(an: &mut Analysis<'a>, left: Operand<'a>, op: RangeOp, right: 
     match (left, right) {
         (Operand::Column(..), Operand::Column(..)) => {}
         (Operand::Column(qualifier, name), v) => an.range(Column::Named { qualifier, name }, op, v.key_value()),
-        (v, Operand::Column(qualifier, name)) => an.range(Column::Named { qualifier, name }, op.flipped(), v.key_value()),
+        (v, Operand::Column(qualifier, name)) => {
+            an.range(Column::Named { qualifier, name }, op.flipped(), v.key_value())
+        }
         _ => {}
     }
 }

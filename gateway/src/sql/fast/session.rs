@@ -86,7 +86,17 @@ fn set_item<'a>(c: &mut Cursor<'_, 'a>, an: &mut Analysis<'a>) -> Option<()> {
                 c.kw("LOCAL");
             }
             let name = c.next_word()?;
-            let reserved = ["NAMES", "CHARACTER", "CHARSET", "TRANSACTION", "PASSWORD", "ROLE", "DEFAULT", "PERSIST", "PERSIST_ONLY"];
+            let reserved = [
+                "NAMES",
+                "CHARACTER",
+                "CHARSET",
+                "TRANSACTION",
+                "PASSWORD",
+                "ROLE",
+                "DEFAULT",
+                "PERSIST",
+                "PERSIST_ONLY",
+            ];
             if reserved.iter().any(|r| r.eq_ignore_ascii_case(name)) || c.is_punct(b'.') {
                 return None;
             }

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, InTarget, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator, Value as SqlValue,
+    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, InTarget, UnaryOperator, Value as SqlValue,
     ValueWithSpan,
 };
 use sqlparser::tokenizer::Location;

@@ -29,7 +29,10 @@ pub fn analyze<'a>(sql: &str) -> Analysis<'a> {
     let lock = tokens::strip_lock(&mut tokens);
     let txn = tokens::strip_snapshot(&mut tokens);
     let insert_partitions = tokens::normalize(&mut tokens);
-    let parsed = Parser::new(&dialect).with_recursion_limit(depth::RECURSION_LIMIT).with_tokens_with_locations(tokens).parse_statements();
+    let parsed = Parser::new(&dialect)
+        .with_recursion_limit(depth::RECURSION_LIMIT)
+        .with_tokens_with_locations(tokens)
+        .parse_statements();
     let Ok(statements) = parsed else {
         return an;
     };

@@ -37,7 +37,9 @@ pub(super) fn statement<'a>(s: &Statement, ctx: &Ctx, an: &mut Analysis<'a>) {
             for m in modes {
                 match m {
                     TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => an.txn.insert(TxnFlags::READ_ONLY),
-                    TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => an.txn.insert(TxnFlags::READ_WRITE),
+                    TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => {
+                        an.txn.insert(TxnFlags::READ_WRITE)
+                    }
                     TransactionMode::IsolationLevel(_) => {}
                 }
             }
@@ -87,7 +89,9 @@ fn classify_other(s: &Statement) -> StmtKind {
 
 fn use_target(u: &Use) -> Option<Name<'static>> {
     match u {
-        Use::Object(name) | Use::Database(name) | Use::Schema(name) => name.0.last()?.as_ident().map(|i| owned(&i.value)),
+        Use::Object(name) | Use::Database(name) | Use::Schema(name) => {
+            name.0.last()?.as_ident().map(|i| owned(&i.value))
+        }
         _ => None,
     }
 }
@@ -194,7 +198,13 @@ fn set_flags<'a>(set: &Set, ctx: &Ctx, an: &mut Analysis<'a>) {
     }
 }
 
-fn set_one<'a>(scope: Option<&ContextModifier>, var: &ObjectName, value: Option<&Expr>, ctx: &Ctx, an: &mut Analysis<'a>) {
+fn set_one<'a>(
+    scope: Option<&ContextModifier>,
+    var: &ObjectName,
+    value: Option<&Expr>,
+    ctx: &Ctx,
+    an: &mut Analysis<'a>,
+) {
     let parts: Vec<String> = var.0.iter().map(|p| p.as_ident().map_or_else(String::new, |i| i.value.clone())).collect();
     let first = parts.first().map_or("", String::as_str);
     if first.starts_with('@') && !first.starts_with("@@") {

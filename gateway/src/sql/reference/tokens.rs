@@ -67,10 +67,12 @@ fn is_kw(t: &TokenWithSpan, kw: &str) -> bool {
 
 /// Removes a trailing locking clause sqlparser may not accept and returns it.
 pub(super) fn strip_lock(tokens: &mut Vec<TokenWithSpan>) -> Option<LockRead> {
-    let solid: Vec<usize> = (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_) | Token::SemiColon)).collect();
+    let solid: Vec<usize> =
+        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_) | Token::SemiColon)).collect();
     let n = solid.len();
     let at = |k: usize| &tokens[solid[k]];
-    let ends = |words: &[&str]| n >= words.len() && words.iter().enumerate().all(|(k, w)| is_kw(at(n - words.len() + k), w));
+    let ends =
+        |words: &[&str]| n >= words.len() && words.iter().enumerate().all(|(k, w)| is_kw(at(n - words.len() + k), w));
     let (len, lock) = if ends(&["LOCK", "IN", "SHARE", "MODE"]) {
         (4, LockRead { strength: LockStrength::Share, wait: LockWait::Block })
     } else {
@@ -128,7 +130,9 @@ pub(super) fn strip_snapshot(tokens: &mut Vec<TokenWithSpan>) -> TxnFlags {
                 drop_from = solid[k - 1];
             }
             let mut drop_to = solid[k + 2] + 1;
-            if drop_from == solid[k] && tokens.get(solid.get(k + 3).copied().unwrap_or(usize::MAX)).is_some_and(|t| t.token == Token::Comma) {
+            if drop_from == solid[k]
+                && tokens.get(solid.get(k + 3).copied().unwrap_or(usize::MAX)).is_some_and(|t| t.token == Token::Comma)
+            {
                 drop_to = solid[k + 3] + 1;
             }
             tokens.drain(drop_from..drop_to);

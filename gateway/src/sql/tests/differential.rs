@@ -24,7 +24,11 @@ fn diff(a: &Analysis<'_>, b: &Analysis<'_>) -> String {
     field("hints", format!("{:?}", a.hints), format!("{:?}", b.hints));
     field("lock", format!("{:?}", a.lock), format!("{:?}", b.lock));
     field("pins", format!("{:?}", a.pins), format!("{:?}", b.pins));
-    field("txn/set/ac/db", format!("{:?}", (a.txn, a.set, a.autocommit, &a.database)), format!("{:?}", (b.txn, b.set, b.autocommit, &b.database)));
+    field(
+        "txn/set/ac/db",
+        format!("{:?}", (a.txn, a.set, a.autocommit, &a.database)),
+        format!("{:?}", (b.txn, b.set, b.autocommit, &b.database)),
+    );
     field("placeholders", format!("{:?}", a.placeholders), format!("{:?}", b.placeholders));
     out
 }
@@ -54,7 +58,12 @@ fn fast_path_agrees_with_sqlparser() {
         corpus.len(),
         corpus.len() - fast_n - shared_n
     );
-    assert!(mismatches.is_empty(), "{} mismatches:\n{}", mismatches.len(), mismatches[..mismatches.len().min(400)].join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches[..mismatches.len().min(400)].join("\n")
+    );
 }
 
 #[test]
@@ -70,7 +79,8 @@ fn multi_statements_route_by_documented_statement() {
 #[test]
 fn range_comparisons_are_recorded_alike() {
     use crate::sql::RangeOp;
-    let stmt = "SELECT * FROM t WHERE 5 < id AND id <= ? AND k BETWEEN 1 AND 2 + 1 AND c NOT BETWEEN 1 AND 2 AND id > k";
+    let stmt =
+        "SELECT * FROM t WHERE 5 < id AND id <= ? AND k BETWEEN 1 AND 2 + 1 AND c NOT BETWEEN 1 AND 2 AND id > k";
     let fast = fast::analyze(stmt).expect("fast path");
     let reference = reference::analyze(stmt);
     assert_eq!(reference.path, Path::Reference);

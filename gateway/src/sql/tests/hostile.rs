@@ -50,15 +50,25 @@ fn hostile() -> Vec<(&'static str, String)> {
         ("UNION chain", chain(N / 10, |i| format!("SELECT {i}"), " UNION ")),
         (
             "nested subqueries",
-            format!("SELECT * FROM t0 WHERE c1 IN {}1{}", repeat("(SELECT c1 FROM t0 WHERE c1 IN ", N / 10), repeat(")", N / 10)),
+            format!(
+                "SELECT * FROM t0 WHERE c1 IN {}1{}",
+                repeat("(SELECT c1 FROM t0 WHERE c1 IN ", N / 10),
+                repeat(")", N / 10)
+            ),
         ),
-        ("nested derived tables", format!("SELECT * FROM {}t0{}", repeat("(SELECT * FROM ", N / 10), repeat(") d", N / 10))),
+        (
+            "nested derived tables",
+            format!("SELECT * FROM {}t0{}", repeat("(SELECT * FROM ", N / 10), repeat(") d", N / 10)),
+        ),
         ("nested joins", format!("SELECT * FROM {}t0{}", repeat("t0 JOIN (", N / 10), repeat(") ON 1", N / 10))),
         ("nested CASE", format!("SELECT {}1{}", repeat("CASE WHEN 1 THEN ", N / 10), repeat(" END", N / 10))),
         ("nested calls", format!("SELECT * FROM t0 WHERE c1 = {}1{}", repeat("ABS(", N), repeat(")", N))),
         ("nested CONCAT", format!("SELECT * FROM t0 WHERE c1 = {}'a'{}", repeat("CONCAT('a', ", N), repeat(")", N))),
         ("nested CAST", format!("SELECT {}1{}", repeat("CAST(", N / 10), repeat(" AS SIGNED)", N / 10))),
-        ("nested ROW", format!("SELECT * FROM t0 WHERE (c1, c2) = {}1{}", repeat("ROW(1, ", N / 10), repeat(")", N / 10))),
+        (
+            "nested ROW",
+            format!("SELECT * FROM t0 WHERE (c1, c2) = {}1{}", repeat("ROW(1, ", N / 10), repeat(")", N / 10)),
+        ),
         ("brackets", format!("SELECT {}1{}", repeat("[", N), repeat("]", N))),
         ("insert values", format!("INSERT INTO t0 (c1, c2) VALUES ({}1{}, 'x')", repeat("(", N), repeat(")", N))),
         ("update", format!("UPDATE t0 SET c2 = {}1{} WHERE c1 = 1", repeat("(", N), repeat(")", N))),
@@ -142,4 +152,3 @@ fn within_the_bounds_nothing_changes() {
     assert_eq!((shallow[2].0, shallow[2].1), (Path::Reference, 1));
     assert_eq!(shallow[3], (Path::Reference, 1, vec!["Int(1000)".to_string()]));
 }
-

@@ -18,7 +18,10 @@ fn random_bytes_never_panic() {
 
 #[test]
 fn mutated_sql_never_panics() {
-    const PIECES: &[&str] = &["'", "\"", "`", "(", ")", "?", ";", "/*", "*/", "--", "#", "\\", "@", "0x", "-", ",", " ", "=", "IN", "AND", "OR", "é"];
+    const PIECES: &[&str] = &[
+        "'", "\"", "`", "(", ")", "?", ";", "/*", "*/", "--", "#", "\\", "@", "0x", "-", ",", " ", "=", "IN", "AND",
+        "OR", "é",
+    ];
     let mut rng = StdRng::seed_from_u64(11);
     let corpus = corpus();
     for _ in 0..4000 {
