@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh machine: installs what is missing (scripts/setup.sh), builds
-# the workspace including the eBPF object, then runs unit tests, integration tests against real
-# MariaDB servers and real clients, and the privileged eBPF tests (root only; they print why they
-# skip otherwise), then every fuzz target for a short while (`cargo xtask fuzz`, GATEWAY_FUZZ_TIME
-# seconds each, default 20).
+# The whole test suite, from a fresh machine: installs what is missing (scripts/setup.sh), checks
+# formatting (rustfmt) and lints (clippy, warnings denied), builds the workspace including the eBPF
+# object, then runs unit tests, integration tests against real MariaDB servers and real clients,
+# the peer suites (PyMySQL's and MariaDB's client tests, directly and through the gateway), and the
+# privileged eBPF tests (root only; they print why they skip otherwise), then every fuzz target
+# for a short while (`cargo xtask fuzz`, GATEWAY_FUZZ_TIME seconds each, default 20). It ends with
+# a summary in which skipped tests are counted apart from passed ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
+echo "[test] checking formatting and lints"
+cargo fmt --all --check                       # rustfmt.toml: the house width
+(cd fuzz && cargo fmt --check)                # the fuzz crate is its own workspace
+cargo clippy --all-targets -- -D warnings     # default members (the eBPF crate builds for BPF only)
 echo "[test] building"
 cargo build --all-targets   # default members: the eBPF crate is built by gateway/build.rs
 cargo build --release -p gateway
