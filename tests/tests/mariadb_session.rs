@@ -382,12 +382,15 @@ fn answer_with_progress(c: &mut RawConn) -> (usize, Vec<u8>) {
 #[test]
 fn progress_reports_reach_only_clients_that_asked() {
     let s = one();
-    s.db.sql(
-        "CREATE TABLE IF NOT EXISTS test.prog (id INT PRIMARY KEY, v VARCHAR(100)); \
-              INSERT IGNORE INTO test.prog SELECT seq, REPEAT('p', 100) FROM seq_1_to_400000",
-    )
-    .expect("table");
-    for (what, addr) in [("direct", s.db.addr()), ("1:1", s.gw.addr())] {
+    let r = routed();
+    let table = "CREATE TABLE IF NOT EXISTS test.prog (id INT PRIMARY KEY, v VARCHAR(100)); \
+                 INSERT IGNORE INTO test.prog SELECT seq, REPEAT('p', 100) FROM seq_1_to_400000";
+    for db in std::iter::once(&s.db).chain(&r.servers) {
+        db.sql(table).expect("table");
+    }
+    // Routed: the client that asked gets pooled server connections opened with progress
+    // reports, the one that did not gets others (asked first, so a shared connection would show).
+    for (what, addr) in [("direct", s.db.addr()), ("1:1", s.gw.addr()), ("routed", r.gw.addr())] {
         for ext in [EXT_PROGRESS, 0] {
             let mut c = RawConn::login_ext(addr, "alice", "alice-pw", Some("test"), ext).expect("login");
             assert_eq!(c.greeting.ext_capabilities & EXT_PROGRESS, EXT_PROGRESS, "{what}: progress announced");

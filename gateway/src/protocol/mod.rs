@@ -119,6 +119,9 @@ pub mod ext_caps {
     /// tracker passes progress packets on, gateway-made result sets get the extended type
     /// information field (`resultset::with_extended_type_info`).
     pub const RELAYED: u32 = PROGRESS | STMT_BULK_OPERATIONS | EXTENDED_TYPE_INFO;
+    /// What a routing gateway offers: bulk execution, and progress reports on pooled server
+    /// connections opened for clients that asked for them (the pool keeps those apart).
+    pub const ROUTED: u32 = PROGRESS | STMT_BULK_OPERATIONS;
 }
 
 /// Server status flags (`SERVER_*`) carried in OK and EOF packets.

@@ -87,13 +87,12 @@ pub async fn greet(
 }
 
 /// MariaDB extended capabilities offered to clients: those of a MariaDB backend that a 1:1
-/// session relays ([`ext_caps::RELAYED`]). Routed sessions share pooled server connections
-/// whose negotiated capabilities do not follow each client: a routing gateway offers bulk
-/// execution only (progress reports and extended metadata would change the answers of
-/// connections shared with clients that did not ask).
+/// session relays ([`ext_caps::RELAYED`]). A routing gateway offers [`ext_caps::ROUTED`]: the
+/// pool keeps server connections that negotiated progress reports apart from the others, while
+/// extended metadata would also change the gateway's own result sets (not done yet).
 fn announced_ext(shared: &Shared, profile: &super::shared::BackendProfile) -> u32 {
     let mariadb = profile.capabilities & caps::LONG_PASSWORD == 0;
-    let offered = if shared.clusters.routed() { ext_caps::STMT_BULK_OPERATIONS } else { ext_caps::RELAYED };
+    let offered = if shared.clusters.routed() { ext_caps::ROUTED } else { ext_caps::RELAYED };
     if mariadb {
         profile.ext_capabilities & offered
     } else {

@@ -58,6 +58,12 @@ use crate::login_name::ServerKind;
 use crate::protocol::message::ErrPacket;
 use crate::protocol::{codes, ProtocolError};
 
+/// The wire identity of a login: its [`WIRE_CAPS`] and its MariaDB extended capabilities (progress
+/// reports add packets to answers): connections are shared only between logins that agree on both.
+fn wire_identity(login: &LoginRequest<'_>) -> u64 {
+    (u64::from(login.client_ext_caps) << 32) | u64::from(login.client_caps & WIRE_CAPS)
+}
+
 /// Capability flags that change what travels on the wire; connections are shared only between
 /// clients that agree on them (module docs).
 pub const WIRE_CAPS: u32 = crate::protocol::caps::DEPRECATE_EOF
@@ -218,7 +224,8 @@ pub struct Pool {
 struct Inner {
     cfg: PoolConfig,
     health: Arc<dyn ServerHealth>,
-    keys: Mutex<HashMap<(PoolKey, u32), Arc<KeyPool>>>,
+    /// Pools by key and wire identity ([`wire_identity`]).
+    keys: Mutex<HashMap<(PoolKey, u64), Arc<KeyPool>>>,
     servers: Mutex<HashMap<SocketAddr, Arc<ServerGate>>>,
     counters: Counters,
 }
@@ -289,7 +296,7 @@ impl Pool {
         let cfg = &self.inner.cfg;
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + cfg.acquire_timeout();
-        let home = self.inner.key_pool(key, login.client_caps & WIRE_CAPS);
+        let home = self.inner.key_pool(key, wire_identity(login));
         // A free slot is taken without arming the timeout's timer (the common case).
         let free = home.slots.clone().try_acquire_owned().ok();
         let slot = match free {
@@ -517,9 +524,9 @@ impl Pool {
 }
 
 impl Inner {
-    fn key_pool(&self, key: &PoolKey, wire_caps: u32) -> Arc<KeyPool> {
+    fn key_pool(&self, key: &PoolKey, wire: u64) -> Arc<KeyPool> {
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
-        keys.entry((key.clone(), wire_caps))
+        keys.entry((key.clone(), wire))
             .or_insert_with(|| {
                 Arc::new(KeyPool {
                     slots: Arc::new(Semaphore::new(self.cfg.max_per_key.max(1))),

@@ -83,6 +83,9 @@ pub struct RoutedSession<'a> {
     /// The address the client dialled (login defaults of COM_CHANGE_USER).
     dialled: Option<SocketAddr>,
     client_caps: u32,
+    /// The MariaDB extended capabilities the client asked for, of those offered
+    /// ([`crate::protocol::ext_caps::ROUTED`]); its server connections log in with them.
+    client_ext: u32,
     salt: Vec<u8>,
     ident: Identity,
     state: ClientState,
@@ -142,6 +145,7 @@ pub async fn serve(
         peer,
         dialled,
         client_caps: login.capabilities,
+        client_ext: login.response.ext_capabilities & crate::protocol::ext_caps::ROUTED,
         salt: login.salt,
         ident,
         state,
@@ -231,9 +235,9 @@ impl<'a> RoutedSession<'a> {
             database: self.state.database(),
             charset: self.ident.charset,
             client_caps: self.client_caps,
-            // Bulk execution only (greeting::announced_ext): it changes nothing else on the wire,
-            // so connections shared by clients that did not ask stay as they expect.
-            client_ext_caps: crate::protocol::ext_caps::STMT_BULK_OPERATIONS,
+            // Bulk execution changes nothing else on the wire; progress reports only for clients
+            // that asked: the pool never hands such a connection to another kind of client.
+            client_ext_caps: crate::protocol::ext_caps::STMT_BULK_OPERATIONS | self.client_ext,
             attributes: &self.ident.attributes,
             tls: self.shared.server_tls(self.ident.cluster.as_deref()),
             identity: self.shared.client_identity(self.peer, self.id),
