@@ -122,13 +122,17 @@ impl HandshakeResponse {
     }
 
     /// An SSLRequest: the first 32 bytes of a HandshakeResponse41 with CLIENT_SSL set; the
-    /// TLS handshake follows, then the whole response over TLS.
-    pub fn ssl_request(capabilities: u32, max_packet: u32, charset: u8) -> Vec<u8> {
+    /// TLS handshake follows, then the whole response over TLS. MariaDB takes the extended
+    /// capabilities from this packet (its last 4 bytes, when CLIENT_MYSQL is clear), so they are
+    /// sent here as in the full response.
+    pub fn ssl_request(capabilities: u32, max_packet: u32, charset: u8, ext_capabilities: u32) -> Vec<u8> {
         let mut out = Vec::with_capacity(32);
         out.extend_from_slice(&(capabilities | caps::SSL).to_le_bytes());
         out.extend_from_slice(&max_packet.to_le_bytes());
         out.push(charset);
-        out.extend_from_slice(&[0u8; 23]);
+        out.extend_from_slice(&[0u8; 19]);
+        let ext = if capabilities & caps::LONG_PASSWORD == 0 { ext_capabilities } else { 0 };
+        out.extend_from_slice(&ext.to_le_bytes());
         out
     }
 

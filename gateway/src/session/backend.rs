@@ -113,7 +113,7 @@ pub async fn login(
     if ext_capabilities != 0 && greeting.capabilities & caps::LONG_PASSWORD == 0 {
         capabilities &= !caps::LONG_PASSWORD;
     }
-    let (mut wire, seq) = secure(wire, &greeting, req, &mut capabilities).await?;
+    let (mut wire, seq) = secure(wire, &greeting, req, &mut capabilities, ext_capabilities).await?;
     let plugin = greeting.auth_plugin.clone();
     let auth_response = scramble(&plugin, &greeting.salt, req.credential)?;
     let response = HandshakeResponse {
@@ -140,6 +140,7 @@ async fn secure(
     greeting: &Greeting,
     req: &LoginRequest<'_>,
     capabilities: &mut u32,
+    ext_capabilities: u32,
 ) -> Result<(Wire<Stream>, u8), SessionError> {
     let (tcp, buf) = wire.into_parts();
     let addr = tcp.peer_addr().map_err(|e| SessionError::Backend(e.into()))?;
@@ -151,7 +152,7 @@ async fn secure(
     }
     *capabilities |= caps::SSL;
     let mut wire = Wire::from_parts(tcp, buf);
-    let ssl_request = HandshakeResponse::ssl_request(*capabilities, 1 << 30, req.charset);
+    let ssl_request = HandshakeResponse::ssl_request(*capabilities, 1 << 30, req.charset, ext_capabilities);
     wire.write_packet(1, &ssl_request).await.map_err(SessionError::Backend)?;
     let (tcp, buf) = wire.into_parts();
     if !buf.is_empty() {

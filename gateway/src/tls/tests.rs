@@ -60,7 +60,7 @@ fn server_leg_mode_decides_on_the_servers_offer() {
 
 #[test]
 fn ssl_request_is_recognised_as_one() {
-    let r = HandshakeResponse::ssl_request(crate::protocol::caps::PROTOCOL_41, 1 << 24, 45);
+    let r = HandshakeResponse::ssl_request(crate::protocol::caps::PROTOCOL_41, 1 << 24, 45, 0);
     assert_eq!(r.len(), 32);
     assert!(HandshakeResponse::is_ssl_request(&r));
 }
