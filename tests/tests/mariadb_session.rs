@@ -181,6 +181,34 @@ fn greeting_reports_the_servers_autocommit() {
     }
 }
 
+/// The login OK tells the autocommit of the new session: the servers' global value when the
+/// client connects, also after it changed while the gateway was running (C-API
+/// `test_connect_autocommit`). Restores the servers' `--autocommit=0`.
+#[test]
+fn login_reports_the_global_autocommit_of_the_moment() {
+    let s = no_autocommit();
+    let set_global = |v: u8| {
+        for db in &s.servers {
+            db.sql(&format!("SET GLOBAL autocommit = {v}")).expect("SET GLOBAL autocommit");
+        }
+    };
+    let mut seen = Vec::new();
+    for v in [1u8, 0, 1, 0] {
+        set_global(v);
+        for (what, addr) in [("direct", s.servers[0].addr()), ("1:1", s.one.addr()), ("routed", s.routed.addr())] {
+            let c = RawConn::login(addr, "alice", "alice-pw", Some("test")).expect("login");
+            let on = c.login_status & 0x0002 != 0;
+            seen.push((v, what, on));
+        }
+    }
+    set_global(0);
+    let wrong: Vec<_> = seen.iter().filter(|(v, _, on)| *on != (*v == 1)).collect();
+    assert!(
+        wrong.is_empty(),
+        "login OK autocommit differs from the global value (global, endpoint, said on): {wrong:?}"
+    );
+}
+
 /// Polls `f` until it returns `Some`, for at most `limit`.
 fn poll<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;

@@ -14,7 +14,7 @@ use crate::protocol::auth::{self, CACHING_SHA2, NATIVE};
 use crate::protocol::ed25519;
 use crate::protocol::frame::Wire;
 use crate::protocol::handshake::{encode_change_user, parse_auth_switch, Greeting, HandshakeResponse};
-use crate::protocol::message::{ErrPacket, ERR, OK};
+use crate::protocol::message::{ErrPacket, OkPacket, ERR, OK};
 use crate::protocol::{caps, codes, ProtocolError};
 use crate::tls::{ServerTls, Stream};
 
@@ -29,6 +29,10 @@ pub struct Backend {
     pub greeting: Greeting,
     /// Capabilities in effect on this leg.
     pub capabilities: u32,
+    /// The status flags of the OK that began the current server session (login, COM_CHANGE_USER,
+    /// COM_RESET_CONNECTION): its autocommit is the server's global value of that moment, which
+    /// a routing gateway tells its client at login.
+    pub session_status: u16,
 }
 
 /// How a backend login ended.
@@ -129,7 +133,8 @@ pub async fn login(
     };
     wire.write_packet(seq, &response.encode()).await.map_err(SessionError::Backend)?;
     let outcome = auth_loop(&mut wire, &plugin, &greeting.salt, req.credential).await?;
-    Ok((Backend { wire, greeting, capabilities }, outcome))
+    let session_status = outcome.status(capabilities).unwrap_or(greeting.status);
+    Ok((Backend { wire, greeting, capabilities, session_status }, outcome))
 }
 
 /// Switches the connection to TLS when `[backend] tls` asks for it (SSLRequest at sequence 1,
@@ -197,7 +202,21 @@ impl Backend {
         };
         self.wire.write_packet(0, &encode_change_user(&response)).await.map_err(SessionError::Backend)?;
         let salt = self.greeting.salt.clone();
-        auth_loop(&mut self.wire, &plugin, &salt, req.credential).await
+        let outcome = auth_loop(&mut self.wire, &plugin, &salt, req.credential).await?;
+        if let Some(st) = outcome.status(self.capabilities) {
+            self.session_status = st;
+        }
+        Ok(outcome)
+    }
+}
+
+impl LoginOutcome {
+    /// The status flags of an accepted login's OK (`None`: refused, or an OK too short to say).
+    pub fn status(&self, caps: u32) -> Option<u16> {
+        match self {
+            LoginOutcome::Ok(payload) => OkPacket::parse(payload, caps).ok().map(|ok| ok.status),
+            LoginOutcome::Denied(_) => None,
+        }
     }
 }
 

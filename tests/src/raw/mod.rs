@@ -75,6 +75,8 @@ pub struct RawConn {
     seq: u8,
     /// The greeting the server sent.
     pub greeting: Greeting,
+    /// The status flags of the login's OK (0 before a login).
+    pub login_status: u16,
 }
 
 impl RawConn {
@@ -83,7 +85,7 @@ impl RawConn {
         let stream = TcpStream::connect(addr).with_context(|| format!("connect {addr}"))?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         stream.set_nodelay(true)?;
-        let mut c = RawConn { stream, seq: 0, greeting: wire::empty_greeting() };
+        let mut c = RawConn { stream, seq: 0, greeting: wire::empty_greeting(), login_status: 0 };
         let p = c.read_packet().context("reading the greeting")?;
         if let Some(e) = parse_err(&p) {
             bail!("server refused the connection: {e}");
@@ -117,7 +119,10 @@ impl RawConn {
         loop {
             let p = c.read_packet().context("reading the auth reply")?;
             match p.first() {
-                Some(0x00) => return Ok(c),
+                Some(0x00) => {
+                    c.login_status = ok_status(&p);
+                    return Ok(c);
+                }
                 Some(0xff) => bail!("login refused: {}", parse_err(&p).map(|e| e.to_string()).unwrap_or_default()),
                 Some(0xfe) => {
                     let nul = p[1..].iter().position(|&b| b == 0).map(|i| i + 1).unwrap_or(p.len());

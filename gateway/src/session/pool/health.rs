@@ -122,7 +122,10 @@ pub async fn reset(
     let kind = crate::session::server_kind::of(addr, &backend.greeting.server_version);
     if !relogin && (login.identity.is_none() || kind != crate::login_name::ServerKind::OceanBase) {
         match command(backend, &[command::RESET_CONNECTION], timeout).await.map_err(|e| e.to_string())? {
-            Ok(_) => return Ok(false),
+            Ok(ok) => {
+                backend.session_status = ok.status;
+                return Ok(false);
+            }
             Err(e) => tracing::debug!(error = %e, "COM_RESET_CONNECTION refused, trying COM_CHANGE_USER"),
         }
     }

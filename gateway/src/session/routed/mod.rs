@@ -150,7 +150,7 @@ pub async fn serve(
         ident,
         state,
         route_vars: local::RouteVars::default(),
-        // A new server session's autocommit is the servers' global one (learnt from greetings).
+        // Until the login is validated on a server (`validate_login`, which reads it from there).
         txn: Transaction::starting(shared.profile().status),
         held: None,
         last_server: None,
@@ -276,6 +276,9 @@ impl<'a> RoutedSession<'a> {
             match self.checkout(cand.addr).await {
                 Ok(mut conn) => match conn.sync_state(&mut self.state).await {
                     Ok(_) => {
+                        // The login OK tells the autocommit of this new session: the server's
+                        // global one now (it may have changed since the gateway started).
+                        self.txn = Transaction::starting(conn.session_status);
                         self.last_server = Some(cand.addr);
                         conn.set_in_flight(true);
                         let timeout = self.shared.pool.config().connect_timeout();
@@ -403,7 +406,8 @@ impl<'a> RoutedSession<'a> {
         self.shared.pool.release_client(self.state.id());
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
         self.route_vars = local::RouteVars::default();
-        self.txn = Transaction::default();
+        // A reset session's autocommit is the servers' global one, as at login.
+        self.txn = Transaction::starting(self.shared.profile().status);
         self.last_server = None;
         self.dependent = dependent::Dependent::default();
         self.note_sticky();
