@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 
 use tracing::debug;
 
-use super::dispatch::{Request, Sent};
 use super::failover::{self, retryable_error};
+use super::request::{Request, Sent};
 use super::RoutedSession;
 use crate::protocol::command;
 use crate::protocol::frame::{encode_packet, HEADER, MAX_FRAME};

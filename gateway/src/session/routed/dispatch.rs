@@ -8,7 +8,7 @@ use tracing::debug;
 
 use super::failover;
 use super::local::{self, SetAction};
-use super::statement_conn::Prep;
+use super::request::{Prep, Request, Route, Sent, Served, Tie};
 use super::statements::is_statement_command;
 use super::transaction::{classify, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::{Flow, RoutedSession};
@@ -18,77 +18,10 @@ use crate::planner::Planned;
 use crate::protocol::codes;
 use crate::protocol::command::{self, Shape};
 use crate::protocol::message::ErrPacket;
-use crate::protocol::response::ResponseTracker;
 use crate::protocol::resultset::TextResultSet;
-use crate::route::RankedCandidate;
-use crate::session::pool::{PoolError, PooledConn};
+use crate::session::pool::PoolError;
 use crate::session::SessionError;
 use crate::sql::{self, Analysis, StmtKind};
-
-/// Where a request goes.
-pub(super) enum Route {
-    /// The session's held connection (transaction, pin, cursor).
-    Held(StickyReason),
-    /// The server of the previous statement (dependent functions, commands without a route).
-    Server(SocketAddr, Tie),
-    /// The route decision, with its retry candidates.
-    Planned(Box<Planned>),
-}
-
-/// Why a statement goes to a server connection other than the one its route decision picks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Tie {
-    /// Nothing ties it: a route decision, or a command without a route going to the previous server.
-    Previous,
-    /// It depends on the previous statement's server (`LAST_INSERT_ID()`, `FOUND_ROWS()`, …).
-    Dependent,
-    /// The session keeps its connection.
-    Sticky(StickyReason),
-}
-
-impl Tie {
-    /// The route log's `sticky` field: `none`, `dependent`, `trans`, `pin`, `cursor`.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Tie::Previous => "none",
-            Tie::Dependent => "dependent",
-            Tie::Sticky(why) => why.name(),
-        }
-    }
-}
-
-/// One request as sent.
-pub(super) struct Request<'p> {
-    pub(super) payload: &'p [u8],
-    pub(super) shape: Shape,
-    pub(super) reply_seq: u8,
-    pub(super) cmd: &'static str,
-    /// What the connection must have of the client's prepared statements.
-    pub(super) prep: Prep<'p>,
-    /// The statement text for the route log when the payload does not carry it (EXECUTE).
-    pub(super) log_sql: Option<&'p str>,
-}
-
-/// How an attempt on one connection ended.
-pub(super) enum Sent {
-    /// The answer was relayed.
-    Relayed(ResponseTracker),
-    /// Nothing ran: another candidate may serve the request.
-    Retry(ErrPacket),
-    /// The client gets this error (the request is over).
-    Failed(ErrPacket),
-    /// The session cannot go on.
-    Fatal(SessionError),
-}
-
-/// What was learnt about the request, for the caller and the route log.
-pub(super) struct Served {
-    pub(super) conn: Option<PooledConn>,
-    pub(super) tracker: Option<ResponseTracker>,
-    pub(super) target: Option<SocketAddr>,
-    pub(super) candidate: Option<RankedCandidate>,
-    pub(super) attempts: usize,
-}
 
 impl RoutedSession<'_> {
     /// COM_QUERY.

@@ -5,8 +5,8 @@
 
 use tracing::{debug, info, warn};
 
-use super::dispatch::{Request, Served, Tie};
 use super::registry::Sticky;
+use super::request::{Request, Served, Tie};
 use super::route_log::{sql_head, RouteRecord};
 use super::transaction::{TxnStatement, SESSION_PINS};
 use super::RoutedSession;

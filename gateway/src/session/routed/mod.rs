@@ -29,6 +29,7 @@ mod learn;
 mod local;
 mod processlist;
 pub mod registry;
+mod request;
 pub mod route_log;
 mod splice;
 pub use splice::SPLICED;

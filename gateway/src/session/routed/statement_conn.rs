@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use super::dispatch::{Request, Sent};
 use super::failover;
+use super::request::{Execution, Prep, Request, Sent};
 use super::RoutedSession;
 use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{self, HEADER};
@@ -15,62 +15,11 @@ use crate::protocol::{caps, ProtocolError};
 use crate::session::pool::{self, PooledConn};
 use crate::session::prepared::answer::{self, PrepareOk};
 use crate::session::prepared::text::{self, TextStatements};
+use crate::session::prepared::Registry;
 use crate::session::prepared::{bulk, execute};
-use crate::session::prepared::{LongData, ParamTypes, Registry};
 
 /// Largest packet of a prepare answer read by the gateway itself.
 const MAX_ANSWER: usize = 1 << 24;
-
-/// What the connection must have before a request runs on it.
-#[derive(Clone, Copy)]
-pub(super) enum Prep<'p> {
-    /// Nothing (not a prepared-statement command).
-    None,
-    /// The client's COM_STMT_PREPARE: its answer is registered and renumbered.
-    Prepare {
-        /// The statement text.
-        sql: &'p str,
-    },
-    /// A text `PREPARE`: nothing needed, but like the binary one it starts no transaction.
-    TextPrepare,
-    /// COM_STMT_EXECUTE.
-    Execute(&'p Execution<'p>),
-    /// MariaDB's COM_STMT_BULK_EXECUTE: like an EXECUTE, every row set on this connection.
-    Bulk(&'p Execution<'p>),
-    /// COM_STMT_FETCH / COM_STMT_RESET: the statement must be here; its id is replaced.
-    Id {
-        /// The client's id of the statement.
-        client_id: u32,
-    },
-    /// Text `EXECUTE name …`: `PREPARE name` first when the connection lacks this generation.
-    Text {
-        /// Statement name.
-        name: &'p str,
-        /// [`text::TextStatement::generation`].
-        generation: u64,
-        /// The statement text.
-        sql: &'p str,
-    },
-}
-
-impl Prep<'_> {
-    /// Whether a held transaction start is replayed before the request: not before a prepare
-    /// (it starts no transaction, and runs where its text routes, not where the transaction
-    /// will live).
-    pub(super) fn starts_held_transaction(&self) -> bool {
-        !matches!(self, Prep::Prepare { .. } | Prep::TextPrepare)
-    }
-}
-
-/// One COM_STMT_EXECUTE as any connection can run it.
-pub(super) struct Execution<'p> {
-    pub(super) client_id: u32,
-    pub(super) sql: &'p str,
-    pub(super) params: u16,
-    pub(super) types: Option<&'p ParamTypes>,
-    pub(super) types_version: u32,
-    pub(super) long: &'p LongData,
-}
 
 /// The client's prepared statements, binary and text.
 #[derive(Default)]

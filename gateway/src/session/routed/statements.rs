@@ -2,8 +2,8 @@
 //! EXECUTE is planned with its bound values and runs wherever that leads, the statement being
 //! prepared there on first use; an open cursor keeps its connection until the cursor ends.
 
-use super::dispatch::{Request, Route, Served};
-use super::statement_conn::{no_cursor, Execution, Prep};
+use super::request::{Execution, Prep, Request, Route, Served};
+use super::statement_conn::no_cursor;
 use super::transaction::{StickyReason, TxnStatement};
 use super::{Flow, RoutedSession};
 use crate::protocol::command::{self, Shape};

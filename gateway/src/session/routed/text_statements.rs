@@ -4,8 +4,8 @@
 //! reaches the connections when the session next uses them. A `PREPARE … FROM @v` whose value the
 //! gateway does not know is left to the caller, which pins the session.
 
-use super::dispatch::Request;
-use super::statement_conn::Prep;
+use super::request::Prep;
+use super::request::Request;
 use super::transaction::{classify, TxnStatement};
 use super::{Flow, RoutedSession};
 use crate::protocol::command::Shape;
