@@ -30,7 +30,7 @@
 //!      [`Statement::executed`] (long data is consumed by an execute);
 //!   7. relay the answer without rewriting anything (result rows carry no statement id).
 //!      If the answer's column-definition EOF has `CURSOR_EXISTS`, the connection owns the
-//!      cursor ([`Statement::set_cursor`]): the session must keep that connection until the
+//!      cursor ([`Registry::open_cursor`]): the session must keep that connection until the
 //!      statement is closed, reset or executed again.
 //! * **COM_STMT_FETCH** — goes to the cursor owner with the id replaced
 //!   ([`execute::set_statement_id`] works on any command that starts with the id); no cursor →
@@ -39,7 +39,7 @@
 //!   connection; a pooled connection gets it when the session next uses it
 //!   ([`ConnStatements::needs_sweep`]: the session's close epoch moved), so a client that
 //!   prepares and closes in a loop leaves nothing behind. Unknown ids are ignored.
-//! * **COM_STMT_RESET** — [`Statement::reset`] drops long data, errors and the cursor; sent to
+//! * **COM_STMT_RESET** — [`Statement::reset`] drops long data and errors, [`Registry::end_cursor`] the cursor; sent to
 //!   the held connection when it has the statement (its answer is returned), else OK from the
 //!   gateway (idle connections never hold long data or cursors: both live only around an
 //!   EXECUTE on a held connection).

@@ -78,7 +78,6 @@ pub struct Statement {
     types_version: u32,
     long_data: LongData,
     error: Option<PreparedError>,
-    cursor: Option<u64>,
 }
 
 impl Statement {
@@ -92,7 +91,6 @@ impl Statement {
             types_version: 0,
             long_data: LongData::default(),
             error: None,
-            cursor: None,
         }
     }
 
@@ -157,27 +155,17 @@ impl Statement {
         std::mem::take(&mut self.long_data)
     }
 
-    /// After an EXECUTE was sent: its long data is consumed; an open cursor is replaced.
+    /// After an EXECUTE was sent: its long data is consumed (its open cursor, if any, is
+    /// replaced: [`Registry::end_cursor`]).
     pub fn executed(&mut self) {
         self.long_data.clear();
-        self.cursor = None;
     }
 
-    /// COM_STMT_RESET: long data, the pending error and the cursor are gone.
+    /// COM_STMT_RESET: long data and the pending error are gone (and the cursor:
+    /// [`Registry::end_cursor`]).
     pub fn reset(&mut self) {
         self.long_data.clear();
         self.error = None;
-        self.cursor = None;
-    }
-
-    /// The connection (session-chosen id) holding this statement's open cursor.
-    pub fn cursor(&self) -> Option<u64> {
-        self.cursor
-    }
-
-    /// Records that the EXECUTE on connection `conn` opened a cursor (`None`: closed / exhausted).
-    pub fn set_cursor(&mut self, conn: Option<u64>) {
-        self.cursor = conn;
     }
 }
 
@@ -186,6 +174,9 @@ impl Statement {
 pub struct Registry {
     next: u32,
     statements: HashMap<u32, Statement>,
+    /// Statements with an open cursor: client id → the connection (session-chosen id) holding
+    /// it. The one record of open cursors: the session keeps its connection while any is open.
+    cursors: HashMap<u32, u64>,
     last: Option<u32>,
     long_data_limit: usize,
 }
@@ -199,7 +190,7 @@ impl Default for Registry {
 impl Registry {
     /// An empty registry buffering at most `long_data_limit` bytes of long data.
     pub fn new(long_data_limit: usize) -> Self {
-        Registry { next: 1, statements: HashMap::new(), last: None, long_data_limit }
+        Registry { next: 1, statements: HashMap::new(), cursors: HashMap::new(), last: None, long_data_limit }
     }
 
     /// Why a COM_STMT_PREPARE of `sql` is refused without asking a server (`BEGIN` → 1295).
@@ -244,19 +235,35 @@ impl Registry {
         if self.last == Some(id) {
             self.last = None;
         }
+        self.cursors.remove(&id);
         self.statements.remove(&id)
+    }
+
+    /// The connection holding statement `id`'s open cursor.
+    pub fn cursor(&self, id: u32) -> Option<u64> {
+        self.cursors.get(&id).copied()
+    }
+
+    /// The EXECUTE of statement `id` on connection `conn` opened a cursor.
+    pub fn open_cursor(&mut self, id: u32, conn: u64) {
+        if self.statements.contains_key(&id) {
+            self.cursors.insert(id, conn);
+        }
+    }
+
+    /// Statement `id`'s cursor is gone: exhausted, reset, or replaced by another EXECUTE.
+    pub fn end_cursor(&mut self, id: u32) {
+        self.cursors.remove(&id);
     }
 
     /// Whether a statement has an open cursor.
     pub fn has_cursor(&self) -> bool {
-        self.statements.values().any(|s| s.cursor.is_some())
+        !self.cursors.is_empty()
     }
 
     /// The connection holding the cursors is gone: no statement has one.
     pub fn clear_cursors(&mut self) {
-        for s in self.statements.values_mut() {
-            s.cursor = None;
-        }
+        self.cursors.clear();
     }
 
     /// Number of open statements.

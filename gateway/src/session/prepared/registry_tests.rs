@@ -120,9 +120,13 @@ fn long_data_errors_wait_for_execute_and_last_until_reset() {
 fn cursor_owner_is_replaced_by_the_next_execute() {
     let mut r = Registry::default();
     let id = r.register("SELECT * FROM t", &ok(1, 0)).unwrap();
-    let (_, s) = r.lookup(id, Command::Execute).unwrap();
-    s.set_cursor(Some(17));
-    assert_eq!(s.cursor(), Some(17));
-    s.executed();
-    assert_eq!(s.cursor(), None);
+    r.open_cursor(id, 17);
+    assert_eq!((r.cursor(id), r.has_cursor()), (Some(17), true));
+    r.end_cursor(id);
+    assert_eq!((r.cursor(id), r.has_cursor()), (None, false));
+    r.open_cursor(id, 18);
+    r.close(id);
+    assert!(!r.has_cursor(), "a closed statement's cursor is gone");
+    r.open_cursor(id, 19);
+    assert!(!r.has_cursor(), "no cursor for a statement that is not open");
 }

@@ -171,8 +171,8 @@ impl RoutedSession<'_> {
 
     /// The error for a held connection found closed before the request was sent.
     pub(super) fn lost_before(&mut self, server: SocketAddr) -> ErrPacket {
-        let in_txn = self.txn.sticky().is_some();
-        self.txn.lost();
+        let in_txn = self.sticky().is_some();
+        self.lose_connection_state();
         let tail =
             if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
         ErrPacket::new(
@@ -184,8 +184,8 @@ impl RoutedSession<'_> {
     /// The error for a connection lost once the request was sent: never resent; the
     /// transaction, if any, is gone.
     pub(super) fn lost(&mut self, server: SocketAddr) -> ErrPacket {
-        let in_txn = self.txn.sticky().is_some() || self.held.is_some() || self.txn.held.is_some();
-        self.txn.lost();
+        let in_txn = self.sticky().is_some() || self.held.is_some() || self.txn.held.is_some();
+        self.lose_connection_state();
         self.txn.held = None;
         let tail =
             if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };

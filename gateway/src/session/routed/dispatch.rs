@@ -82,13 +82,13 @@ impl RoutedSession<'_> {
         }
         match txn {
             TxnStatement::Start(held)
-                if self.txn.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() =>
+                if self.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() =>
             {
                 debug!(xa = held.xa, "transaction start held");
                 self.txn.held = Some(held.clone());
                 return self.reply_ok(reply_seq).await.map(Some);
             }
-            TxnStatement::End if self.txn.held.is_some() && self.txn.sticky() != Some(StickyReason::Transaction) => {
+            TxnStatement::End if self.txn.held.is_some() && self.sticky() != Some(StickyReason::Transaction) => {
                 debug!("COMMIT / ROLLBACK of a held transaction start: answered locally");
                 self.txn.held = None;
                 return self.reply_ok(reply_seq).await.map(Some);
@@ -171,7 +171,7 @@ impl RoutedSession<'_> {
     /// Commands without a statement: the held connection, else the previous server, else a
     /// tenant server.
     async fn command_target(&mut self) -> Route {
-        if let Some(why) = self.held.as_ref().and(self.txn.sticky()) {
+        if let Some(why) = self.held.as_ref().and(self.sticky()) {
             return Route::Held(why);
         }
         match self.last_server {
@@ -182,7 +182,7 @@ impl RoutedSession<'_> {
 
     /// The target of a statement.
     pub(super) async fn route_for(&mut self, a: &Analysis<'_>, cmd: &str) -> Route {
-        if let (Some(_), Some(why)) = (&self.held, self.txn.sticky()) {
+        if let (Some(_), Some(why)) = (&self.held, self.sticky()) {
             return Route::Held(why);
         }
         if a.pins.0 & DEPENDENT_PINS.0 != 0 {
@@ -282,7 +282,7 @@ impl RoutedSession<'_> {
             }
             Sent::Retry(err) | Sent::Failed(err) => {
                 if conn.is_broken() {
-                    self.txn.lost();
+                    self.lose_connection_state();
                 } else {
                     self.held = Some(conn);
                 }

@@ -91,7 +91,7 @@ impl RoutedSession<'_> {
     /// Keeps the connection if the session is sticky, else gives it back to the pool.
     pub(super) fn keep_or_release(&mut self, conn: PooledConn) {
         self.note_sticky();
-        if self.txn.sticky().is_some() {
+        if self.sticky().is_some() {
             self.held = Some(conn);
         } else {
             drop(conn);
@@ -101,7 +101,7 @@ impl RoutedSession<'_> {
 
     /// Records in the session list why the session keeps its connection (SHOW PROXYSESSION).
     pub(super) fn note_sticky(&self) {
-        self.reg.set_sticky(Sticky { sticky: self.txn.sticky(), pin: self.txn.pin });
+        self.reg.set_sticky(Sticky { sticky: self.sticky(), pin: self.txn.pin });
     }
 
     /// The statement text of a request, for the logs.

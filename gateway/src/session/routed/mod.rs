@@ -57,7 +57,7 @@ use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::{ErrPacket, OkPacket};
 use crate::tls::Stream;
 use registry::{Registration, SessionInfo};
-use transaction::Transaction;
+use transaction::{StickyReason, Transaction};
 
 /// Who the session logs in to servers as.
 #[derive(Debug, Clone)]
@@ -217,6 +217,19 @@ impl<'a> RoutedSession<'a> {
     /// Whether the session is pinned to one server connection for good.
     pub fn is_pinned(&self) -> bool {
         self.txn.pin.is_some()
+    }
+
+    /// Why the next statement must use the session's current connection, if it must: a pin, a
+    /// transaction, or an open cursor of a prepared statement (the registry's, the one record).
+    fn sticky(&self) -> Option<StickyReason> {
+        self.txn.sticky().or_else(|| self.ps.registry.has_cursor().then_some(StickyReason::Cursor))
+    }
+
+    /// The connection holding the session's transaction, pins and cursors is gone: all of them
+    /// with it.
+    fn lose_connection_state(&mut self) {
+        self.txn.lost();
+        self.ps.registry.clear_cursors();
     }
 
     /// Pins the session to its current connection for good.

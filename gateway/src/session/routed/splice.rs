@@ -102,7 +102,7 @@ impl RoutedSession<'_> {
         if self.txn.held.is_some() {
             return Some("a transaction start held by the gateway");
         }
-        if self.txn.cursor || self.ps.registry.has_cursor() {
+        if self.ps.registry.has_cursor() {
             return Some("an open cursor");
         }
         if !self.ps.registry.is_empty() || !self.ps.text.is_empty() || !conn.sync.statements.is_empty() {

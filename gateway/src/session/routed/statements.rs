@@ -46,7 +46,6 @@ impl RoutedSession<'_> {
         if self.held.is_none() {
             // Cursors live on the held connection only: without one there are none.
             self.ps.registry.clear_cursors();
-            self.txn.cursor = false;
         }
         match cmd {
             command::STMT_PREPARE => self.stmt_prepare(payload, reply_seq).await,
@@ -110,6 +109,8 @@ impl RoutedSession<'_> {
             Ok(x) => x,
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
+        // A new execution replaces the statement's open cursor.
+        self.ps.registry.end_cursor(client_id);
         let values = execute_values(payload, params, types.as_ref(), &long);
         if let Some(t) = kill::template(&sql) {
             // A prepared KILL names a gateway id too: answered here, never sent.
@@ -131,18 +132,14 @@ impl RoutedSession<'_> {
         };
         let served = self.serve(&req, route, &analysis).await?;
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else {
-            self.txn.cursor = self.ps.registry.has_cursor();
             self.release_unless_sticky();
             return Ok(Flow::Continue);
         };
         self.learn_query(&mut conn, &tracker, &sql, &analysis, &TxnStatement::Other);
         let opened = !tracker.failed && tracker.last_status.is_some_and(|st| st & status::CURSOR_EXISTS != 0);
         if opened {
-            if let Ok((_, stmt)) = self.ps.registry.lookup(client_id, Command::Execute) {
-                stmt.set_cursor(Some(u64::from(conn.thread_id())));
-            }
+            self.ps.registry.open_cursor(client_id, u64::from(conn.thread_id()));
         }
-        self.txn.cursor = self.ps.registry.has_cursor();
         self.keep_or_release(conn);
         Ok(Flow::Continue)
     }
@@ -168,6 +165,7 @@ impl RoutedSession<'_> {
             Ok(x) => x,
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
+        self.ps.registry.end_cursor(client_id);
         let analysis = sql::analyze_prepared(&sql, &vec![Value::Unknown; usize::from(params)]);
         let route = self.route_for(&analysis, "COM_STMT_BULK_EXECUTE").await;
         let long = crate::session::prepared::LongData::default();
@@ -195,10 +193,12 @@ impl RoutedSession<'_> {
             return self.reply_err(reply_seq, &PreparedError::Malformed.to_err()).await;
         };
         let (client_id, sql) = match self.ps.registry.lookup(id, Command::Fetch) {
-            Ok((client_id, stmt)) if stmt.cursor().is_some() => (client_id, stmt.shared_sql()),
-            Ok((client_id, _)) => return self.reply_err(reply_seq, &no_cursor(client_id)).await,
+            Ok((client_id, stmt)) => (client_id, stmt.shared_sql()),
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
+        if self.ps.registry.cursor(client_id).is_none() {
+            return self.reply_err(reply_seq, &no_cursor(client_id)).await;
+        }
         let req = Request {
             payload,
             shape: Shape::Fetch,
@@ -211,9 +211,7 @@ impl RoutedSession<'_> {
         if let Some(tracker) = &served.tracker {
             if tracker.failed || tracker.last_status.is_some_and(|st| st & status::LAST_ROW_SENT != 0) {
                 // The server closed the cursor with its last row.
-                if let Ok((_, stmt)) = self.ps.registry.lookup(client_id, Command::Fetch) {
-                    stmt.set_cursor(None);
-                }
+                self.ps.registry.end_cursor(client_id);
             }
         }
         self.after_statement_command(served);
@@ -234,12 +232,12 @@ impl RoutedSession<'_> {
             }
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
+        self.ps.registry.end_cursor(client_id);
         if self.held.as_ref().is_none_or(|h| h.sync.statements.get(client_id).is_none()) {
-            self.txn.cursor = self.ps.registry.has_cursor();
             self.release_unless_sticky();
             return self.reply_ok(reply_seq).await;
         }
-        let why = self.txn.sticky().unwrap_or(StickyReason::Cursor);
+        let why = self.sticky().unwrap_or(StickyReason::Cursor);
         let req = Request {
             payload,
             shape: Shape::Single,
@@ -269,7 +267,6 @@ impl RoutedSession<'_> {
                 }
             }
         }
-        self.txn.cursor = self.ps.registry.has_cursor();
         self.release_unless_sticky();
         Ok(())
     }
@@ -277,7 +274,6 @@ impl RoutedSession<'_> {
     /// Transaction status, session state and cursors after a statement command; the connection
     /// stays or goes back to the pool.
     fn after_statement_command(&mut self, served: Served) {
-        self.txn.cursor = self.ps.registry.has_cursor();
         let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) else {
             self.release_unless_sticky();
             return;
@@ -291,7 +287,7 @@ impl RoutedSession<'_> {
 
     /// The held connection goes back to the pool when nothing keeps it any more (a cursor ended).
     pub(super) fn release_unless_sticky(&mut self) {
-        if self.txn.sticky().is_none() {
+        if self.sticky().is_none() {
             if let Some(conn) = self.held.take() {
                 self.keep_or_release(conn);
             }

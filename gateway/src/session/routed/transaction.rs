@@ -100,9 +100,6 @@ pub struct Transaction {
     pub implicit: bool,
     /// Why the session is pinned to its connection for good.
     pub pin: Option<&'static str>,
-    /// A prepared statement has an open cursor on the session's connection (a pin that ends
-    /// with the cursor).
-    pub cursor: bool,
 }
 
 /// Why a session keeps its server connection between statements.
@@ -129,15 +126,7 @@ impl StickyReason {
 
 impl Default for Transaction {
     fn default() -> Self {
-        Transaction {
-            held: None,
-            in_trans: false,
-            xa: false,
-            autocommit: true,
-            implicit: false,
-            pin: None,
-            cursor: false,
-        }
+        Transaction { held: None, in_trans: false, xa: false, autocommit: true, implicit: false, pin: None }
     }
 }
 
@@ -147,14 +136,14 @@ impl Transaction {
         Transaction { autocommit: st & status::AUTOCOMMIT != 0, ..Self::default() }
     }
 
-    /// Why the next statement must use the session's current connection, if it must.
+    /// Why the next statement must use the session's current connection as far as the
+    /// transaction and pins tell (open cursors are the prepared-statement registry's:
+    /// `RoutedSession::sticky` adds them).
     pub fn sticky(&self) -> Option<StickyReason> {
         if self.pin.is_some() {
             Some(StickyReason::Pin)
         } else if self.in_trans || self.xa || (!self.autocommit && self.implicit) {
             Some(StickyReason::Transaction)
-        } else if self.cursor {
-            Some(StickyReason::Cursor)
         } else {
             None
         }
@@ -205,7 +194,6 @@ impl Transaction {
         self.xa = false;
         self.implicit = false;
         self.pin = None;
-        self.cursor = false;
     }
 
     /// The value `SELECT @@tx_read_only` has inside the held transaction, if the held start
@@ -254,9 +242,6 @@ mod tests {
         assert_eq!(t.sticky(), Some(StickyReason::Transaction));
         t.after_status(0, StmtKind::Commit, &TxnStatement::Other);
         assert_eq!(t.sticky(), None);
-        t.cursor = true;
-        assert_eq!(t.sticky(), Some(StickyReason::Cursor));
-        assert!(!t.in_transaction(), "an open cursor is no transaction");
         t.pin = Some("temporary table");
         assert_eq!(t.sticky(), Some(StickyReason::Pin));
     }
