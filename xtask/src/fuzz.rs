@@ -49,6 +49,8 @@ pub const TARGETS: &[Target] = &[
     target("partition_locate", None, 4096, true),
     target("login_name", None, 1024, true),
     target("config", Some("config.dict"), 8192, true),
+    target("bulk_execute", None, 4096, true),
+    target("server_accounts", None, 4096, true),
 ];
 
 const fn target(name: &'static str, dict: Option<&'static str>, max_len: usize, gating: bool) -> Target {

@@ -18,6 +18,10 @@ pub fn matches(pattern: &str, client: IpAddr) -> bool {
     if pattern.len() > MAX_PATTERN {
         return false;
     }
+    if pattern.is_empty() {
+        // `'u'@''` is `'u'@'%'` (MariaDB stores it so; MySQL documents them as the same).
+        return true;
+    }
     if pattern.eq_ignore_ascii_case("localhost") {
         return client.is_loopback();
     }
@@ -29,7 +33,8 @@ pub fn matches(pattern: &str, client: IpAddr) -> bool {
 
 /// Sort key of a host pattern: a higher key is more specific (tried first).
 pub fn specificity(pattern: &str) -> u32 {
-    let wildcard = pattern.find(['%', '_']);
+    // An empty host is `%`: the least specific.
+    let wildcard = if pattern.is_empty() { Some(0) } else { pattern.find(['%', '_']) };
     match wildcard {
         None if pattern.contains('/') => 2 * MAX_PATTERN as u32 + 1,
         None if pattern.eq_ignore_ascii_case("localhost") => 2 * MAX_PATTERN as u32 + 2,
@@ -101,6 +106,9 @@ mod tests {
             ("%.%.%.1", "10.20.30.1", true),
             ("%.%.%.1", "10.20.30.2", false),
             ("app.example.com", "10.0.0.1", false),
+            // An empty host is `%` (found by the server_accounts fuzz target).
+            ("", "192.0.2.7", true),
+            ("", "::1", true),
         ];
         for (pattern, client, want) in cases {
             assert_eq!(matches(pattern, ip(client)), want, "{pattern} vs {client}");
@@ -112,6 +120,7 @@ mod tests {
         let mut hosts = vec!["%", "10.%", "10.0.0.0/255.0.0.0", "localhost", "10.0.0.1", "10.0.%"];
         hosts.sort_by_key(|h| std::cmp::Reverse(specificity(h)));
         assert_eq!(hosts, ["10.0.0.1", "localhost", "10.0.0.0/255.0.0.0", "10.0.%", "10.%", "%"]);
+        assert_eq!(specificity(""), specificity("%"), "an empty host is the least specific, as %");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! ([`Proof::Unsupported`]).
 
 pub mod config;
-mod entry;
+pub mod entry;
 pub mod host;
 
 use std::collections::HashMap;
