@@ -56,7 +56,7 @@ fn login_with(database: Option<&'static str>, charset: u8) -> LoginRequest<'stat
 }
 
 fn key(server: SocketAddr) -> PoolKey {
-    PoolKey { server, tenant: String::new(), user: "root".into() }
+    PoolKey { server, tenant: "".into(), user: "root".into() }
 }
 
 fn pool(max_per_key: usize, max_connects: usize, acquire_ms: u64, health: Arc<dyn ServerHealth>) -> Pool {

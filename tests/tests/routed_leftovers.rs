@@ -138,6 +138,31 @@ fn wait_timeout_of_the_client_session_closes_it() {
     assert_eq!(longer, "ok", "SET wait_timeout=30, idle 4 s: pooled connections closed by their servers are replaced");
 }
 
+/// The idle limit counts from the client's last command, not from the start of the session: a
+/// client busy for longer than `wait_timeout` in total, never idle that long, stays connected;
+/// once idle past the limit, it is closed.
+#[tokio::test]
+async fn wait_timeout_counts_idle_time_only() {
+    let r = start("leftovers-busy", "");
+    let mut c = connect(&r.gw.url("root", "", Some("test"))).await.expect("client");
+    c.query_drop("SET SESSION wait_timeout = 2").await.expect("set wait_timeout");
+    let began = Instant::now();
+    // Pacing of the workload (a statement every 0.7 s for 5 s), not a synchronisation.
+    while began.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let one = query_one(&mut c, "SELECT 1").await;
+        assert!(
+            matches!(&one, Ok(Some(v)) if v == "1"),
+            "{:.1} s into a busy session with wait_timeout 2: {one:?}\n{}",
+            began.elapsed().as_secs_f64(),
+            r.gw.log_tail(2000)
+        );
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = query_one(&mut c, "SELECT 1").await;
+    assert!(after.is_err(), "idle 3 s with wait_timeout 2: the session should be closed, got {after:?}");
+}
+
 #[tokio::test]
 async fn a_new_client_gets_the_global_values_of_now() {
     let r = start("leftovers-globals", "");

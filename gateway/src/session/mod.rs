@@ -4,6 +4,7 @@ pub mod admin;
 pub mod backend;
 pub mod client_auth;
 pub mod connection_id;
+pub mod glance;
 pub mod greeting;
 pub mod identity;
 pub mod internal;

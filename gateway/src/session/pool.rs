@@ -80,10 +80,10 @@ pub const WIRE_CAPS: u32 = crate::protocol::caps::DEPRECATE_EOF
 pub struct PoolKey {
     /// The server.
     pub server: SocketAddr,
-    /// The tenant (empty for plain MySQL servers).
-    pub tenant: String,
+    /// The tenant (empty for plain MySQL servers). Shared: a key is built for every checkout.
+    pub tenant: Arc<str>,
     /// The user the connections are logged in as.
-    pub user: String,
+    pub user: Arc<str>,
 }
 
 /// Why no connection could be handed out.
@@ -225,7 +225,9 @@ struct Inner {
     cfg: PoolConfig,
     health: Arc<dyn ServerHealth>,
     /// Pools by key and wire identity ([`wire_identity`]).
-    keys: Mutex<HashMap<(PoolKey, u64), Arc<KeyPool>>>,
+    /// foldhash, randomly seeded per map (keys hold client-chosen names): looked up for every
+    /// checkout.
+    keys: Mutex<HashMap<(PoolKey, u64), Arc<KeyPool>, foldhash::quality::RandomState>>,
     servers: Mutex<HashMap<SocketAddr, Arc<ServerGate>>>,
     counters: Counters,
 }

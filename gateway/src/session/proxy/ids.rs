@@ -15,6 +15,7 @@ use crate::protocol::frame::{HEADER, MAX_FRAME};
 use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::GATEWAY_STATUS;
 use crate::session::connection_id;
+use crate::session::glance::{Glance, Word};
 use crate::session::kill::{self, Kill, Template};
 use crate::session::prepared::answer::PrepareOk;
 use crate::session::prepared::binary;
@@ -56,16 +57,20 @@ impl Session<'_> {
         shape: Shape,
         reply_seq: u8,
     ) -> Result<Outcome, SessionError> {
-        if let Some(k) = kill::parse(payload, self.id) {
-            return self.kill(k, reply_seq).await;
-        }
-        if kill::refused(payload) {
-            self.reply_err(reply_seq, &kill::unsupported()).await?;
-            return Ok(Outcome::Continue);
+        // One scan of a COM_QUERY's words decides which recognisers below run at all.
+        let glance = Glance::of_command(payload);
+        if glance.mentions(Word::Kill) {
+            if let Some(k) = kill::parse(payload, self.id) {
+                return self.kill(k, reply_seq).await;
+            }
+            if kill::refused(payload) {
+                self.reply_err(reply_seq, &kill::unsupported()).await?;
+                return Ok(Outcome::Continue);
+            }
         }
         match payload[0] {
             command::PROCESS_INFO => self.processlist(false, reply_seq).await,
-            command::QUERY => self.query(payload, shape, reply_seq).await,
+            command::QUERY => self.query(payload, glance, shape, reply_seq).await,
             command::STMT_PREPARE => self.stmt_prepare(payload, shape, reply_seq).await,
             command::STMT_EXECUTE => {
                 match execute::statement_id(payload).ok().and_then(|id| self.kills.binary.get(&id).cloned()) {
@@ -84,16 +89,25 @@ impl Session<'_> {
     }
 
     /// COM_QUERY: SHOW PROCESSLIST, text prepared KILLs, `CONNECTION_ID()`.
-    async fn query(&mut self, payload: &[u8], shape: Shape, reply_seq: u8) -> Result<Outcome, SessionError> {
+    async fn query(
+        &mut self,
+        payload: &[u8],
+        glance: Glance,
+        shape: Shape,
+        reply_seq: u8,
+    ) -> Result<Outcome, SessionError> {
         let text = String::from_utf8_lossy(&payload[1..]);
-        if let Some(full) = processlist::recognise(&text) {
-            return self.processlist(full, reply_seq).await;
-        }
-        if let Some(q) = processlist::recognise_table(&text, self.id) {
-            let tenant = self.asker_tenant();
-            let rs = processlist::table(self.shared, Asker { id: self.id, user: &self.user, tenant: &tenant }, &q);
-            self.write_made(rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await?;
-            return Ok(Outcome::Continue);
+        if glance.mentions(Word::Processlist) {
+            if let Some(full) = processlist::recognise(&text) {
+                return self.processlist(full, reply_seq).await;
+            }
+            if let Some(q) = processlist::recognise_table(&text, self.id) {
+                let tenant = self.asker_tenant();
+                let asker = Asker { id: self.id, user: &self.user, tenant: &tenant };
+                let rs = processlist::table(self.shared, asker, &q);
+                self.write_made(rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await?;
+                return Ok(Outcome::Continue);
+            }
         }
         let first = connection_id::first_word(&text);
         if ["prepare", "execute", "deallocate", "drop"].iter().any(|w| first.eq_ignore_ascii_case(w)) {
@@ -103,7 +117,8 @@ impl Session<'_> {
                 }
             }
         }
-        match connection_id::rewrite(&text, self.id) {
+        let with_id = if glance.mentions(Word::ConnectionId) { connection_id::rewrite(&text, self.id) } else { None };
+        match with_id {
             Some(sql) => self.forward(&[&[command::QUERY], sql.as_bytes()].concat(), shape).await?,
             None => self.forward(payload, shape).await?,
         };

@@ -19,21 +19,27 @@ use crate::protocol::codes;
 use crate::protocol::command::{self, Shape};
 use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::TextResultSet;
+use crate::session::glance::{Glance, Word};
 use crate::session::pool::PoolError;
 use crate::session::SessionError;
 use crate::sql::{self, Analysis, StmtKind};
 
 impl RoutedSession<'_> {
     /// COM_QUERY.
-    pub(super) async fn query(&mut self, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
+    pub(super) async fn query(&mut self, payload: &[u8], glance: Glance, reply_seq: u8) -> Result<Flow, SessionError> {
         // Borrowed unless the statement is not valid UTF-8.
         let text = String::from_utf8_lossy(&payload[1..]);
         self.reg.start_text("Query", &text);
-        if let Some(q) = crate::session::processlist::recognise_table(&text, self.id) {
-            return self.processlist_table(&q, reply_seq).await;
+        if glance.mentions(Word::Processlist) {
+            if let Some(q) = crate::session::processlist::recognise_table(&text, self.id) {
+                return self.processlist_table(&q, reply_seq).await;
+            }
         }
         // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
-        let with_id = crate::session::connection_id::rewrite(&text, self.id)
+        let with_id = glance
+            .mentions(Word::ConnectionId)
+            .then(|| crate::session::connection_id::rewrite(&text, self.id))
+            .flatten()
             .map(|sql| [&[command::QUERY], sql.as_bytes()].concat());
         let (payload, text) = match &with_id {
             Some(p) => (p.as_slice(), String::from_utf8_lossy(&p[1..])),
@@ -41,7 +47,7 @@ impl RoutedSession<'_> {
         };
         let analysis = sql::analyze(&text);
         let txn = classify(&text, &analysis);
-        if let Some(flow) = self.local_query(&text, &analysis, &txn, reply_seq).await? {
+        if let Some(flow) = self.local_query(&text, glance, &analysis, &txn, reply_seq).await? {
             self.shared.metrics.statement(analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);
         }
@@ -50,7 +56,7 @@ impl RoutedSession<'_> {
         }
         let rewritten;
         let mut payload = payload;
-        if let Some(sql) = local::rewrite_socket_select(&text) {
+        if let Some(sql) = glance.mentions(Word::Socket).then(|| local::rewrite_socket_select(&text)).flatten() {
             rewritten = [&[command::QUERY], sql.as_bytes()].concat();
             payload = &rewritten;
         }
@@ -70,12 +76,13 @@ impl RoutedSession<'_> {
     async fn local_query(
         &mut self,
         text: &str,
+        glance: Glance,
         analysis: &Analysis<'_>,
         txn: &TxnStatement,
         reply_seq: u8,
     ) -> Result<Option<Flow>, SessionError> {
         // The classifier may not see through leading comments (`/* app */ SHOW PROCESSLIST`).
-        if analysis.kind == StmtKind::Show || text.trim_start().starts_with(['/', '-', '#']) {
+        if glance.mentions(Word::Processlist) {
             if let Some(full) = crate::session::processlist::recognise(text) {
                 return self.processlist(full, reply_seq).await.map(Some);
             }

@@ -20,6 +20,9 @@ use crate::session::state::ClientState;
 /// The largest `wait_timeout` MariaDB and MySQL accept (one year, in seconds).
 const MAX_SECS: u64 = 31_536_000;
 
+/// Longer than any limit: a timer set to it is moved to the first real deadline.
+pub(super) const NEVER: Duration = Duration::from_secs(MAX_SECS + 1);
+
 /// Servers' defaults are read again after this.
 const REFRESH: Duration = Duration::from_secs(60);
 

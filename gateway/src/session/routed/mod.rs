@@ -40,12 +40,14 @@ pub(crate) mod transaction;
 mod xa_start;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Instant;
 
 use tracing::{debug, info};
 
 use super::backend::LoginRequest;
 use super::client_auth::{ClientLogin, Exchange};
+use super::glance::{Glance, Word};
 use super::pool::{PoolKey, PooledConn};
 use super::state::ClientState;
 use super::{Credential, SessionError, Shared};
@@ -62,8 +64,9 @@ use transaction::{StickyReason, Transaction};
 /// Who the session logs in to servers as.
 #[derive(Debug, Clone)]
 struct Identity {
-    user: String,
-    tenant: String,
+    /// Shared with every pool key the session builds (one per checkout).
+    user: Arc<str>,
+    tenant: Arc<str>,
     credential: Credential,
     charset: u8,
     attributes: Vec<(Vec<u8>, Vec<u8>)>,
@@ -125,9 +128,9 @@ pub async fn serve(
     let seq = login.seq;
     let ident = identity(shared, &login);
     let info = SessionInfo {
-        user: ident.user.clone(),
+        user: ident.user.to_string(),
         cluster: login.name.cluster.clone().unwrap_or_default(),
-        tenant: ident.tenant.clone(),
+        tenant: ident.tenant.to_string(),
         host: peer.to_string(),
         db: ident.database.clone(),
         command: "Connect",
@@ -197,8 +200,8 @@ fn identity(shared: &Shared, login: &ClientLogin) -> Identity {
     let database = resp.database.clone().or_else(|| user_cfg.and_then(|u| u.default_database.clone()));
     let default_tenant = shared.config().routing.as_ref().map(|r| r.default_tenant.clone()).unwrap_or_default();
     Identity {
-        user: login.name.user.clone(),
-        tenant: login.name.tenant.clone().unwrap_or(default_tenant),
+        user: login.name.user.as_str().into(),
+        tenant: login.name.tenant.clone().unwrap_or(default_tenant).into(),
         credential: login.credential.clone(),
         charset: resp.charset,
         attributes: resp.attributes.clone(),
@@ -260,14 +263,14 @@ impl<'a> RoutedSession<'a> {
 
     /// A pooled connection to `server` for this session.
     async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
-        let key = PoolKey { server, tenant: self.ident.tenant.clone(), user: self.ident.user.clone() };
+        let key = PoolKey { server, tenant: Arc::clone(&self.ident.tenant), user: Arc::clone(&self.ident.user) };
         self.shared.pool.get(&key, &self.login_request(), self.state.id()).await
     }
 
     /// Routing facts of the session for the planner.
     fn context(&self) -> StatementContext {
         StatementContext {
-            tenant: self.ident.tenant.clone(),
+            tenant: self.ident.tenant.to_string(),
             database: self.state.database().map(str::to_string),
             read_consistency: self.route_vars.read_consistency,
             ob_route_policy: self.route_vars.route_policy,
@@ -320,17 +323,35 @@ impl<'a> RoutedSession<'a> {
     }
 
     async fn command_loop(&mut self) -> Result<(), SessionError> {
+        let mut killed = Some(self.reg.killed.clone());
+        // One idle timer for the session, moved only when it would fire late (a shorter limit)
+        // or fired early (activity since it was set): not a timer per command.
+        let mut timer = std::pin::pin!(tokio::time::sleep(idle_timeout::NEVER));
         loop {
             let idle = idle_timeout::limit(&self.state, self.idle_default.for_client(self.client_caps));
-            let mut killed = Some(self.reg.killed.clone());
-            let read = tokio::select! {
-                read = tokio::time::timeout(idle, crate::session::next_command::read(self.client, self.shared)) => read,
-                () = crate::session::relay::killed(&mut killed) => {
-                    info!("session killed");
-                    return Ok(());
+            let deadline = tokio::time::Instant::now() + idle;
+            if timer.deadline() > deadline {
+                timer.as_mut().reset(deadline);
+            }
+            let read = {
+                let mut read = std::pin::pin!(crate::session::next_command::read(self.client, self.shared));
+                loop {
+                    tokio::select! {
+                        read = &mut read => break Some(read),
+                        () = &mut timer => {
+                            if tokio::time::Instant::now() >= deadline {
+                                break None;
+                            }
+                            timer.as_mut().reset(deadline);
+                        }
+                        () = crate::session::relay::killed(&mut killed) => {
+                            info!("session killed");
+                            return Ok(());
+                        }
+                    }
                 }
             };
-            let Ok(read) = read else {
+            let Some(read) = read else {
                 info!(idle_secs = idle.as_secs(), "wait_timeout passed: session closed");
                 return Ok(());
             };
@@ -358,14 +379,18 @@ impl<'a> RoutedSession<'a> {
             self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
             return Ok(Flow::Continue);
         }
-        if let Some(k) = super::kill::parse(payload, self.id) {
-            return self.kill(k, reply_seq).await;
-        }
-        if super::kill::refused(payload) {
-            return self.reply_err(reply_seq, &super::kill::unsupported()).await;
+        // One scan of a COM_QUERY's words decides which recognisers run at all.
+        let glance = Glance::of_command(payload);
+        if glance.mentions(Word::Kill) {
+            if let Some(k) = super::kill::parse(payload, self.id) {
+                return self.kill(k, reply_seq).await;
+            }
+            if super::kill::refused(payload) {
+                return self.reply_err(reply_seq, &super::kill::unsupported()).await;
+            }
         }
         match command::handling(cmd) {
-            Handling::Forward(shape) => self.request(cmd, payload, shape, reply_seq).await,
+            Handling::Forward(shape) => self.request(cmd, payload, glance, shape, reply_seq).await,
             Handling::Quit => Ok(Flow::Close),
             // A refused COM_CHANGE_USER leaves the session with its user, as MariaDB does.
             Handling::ChangeUser => match self.change_user(payload).await {
@@ -394,6 +419,7 @@ impl<'a> RoutedSession<'a> {
         &mut self,
         cmd: u8,
         payload: &[u8],
+        glance: Glance,
         shape: command::Shape,
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
@@ -406,7 +432,7 @@ impl<'a> RoutedSession<'a> {
                 self.reply_ok(reply_seq).await
             }
             command::PROCESS_INFO => self.processlist(false, reply_seq).await,
-            command::QUERY => self.query(payload, reply_seq).await,
+            command::QUERY => self.query(payload, glance, reply_seq).await,
             _ => self.other(cmd, payload, shape, reply_seq).await,
         }
     }
@@ -453,15 +479,15 @@ impl<'a> RoutedSession<'a> {
         self.reset();
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
         self.reg.update(|i| {
-            i.user = self.ident.user.clone();
+            i.user = self.ident.user.to_string();
             i.cluster = cluster;
-            i.tenant = self.ident.tenant.clone();
+            i.tenant = self.ident.tenant.to_string();
         });
         if let Err(err) = self.validate_login().await {
             // The server refused the new login: back to the previous user, state as after a reset.
             (self.ident, self.planner) = before;
             self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
-            let (user, tenant) = (self.ident.user.clone(), self.ident.tenant.clone());
+            let (user, tenant) = (self.ident.user.to_string(), self.ident.tenant.to_string());
             let cluster = self.ident.cluster.clone().unwrap_or_default();
             self.reg.update(|i| {
                 i.user = user;

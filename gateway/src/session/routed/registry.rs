@@ -65,8 +65,9 @@ struct Slot {
     info: SessionInfo,
     spare: Option<String>,
     sticky: Sticky,
-    /// The location-cache entries the session's statements were routed by.
-    tables: HashSet<TableKey>,
+    /// The location-cache entries the session's statements were routed by (checked for every
+    /// routed statement: foldhash, seeded per set, since keys hold client-chosen names).
+    tables: HashSet<TableKey, foldhash::quality::RandomState>,
 }
 
 /// One registered session: its info and the handle that ends it.
@@ -95,7 +96,8 @@ pub struct Registration<'a> {
 impl Registry {
     /// Registers session `id`.
     pub fn register(&self, id: u32, info: SessionInfo) -> Registration<'_> {
-        let info = Arc::new(Mutex::new(Slot { info, spare: None, sticky: Sticky::default(), tables: HashSet::new() }));
+        let info =
+            Arc::new(Mutex::new(Slot { info, spare: None, sticky: Sticky::default(), tables: HashSet::default() }));
         let (kill, killed) = watch::channel(false);
         if let Ok(mut s) = self.sessions.lock() {
             s.insert(id, Entry { info: info.clone(), kill });
