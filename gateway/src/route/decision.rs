@@ -135,7 +135,8 @@ fn order_candidates(
 ) -> order::PolicyOrder {
     let ldc = LdcContext::new(&req.client, candidates, req.disable_merge_status_check);
     let located = req.partition != PartitionState::NoLocation;
-    let mut pool: Vec<Classified<'_>> = candidates
+    // Inline for the usual few replicas: no allocation per statement.
+    let mut pool: smallvec::SmallVec<[Classified<'_>; 8]> = candidates
         .iter()
         .filter(|c| !c.replica_type.is_log_only())
         .filter(|c| !choice.readonly_only || c.zone_type == super::candidate::ZoneType::ReadOnly)

@@ -161,13 +161,14 @@ fn proxy_zone_order(pool: &[Classified<'_>], zones: &[String]) -> Vec<RankedCand
 /// Bookkeeping of which pool members were placed.
 struct Walk<'p, 'a> {
     pool: &'p [Classified<'a>],
-    used: Vec<bool>,
+    /// Inline for the usual few replicas: no allocation per statement.
+    used: smallvec::SmallVec<[bool; 16]>,
     out: Vec<RankedCandidate>,
 }
 
 impl<'p, 'a> Walk<'p, 'a> {
     fn new(pool: &'p [Classified<'a>]) -> Self {
-        Walk { pool, used: vec![false; pool.len()], out: Vec::new() }
+        Walk { pool, used: smallvec::smallvec![false; pool.len()], out: Vec::with_capacity(pool.len()) }
     }
 
     fn remaining(&self) -> impl Iterator<Item = &Classified<'a>> + '_ {

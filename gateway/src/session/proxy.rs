@@ -50,7 +50,6 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
             Err(_) => return debug!("handshake timed out"),
         };
         let result = run(&mut client, hello, deadline, peer, &shared, id, (backend_addr, dialled)).await;
-        shared.unregister_thread(id);
         finish(&mut client, result).await;
     }
     .instrument(span)
@@ -244,7 +243,6 @@ impl<'a> Session<'a> {
             tracing::warn!("client and backend legs disagree on DEPRECATE_EOF; answers may confuse the client");
         }
         info!(user = %resp.user, db = ?database, backend = %backend_addr, backend_thread = backend.greeting.connection_id, "session open");
-        shared.register_thread(id, backend.greeting.connection_id);
         let user = resp.user.clone();
         let tenant = login.name.tenant.clone();
         let cluster = login.name.cluster.clone();

@@ -1,7 +1,7 @@
 //! State shared by all sessions: the live config, the shutdown signal, connection ids, the caching_sha2 cache, the backend's
 //! profile, pools, congestion and metrics.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -57,7 +57,6 @@ pub struct Shared {
     sha2_cache: Mutex<HashSet<String>>,
     rsa: tokio::sync::OnceCell<Arc<RsaKeys>>,
     profile: RwLock<BackendProfile>,
-    threads: Mutex<HashMap<u32, u32>>,
     /// Server connection pools of routed sessions (`[pool]`).
     pub pool: super::pool::Pool,
     /// Per-server congestion state (docs/routing.md §6), fed by the pool's connect outcomes and the
@@ -114,7 +113,6 @@ impl Shared {
             sha2_cache: Mutex::new(HashSet::new()),
             rsa: tokio::sync::OnceCell::new(),
             profile: RwLock::new(profile),
-            threads: Mutex::new(HashMap::new()),
         }
     }
 
@@ -171,25 +169,6 @@ impl Shared {
             .map_err(|e| tracing::error!(error = %e, "cannot create the RSA key for caching_sha2_password"))
             .ok()
             .cloned()
-    }
-
-    /// Records which backend thread serves gateway connection `id`.
-    pub fn register_thread(&self, id: u32, backend_thread: u32) {
-        if let Ok(mut t) = self.threads.lock() {
-            t.insert(id, backend_thread);
-        }
-    }
-
-    /// Forgets gateway connection `id` (its session ended).
-    pub fn unregister_thread(&self, id: u32) {
-        if let Ok(mut t) = self.threads.lock() {
-            t.remove(&id);
-        }
-    }
-
-    /// The backend thread serving gateway connection `id`.
-    pub fn backend_thread(&self, id: u32) -> Option<u32> {
-        self.threads.lock().ok()?.get(&id).copied()
     }
 
     /// What to announce to clients.

@@ -25,7 +25,6 @@ impl RoutedSession<'_> {
         let server = conn.key().server;
         let thread = conn.thread_id();
         self.reg.update(|i| i.current = Some((server, thread)));
-        self.shared.register_thread(self.id, thread);
         if let Err(e) = conn.sync_state(&mut self.state).await {
             return match e {
                 PoolError::Sync { err, .. } => Sent::Failed(err),

@@ -95,7 +95,6 @@ impl RoutedSession<'_> {
             self.held = Some(conn);
         } else {
             drop(conn);
-            self.shared.unregister_thread(self.id);
         }
     }
 

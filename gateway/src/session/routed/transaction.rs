@@ -41,6 +41,11 @@ pub fn classify(sql: &str, a: &Analysis<'_>) -> TxnStatement {
     if a.statements > 1 {
         return TxnStatement::Other;
     }
+    // The statements that can start or end a transaction are known by their kind (an XA one
+    // behind an executable comment comes as `Other`): the words of the rest are not looked at.
+    if !matches!(a.kind, StmtKind::Begin | StmtKind::Commit | StmtKind::Rollback | StmtKind::Xa | StmtKind::Other) {
+        return TxnStatement::Other;
+    }
     let words: Vec<String> = words(sql, 3);
     let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
     match a.kind {
