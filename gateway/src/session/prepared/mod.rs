@@ -105,9 +105,12 @@ pub enum PreparedError {
     /// The long data of one statement exceeded the gateway's buffer limit.
     #[error("Parameter of prepared statement which is set through mysql_send_long_data() is longer than 'max_allowed_packet' bytes")]
     LongDataTooLarge,
-    /// The session ran out of statement ids.
+    /// The session ran out of statement ids, or holds the most statements it may.
     #[error("Can't create more than max_prepared_stmt_count statements (current value: {0})")]
     TooMany(u32),
+    /// The session's prepared statements hold the most text they may (MiB).
+    #[error("gateway: the prepared statements of this session would hold more than {0} MiB of text")]
+    TooMuchText(usize),
 }
 
 impl PreparedError {
@@ -119,14 +122,14 @@ impl PreparedError {
             PreparedError::Malformed => MALFORMED_PACKET,
             PreparedError::Unsupported => UNSUPPORTED_PS,
             PreparedError::LongDataTooLarge => UNKNOWN_ERROR,
-            PreparedError::TooMany(_) => MAX_PREPARED_STMT_COUNT,
+            PreparedError::TooMany(_) | PreparedError::TooMuchText(_) => MAX_PREPARED_STMT_COUNT,
         }
     }
 
     /// The ERR packet the client gets.
     pub fn to_err(&self) -> ErrPacket {
         let state = match self {
-            PreparedError::TooMany(_) => b"42000",
+            PreparedError::TooMany(_) | PreparedError::TooMuchText(_) => b"42000",
             _ => b"HY000",
         };
         ErrPacket::with_state(self.code(), state, self.to_string())

@@ -12,6 +12,28 @@ use crate::sql::{self, StmtKind};
 /// Default bound of the long data buffered per session (MySQL's `max_allowed_packet` default).
 pub const DEFAULT_LONG_DATA_LIMIT: usize = 64 << 20;
 
+/// Prepared statements one routed session may hold, of each protocol (binary, text): MariaDB's
+/// default `max_prepared_stmt_count`. The server's own limit counts the statements prepared on
+/// its connections, and a routed session's statements outlive those connections (they are
+/// prepared again where they run), so without this the gateway's memory would be the bound.
+pub const MAX_STATEMENTS: usize = 16_382;
+
+/// Statement text one routed session's prepared statements may hold altogether, of each
+/// protocol: with [`MAX_STATEMENTS`], what bounds a session's registry in memory.
+pub const MAX_TEXT_BYTES: usize = 64 << 20;
+
+/// Whether one more statement of `sql.len()` bytes fits a session holding `count` statements
+/// of `bytes` bytes of text (ER 1461 otherwise).
+pub fn admits(count: usize, bytes: usize, sql: &str) -> Result<(), PreparedError> {
+    if count >= MAX_STATEMENTS {
+        return Err(PreparedError::TooMany(MAX_STATEMENTS as u32));
+    }
+    if bytes.saturating_add(sql.len()) > MAX_TEXT_BYTES {
+        return Err(PreparedError::TooMuchText(MAX_TEXT_BYTES >> 20));
+    }
+    Ok(())
+}
+
 /// The client command a statement id came with; names the server function in error messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
@@ -179,6 +201,8 @@ pub struct Registry {
     cursors: HashMap<u32, u64>,
     last: Option<u32>,
     long_data_limit: usize,
+    /// Bytes of statement text held ([`MAX_TEXT_BYTES`]).
+    text_bytes: usize,
 }
 
 impl Default for Registry {
@@ -190,12 +214,23 @@ impl Default for Registry {
 impl Registry {
     /// An empty registry buffering at most `long_data_limit` bytes of long data.
     pub fn new(long_data_limit: usize) -> Self {
-        Registry { next: 1, statements: HashMap::new(), cursors: HashMap::new(), last: None, long_data_limit }
+        Registry {
+            next: 1,
+            statements: HashMap::new(),
+            cursors: HashMap::new(),
+            last: None,
+            long_data_limit,
+            text_bytes: 0,
+        }
     }
 
-    /// Why a COM_STMT_PREPARE of `sql` is refused without asking a server (`BEGIN` → 1295).
-    pub fn refuse_prepare(sql: &str) -> Option<PreparedError> {
-        (sql::analyze(sql).kind == StmtKind::Begin).then_some(PreparedError::Unsupported)
+    /// Why a COM_STMT_PREPARE of `sql` is refused without asking a server: `BEGIN` (1295), or
+    /// the session's statements would exceed [`MAX_STATEMENTS`] or [`MAX_TEXT_BYTES`] (1461).
+    pub fn refuse_prepare(&self, sql: &str) -> Option<PreparedError> {
+        if sql::analyze(sql).kind == StmtKind::Begin {
+            return Some(PreparedError::Unsupported);
+        }
+        admits(self.statements.len(), self.text_bytes, sql).err()
     }
 
     /// Registers a statement the server prepared; returns its client id (never reused).
@@ -204,7 +239,9 @@ impl Registry {
         if id == LAST_STMT_ID {
             return Err(PreparedError::TooMany(self.statements.len() as u32));
         }
+        admits(self.statements.len(), self.text_bytes, sql)?;
         self.next += 1;
+        self.text_bytes += sql.len();
         self.statements.insert(id, Statement::new(sql, ok));
         self.last = Some(id);
         Ok(id)
@@ -236,7 +273,11 @@ impl Registry {
             self.last = None;
         }
         self.cursors.remove(&id);
-        self.statements.remove(&id)
+        let closed = self.statements.remove(&id);
+        if let Some(s) = &closed {
+            self.text_bytes -= s.sql.len();
+        }
+        closed
     }
 
     /// The connection holding statement `id`'s open cursor.

@@ -53,14 +53,14 @@ fn last_statement_id_names_the_latest_prepare() {
 #[test]
 fn begin_is_refused_other_statements_are_not() {
     for sql in ["BEGIN", "begin work", "START TRANSACTION", "start transaction read only"] {
-        let e = Registry::refuse_prepare(sql).unwrap_or_else(|| panic!("{sql}"));
+        let e = Registry::default().refuse_prepare(sql).unwrap_or_else(|| panic!("{sql}"));
         assert_eq!(
             (e.code(), e.to_string().as_str()),
             (1295, "This command is not supported in the prepared statement protocol yet")
         );
     }
     for sql in ["COMMIT", "SELECT * FROM t WHERE c = ?", "INSERT INTO t VALUES (?)"] {
-        assert!(Registry::refuse_prepare(sql).is_none(), "{sql}");
+        assert!(Registry::default().refuse_prepare(sql).is_none(), "{sql}");
     }
 }
 
@@ -129,4 +129,37 @@ fn cursor_owner_is_replaced_by_the_next_execute() {
     assert!(!r.has_cursor(), "a closed statement's cursor is gone");
     r.open_cursor(id, 19);
     assert!(!r.has_cursor(), "no cursor for a statement that is not open");
+}
+
+#[test]
+fn a_session_holds_at_most_max_statements() {
+    let mut r = Registry::default();
+    for n in 0..MAX_STATEMENTS {
+        r.register(&format!("SELECT {n}"), &ok(n as u32, 0)).unwrap_or_else(|e| panic!("statement {n}: {e}"));
+    }
+    let refused = r.refuse_prepare("SELECT 'one more'").expect("refused before asking a server");
+    assert_eq!(
+        (refused.code(), refused.to_err().sql_state, refused.to_string()),
+        (
+            1461,
+            *b"42000",
+            "Can't create more than max_prepared_stmt_count statements (current value: 16382)".to_string()
+        )
+    );
+    assert!(r.register("SELECT 'one more'", &ok(1, 0)).is_err(), "register refuses too");
+    assert!(r.close(1).is_some());
+    assert!(r.refuse_prepare("SELECT 'one more'").is_none(), "a closed statement makes room");
+}
+
+#[test]
+fn a_session_holds_at_most_max_text_bytes() {
+    let mut r = Registry::default();
+    let big = format!("SELECT '{}'", "x".repeat(MAX_TEXT_BYTES / 4));
+    let ids: Vec<u32> = (0..3).map(|n| r.register(&big, &ok(n, 0)).expect("fits")).collect();
+    let e = r.refuse_prepare(&big).expect("a fourth quarter and more does not fit");
+    assert_eq!(e.code(), 1461);
+    assert!(e.to_string().contains("64 MiB"), "{e}");
+    assert!(r.refuse_prepare("SELECT 1").is_none(), "a short one still fits");
+    r.close(ids[0]);
+    assert!(r.refuse_prepare(&big).is_none(), "closing gives the bytes back");
 }

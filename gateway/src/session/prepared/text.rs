@@ -227,20 +227,36 @@ pub struct TextStatement {
 pub struct TextStatements {
     next: u64,
     by_name: HashMap<String, TextStatement>,
+    /// Bytes of statement text held ([`super::registry::MAX_TEXT_BYTES`]).
+    text_bytes: usize,
 }
 
 impl TextStatements {
+    /// Whether `PREPARE name FROM sql` may run: the session's text statements stay within
+    /// [`super::registry::MAX_STATEMENTS`] and [`super::registry::MAX_TEXT_BYTES`] (ER 1461).
+    pub fn admits(&self, name: &str, sql: &str) -> Result<(), PreparedError> {
+        let old = self.by_name.get(&name.to_lowercase());
+        let count = self.by_name.len() - usize::from(old.is_some());
+        let bytes = self.text_bytes - old.map_or(0, |s| s.sql.len());
+        super::registry::admits(count, bytes, sql)
+    }
+
     /// A successful `PREPARE`: replaces any statement of that name; returns its generation.
     pub fn prepare(&mut self, name: &str, sql: &str) -> u64 {
         self.next += 1;
         let st = TextStatement { generation: self.next, sql: Arc::from(sql) };
-        self.by_name.insert(name.to_lowercase(), st);
+        self.text_bytes += sql.len();
+        if let Some(old) = self.by_name.insert(name.to_lowercase(), st) {
+            self.text_bytes -= old.sql.len();
+        }
         self.next
     }
 
     /// A failed `PREPARE`: the server dropped the old statement of that name too.
     pub fn failed_prepare(&mut self, name: &str) {
-        self.by_name.remove(&name.to_lowercase());
+        if let Some(old) = self.by_name.remove(&name.to_lowercase()) {
+            self.text_bytes -= old.sql.len();
+        }
     }
 
     /// Whether the session has no text prepared statement.
@@ -260,7 +276,9 @@ impl TextStatements {
 
     /// `DEALLOCATE PREPARE`: forgets the statement, or the server's error for an unknown name.
     pub fn deallocate(&mut self, name: &str) -> Result<TextStatement, PreparedError> {
-        self.by_name.remove(&name.to_lowercase()).ok_or_else(|| unknown(name, "DEALLOCATE PREPARE"))
+        let old = self.by_name.remove(&name.to_lowercase()).ok_or_else(|| unknown(name, "DEALLOCATE PREPARE"))?;
+        self.text_bytes -= old.sql.len();
+        Ok(old)
     }
 }
 

@@ -94,3 +94,25 @@ fn names_are_case_insensitive_and_errors_match_mariadb() {
     let e = ts.deallocate("zz").unwrap_err();
     assert_eq!(e.to_string(), "Unknown prepared statement handler (zz) given to DEALLOCATE PREPARE");
 }
+
+#[test]
+fn text_statements_are_bounded_by_count_and_bytes() {
+    use crate::session::prepared::registry::{MAX_STATEMENTS, MAX_TEXT_BYTES};
+    let mut t = TextStatements::default();
+    for n in 0..MAX_STATEMENTS {
+        t.prepare(&format!("s{n}"), "SELECT 1");
+    }
+    assert_eq!(t.admits("one_more", "SELECT 1").map_err(|e| e.code()), Err(1461));
+    assert!(t.admits("S0", "SELECT 2").is_ok(), "replacing a statement of the same name adds none");
+    t.deallocate("s0").expect("deallocate");
+    assert!(t.admits("one_more", "SELECT 1").is_ok());
+
+    let mut t = TextStatements::default();
+    let big = "x".repeat(MAX_TEXT_BYTES / 2);
+    t.prepare("a", &big);
+    t.prepare("b", &big);
+    assert!(t.admits("c", "SELECT 1").is_err(), "64 MiB held: nothing more");
+    assert!(t.admits("b", "SELECT 1").is_ok(), "replacing b gives its bytes back");
+    t.failed_prepare("a");
+    assert!(t.admits("c", "SELECT 1").is_ok());
+}

@@ -11,7 +11,7 @@ use crate::protocol::status;
 use crate::session::prepared::binary;
 use crate::session::prepared::bulk::Bulk;
 use crate::session::prepared::execute::{self, Execute};
-use crate::session::prepared::{Command, PreparedError, Registry};
+use crate::session::prepared::{Command, PreparedError};
 use crate::session::{connection_id, kill, SessionError};
 use crate::sql::{self, Value};
 
@@ -63,7 +63,7 @@ impl RoutedSession<'_> {
 
     async fn stmt_prepare(&mut self, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
         let mut sql = String::from_utf8_lossy(&payload[1..]).into_owned();
-        if let Some(e) = Registry::refuse_prepare(&sql) {
+        if let Some(e) = self.ps.registry.refuse_prepare(&sql) {
             return self.reply_err(reply_seq, &e.to_err()).await;
         }
         if kill::is_kill(&sql) && kill::template(&sql).is_none() {

@@ -92,6 +92,12 @@ impl RoutedSession<'_> {
         sql: &str,
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
+        if let Err(e) = self.ps.text.admits(name, sql) {
+            // As when a server refuses a PREPARE: an older statement of that name is gone too.
+            self.ps.text.failed_prepare(name);
+            self.ps.epoch += 1;
+            return self.reply_err(reply_seq, &e.to_err()).await;
+        }
         let inner = sql::analyze(sql);
         let route = self.route_for(&inner, "COM_QUERY").await;
         let req =
