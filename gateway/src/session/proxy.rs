@@ -13,7 +13,8 @@ use super::greeting::{self, Answer, Hello};
 use crate::tls::{self, Stream};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
-use super::client_auth::{self, ClientLogin, Exchange};
+use super::client_auth::{self, ClientLogin};
+use super::client_side::ClientSide;
 use super::relay::{self, RelayError};
 use super::routed::registry::{Registration, SessionInfo};
 use super::{internal, SessionError, Shared};
@@ -130,7 +131,7 @@ async fn run(
         }
     }
     let mut session = Session::open(client, shared, login, peer, id, backend_addr).await?;
-    session.dialled = dialled;
+    session.front.dialled = dialled;
     // Listed by SHOW PROXYSESSION (and SHOW PROCESSLIST of routed sessions), ended by KILL.
     let reg = session.register(id, backend_addr);
     if let Some(splice) = session.splice.take() {
@@ -145,12 +146,11 @@ async fn run(
 
 /// An authenticated session with its backend connection.
 struct Session<'a> {
-    client: &'a mut Wire<Stream>,
+    /// The client's connection and login. Its `ext`: the MariaDB extended capabilities
+    /// negotiated on both legs.
+    front: ClientSide<'a>,
     backend: Backend,
     shared: &'a Shared,
-    peer: SocketAddr,
-    client_caps: u32,
-    salt: Vec<u8>,
     user: String,
     /// The tenant the login name resolved to (docs/routing.md §14).
     tenant: Option<String>,
@@ -160,12 +160,8 @@ struct Session<'a> {
     tls: bool,
     /// Kernel splice prepared at login for a pinned session (`dataplane::splice`).
     splice: Option<crate::dataplane::splice::Prepared>,
-    /// The address the client dialled (login defaults of COM_CHANGE_USER).
-    dialled: Option<SocketAddr>,
     /// The cluster the login name resolved to (SHOW PROXYSESSION).
     cluster: Option<String>,
-    /// Gateway connection id.
-    id: u32,
     /// The backend server's address.
     backend_addr: SocketAddr,
     /// Prepared KILL statements (answered by the gateway, [`ids`]).
@@ -174,8 +170,6 @@ struct Session<'a> {
     out: Vec<u8>,
     /// The session's kill signal (KILL CONNECTION), watched while an answer streams.
     killed: relay::KillSignal,
-    /// MariaDB extended capabilities negotiated on both legs.
-    client_ext: u32,
 }
 
 /// Largest send buffer a session keeps between commands.
@@ -250,26 +244,21 @@ impl<'a> Session<'a> {
         let client_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED & backend.greeting.ext_capabilities;
         let salt = login.salt;
         let kills = ids::PreparedKills::default();
+        let front = ClientSide { wire: client, id, peer, dialled: None, caps: client_caps, ext: client_ext, salt };
         Ok(Session {
-            client,
+            front,
             backend,
             shared,
-            peer,
-            client_caps,
-            salt,
             user,
             tenant,
             database,
             tls,
             splice,
-            dialled: None,
             cluster,
-            id,
             backend_addr,
             kills,
             out: Vec::new(),
             killed: None,
-            client_ext,
         })
     }
 
@@ -277,7 +266,7 @@ impl<'a> Session<'a> {
     /// module logs the session's counters (and any error) itself.
     async fn spliced(&mut self, splice: crate::dataplane::splice::Prepared) -> Result<(), SessionError> {
         debug_assert!(!self.tls, "TLS sessions are never spliced");
-        let _ = splice.run(self.client, &mut self.backend.wire).await;
+        let _ = splice.run(self.front.wire, &mut self.backend.wire).await;
         Ok(())
     }
 
@@ -290,7 +279,7 @@ impl<'a> Session<'a> {
                 user: self.user.clone(),
                 cluster: self.cluster.clone().unwrap_or_default(),
                 tenant: self.statement_context().tenant,
-                host: self.peer.to_string(),
+                host: self.front.peer.to_string(),
                 db: self.database.clone(),
                 command: "Sleep",
                 since: Instant::now(),
@@ -305,7 +294,7 @@ impl<'a> Session<'a> {
             // A backend that goes away while the client is idle ends the session: the client sees
             // its connection close (as with a server), not an in-band error on its next command.
             let next = tokio::select! {
-                next = super::next_command::read(self.client, self.shared) => next?,
+                next = super::next_command::read(self.front.wire, self.shared) => next?,
                 why = backend_gone(&mut self.backend.wire) => {
                     info!(why, "backend connection ended while the client was idle; closing the client");
                     return Ok(());
@@ -322,7 +311,7 @@ impl<'a> Session<'a> {
                     shared: self.shared,
                     planner: self.shared.planner.as_ref(),
                     ctx: self.statement_context(),
-                    client_caps: self.client_caps,
+                    client_caps: self.front.caps,
                     user: &self.user,
                     id: reg.id(),
                 };
@@ -346,18 +335,18 @@ impl<'a> Session<'a> {
                 Handling::ChangeUser => match self.change_user(&packet.payload).await {
                     Err(SessionError::Refused { err, seq }) => {
                         info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
-                        self.client.write_packet(seq, &err.encode()).await.map_err(SessionError::Client)?;
+                        self.front.reply_err(seq, &err).await?;
                     }
                     other => other?,
                 },
                 Handling::Refuse(what) => {
                     let err = ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: {what} are not supported"));
-                    self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+                    self.front.reply_err(reply_seq, &err).await?;
                 }
                 Handling::Unknown => {
                     debug!(cmd, "unknown command");
                     let err = ErrPacket::with_state(codes::UNKNOWN_COMMAND, b"08S01", "Unknown command");
-                    self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+                    self.front.reply_err(reply_seq, &err).await?;
                 }
             }
             reg.rest(self.database.as_deref());
@@ -398,7 +387,7 @@ impl<'a> Session<'a> {
         if tracker.is_done() {
             return Ok(false);
         }
-        match relay::answer(&mut self.backend.wire, self.client, &mut tracker, self.killed.clone()).await {
+        match relay::answer(&mut self.backend.wire, self.front.wire, &mut tracker, self.killed.clone()).await {
             Ok(()) => {
                 if cmd == command::INIT_DB && !tracker.failed {
                     self.database = Some(String::from_utf8_lossy(&payload[1..]).into_owned());
@@ -416,12 +405,12 @@ impl<'a> Session<'a> {
 
     /// Writes an answer the gateway made (result sets shaped for the client's capabilities).
     async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
-        let answer = if self.client_ext & crate::protocol::ext_caps::EXTENDED_TYPE_INFO != 0 {
+        let answer = if self.front.ext & crate::protocol::ext_caps::EXTENDED_TYPE_INFO != 0 {
             crate::protocol::resultset::with_extended_type_info(answer)
         } else {
             answer
         };
-        self.client.write_raw(&answer).await.map_err(SessionError::Client)
+        self.front.wire.write_raw(&answer).await.map_err(SessionError::Client)
     }
 
     /// Routing facts of this session for the planner.
@@ -452,17 +441,9 @@ impl<'a> Session<'a> {
 
     /// COM_CHANGE_USER: authenticate the new user here, then switch the backend connection.
     async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
-        let resp = parse_change_user(payload, self.client_caps)
+        let resp = parse_change_user(payload, self.front.caps)
             .map_err(|_| SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"))?;
-        let mut ex = Exchange {
-            wire: self.client,
-            shared: self.shared,
-            peer: self.peer.ip(),
-            salt: &self.salt,
-            seq: 1,
-            capabilities: self.client_caps,
-            dialled: self.dialled,
-        };
+        let mut ex = self.front.change_user_exchange(self.shared);
         let login = match ex.login(resp).await {
             Ok(login) => login,
             Err(refused @ SessionError::Refused { .. }) => {
@@ -481,16 +462,16 @@ impl<'a> Session<'a> {
             credential,
             database: database.as_deref(),
             charset: resp.charset,
-            client_caps: self.client_caps,
+            client_caps: self.front.caps,
             // COM_CHANGE_USER keeps the connection's negotiated capabilities.
             client_ext_caps: 0,
             attributes: &resp.attributes,
             tls: self.shared.server_tls(login.name.cluster.as_deref()),
-            identity: self.shared.client_identity(self.peer, self.id),
+            identity: self.shared.client_identity(self.front.peer, self.front.id),
         };
         match self.backend.change_user(&req).await.map_err(|e| at_seq(e, seq))? {
             LoginOutcome::Ok(ok) => {
-                self.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
+                self.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
                 info!(user = %resp.user, tenant = ?login.name.tenant, "changed user");
                 self.user = resp.user.clone();
                 self.tenant = login.name.tenant.clone();

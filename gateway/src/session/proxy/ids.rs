@@ -60,11 +60,11 @@ impl Session<'_> {
         // One scan of a COM_QUERY's words decides which recognisers below run at all.
         let glance = Glance::of_command(payload);
         if glance.mentions(Word::Kill) {
-            if let Some(k) = kill::parse(payload, self.id) {
+            if let Some(k) = kill::parse(payload, self.front.id) {
                 return self.kill(k, reply_seq).await;
             }
             if kill::refused(payload) {
-                self.reply_err(reply_seq, &kill::unsupported()).await?;
+                self.front.reply_err(reply_seq, &kill::unsupported()).await?;
                 return Ok(Outcome::Continue);
             }
         }
@@ -101,11 +101,11 @@ impl Session<'_> {
             if let Some(full) = processlist::recognise(&text) {
                 return self.processlist(full, reply_seq).await;
             }
-            if let Some(q) = processlist::recognise_table(&text, self.id) {
+            if let Some(q) = processlist::recognise_table(&text, self.front.id) {
                 let tenant = self.asker_tenant();
-                let asker = Asker { id: self.id, user: &self.user, tenant: &tenant };
+                let asker = Asker { id: self.front.id, user: &self.user, tenant: &tenant };
                 let rs = processlist::table(self.shared, asker, &q);
-                self.write_made(rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await?;
+                self.write_made(rs.encode(reply_seq, self.front.caps, GATEWAY_STATUS)).await?;
                 return Ok(Outcome::Continue);
             }
         }
@@ -117,7 +117,8 @@ impl Session<'_> {
                 }
             }
         }
-        let with_id = if glance.mentions(Word::ConnectionId) { connection_id::rewrite(&text, self.id) } else { None };
+        let with_id =
+            if glance.mentions(Word::ConnectionId) { connection_id::rewrite(&text, self.front.id) } else { None };
         match with_id {
             Some(sql) => self.forward(&[&[command::QUERY], sql.as_bytes()].concat(), shape).await?,
             None => self.forward(payload, shape).await?,
@@ -128,8 +129,8 @@ impl Session<'_> {
     /// The gateway's process list.
     async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Outcome, SessionError> {
         let tenant = self.asker_tenant();
-        let rs = processlist::list(self.shared, Asker { id: self.id, user: &self.user, tenant: &tenant }, full);
-        self.write_made(rs.encode(reply_seq, self.client_caps, GATEWAY_STATUS)).await?;
+        let rs = processlist::list(self.shared, Asker { id: self.front.id, user: &self.user, tenant: &tenant }, full);
+        self.write_made(rs.encode(reply_seq, self.front.caps, GATEWAY_STATUS)).await?;
         Ok(Outcome::Continue)
     }
 
@@ -137,9 +138,10 @@ impl Session<'_> {
     /// session on the same server; a KILL CONNECTION also ends the victim's gateway session.
     async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Outcome, SessionError> {
         let tenant = self.asker_tenant();
-        let victim = processlist::victim(self.shared, Asker { id: self.id, user: &self.user, tenant: &tenant }, k);
+        let victim =
+            processlist::victim(self.shared, Asker { id: self.front.id, user: &self.user, tenant: &tenant }, k);
         let (current, own) = match victim {
-            Err(err) => return self.reply_err(reply_seq, &err).await.map(|()| Outcome::Continue),
+            Err(err) => return self.front.reply_err(reply_seq, &err).await.map(|()| Outcome::Continue),
             Ok(Victim::Itself) => (Some((self.backend_addr, self.backend.greeting.connection_id)), true),
             Ok(Victim::Other(info)) => (info.current, false),
         };
@@ -165,7 +167,7 @@ impl Session<'_> {
                 Ok(Outcome::Continue)
             }
             Err(err) => {
-                self.reply_err(reply_seq, &err).await?;
+                self.front.reply_err(reply_seq, &err).await?;
                 Ok(if own && !k.query_only { Outcome::Close } else { Outcome::Continue })
             }
         }
@@ -193,7 +195,7 @@ impl Session<'_> {
         if kill::is_kill(&sql) {
             let template = match kill::template(&sql) {
                 Some(t) if self.kills.binary.len() < MAX_PREPARED_KILLS => t,
-                _ => return self.reply_err(reply_seq, &kill::unsupported()).await.map(|()| Outcome::Continue),
+                _ => return self.front.reply_err(reply_seq, &kill::unsupported()).await.map(|()| Outcome::Continue),
             };
             let reply = self.send(payload).await?;
             let (len, _) = self.backend.wire.need_frame(MAX_FRAME).await.map_err(|e| super::lost_backend(e, reply))?;
@@ -203,7 +205,7 @@ impl Session<'_> {
             self.relay_answer(payload, shape, reply).await?;
             return Ok(Outcome::Continue);
         }
-        match connection_id::rewrite(&sql, self.id) {
+        match connection_id::rewrite(&sql, self.front.id) {
             Some(text) => self.forward(&[&[command::STMT_PREPARE], text.as_bytes()].concat(), shape).await?,
             None => self.forward(payload, shape).await?,
         };
@@ -226,14 +228,14 @@ impl Session<'_> {
         });
         let (values, types) = match bound {
             Ok(b) => b,
-            Err(e) => return self.reply_err(reply_seq, &e).await.map(|()| Outcome::Continue),
+            Err(e) => return self.front.reply_err(reply_seq, &e).await.map(|()| Outcome::Continue),
         };
         if let Ok(id) = execute::statement_id(payload) {
             self.kills.binary.insert(id, (t, types));
         }
-        match t.bind(&values, self.id) {
+        match t.bind(&values, self.front.id) {
             Ok(k) => self.kill(k, reply_seq).await,
-            Err(e) => self.reply_err(reply_seq, &e).await.map(|()| Outcome::Continue),
+            Err(e) => self.front.reply_err(reply_seq, &e).await.map(|()| Outcome::Continue),
         }
     }
 
@@ -249,7 +251,11 @@ impl Session<'_> {
                 let template = match kill::template(sql) {
                     Some(t) if self.kills.text.len() < MAX_PREPARED_KILLS => t,
                     _ => {
-                        return self.reply_err(reply_seq, &kill::unsupported()).await.map(|()| Some(Outcome::Continue))
+                        return self
+                            .front
+                            .reply_err(reply_seq, &kill::unsupported())
+                            .await
+                            .map(|()| Some(Outcome::Continue))
                     }
                 };
                 if !self.forward(payload, Shape::Results).await? {
@@ -267,9 +273,9 @@ impl Session<'_> {
                         Arg::Expr => Value::Unknown,
                     });
                 }
-                match t.bind(&values, self.id) {
+                match t.bind(&values, self.front.id) {
                     Ok(k) => self.kill(k, reply_seq).await.map(Some),
-                    Err(e) => self.reply_err(reply_seq, &e).await.map(|()| Some(Outcome::Continue)),
+                    Err(e) => self.front.reply_err(reply_seq, &e).await.map(|()| Some(Outcome::Continue)),
                 }
             }
             TextPs::Deallocate { name } => {
@@ -301,12 +307,8 @@ impl Session<'_> {
     }
 
     async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError> {
-        let ok = crate::protocol::message::OkPacket::with_status(GATEWAY_STATUS).encode(self.client_caps);
-        self.client.write_packet(seq, &ok).await.map_err(SessionError::Client).map(|_| ())
-    }
-
-    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
-        self.client.write_packet(seq, &err.encode()).await.map_err(SessionError::Client).map(|_| ())
+        let ok = crate::protocol::message::OkPacket::with_status(GATEWAY_STATUS).encode(self.front.caps);
+        self.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client).map(|_| ())
     }
 }
 

@@ -31,14 +31,14 @@ impl RoutedSession<'_> {
         let text = String::from_utf8_lossy(&payload[1..]);
         self.reg.start_text("Query", &text);
         if glance.mentions(Word::Processlist) {
-            if let Some(q) = crate::session::processlist::recognise_table(&text, self.id) {
+            if let Some(q) = crate::session::processlist::recognise_table(&text, self.front.id) {
                 return self.processlist_table(&q, reply_seq).await;
             }
         }
         // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
         let with_id = glance
             .mentions(Word::ConnectionId)
-            .then(|| crate::session::connection_id::rewrite(&text, self.id))
+            .then(|| crate::session::connection_id::rewrite(&text, self.front.id))
             .flatten()
             .map(|sql| [&[command::QUERY], sql.as_bytes()].concat());
         let (payload, text) = match &with_id {
@@ -135,8 +135,8 @@ impl RoutedSession<'_> {
         let mut rs = TextResultSet::with_text_columns(&[column]);
         rs.columns[0].1 = crate::protocol::resultset::ColumnKind::Int;
         rs.rows.push(vec![Some(u8::from(value).to_string())]);
-        let out = rs.encode(reply_seq, self.client_caps, self.txn.status());
-        self.client.write_raw(&out).await.map_err(SessionError::Client)?;
+        let out = rs.encode(reply_seq, self.front.caps, self.txn.status());
+        self.front.wire.write_raw(&out).await.map_err(SessionError::Client)?;
         Ok(Flow::Continue)
     }
 
@@ -387,7 +387,7 @@ impl RoutedSession<'_> {
     /// The client gets `err` as the answer.
     async fn failed(&mut self, req: &Request<'_>, err: ErrPacket) -> Result<Served, SessionError> {
         if req.shape != Shape::None {
-            self.client.write_packet(req.reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+            self.front.wire.write_packet(req.reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
         }
         Ok(Served { conn: None, tracker: None, target: None, candidate: None, attempts: 1 })
     }

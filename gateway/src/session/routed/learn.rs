@@ -111,7 +111,7 @@ impl RoutedSession<'_> {
     /// `[log] route_diagnosis = "trace"`: the EXPLAIN ROUTE trace of a planned request.
     pub(super) fn log_trace(&self, req: &Request<'_>, planned: &Planned) {
         let text = render_explain(&sql_head(Self::log_sql(req)), planned);
-        info!(target: "gateway::route", conn = self.id, seq = self.requests, "EXPLAIN ROUTE\n{text}");
+        info!(target: "gateway::route", conn = self.front.id, seq = self.requests, "EXPLAIN ROUTE\n{text}");
     }
 
     /// `[log] slow_statement_ms`: one WARN line when the request took longer.
@@ -122,7 +122,7 @@ impl RoutedSession<'_> {
         }
         warn!(
             target: "gateway::slow",
-            conn = self.id,
+            conn = self.front.id,
             user = %self.ident.user,
             db = %self.state.database().unwrap_or(""),
             server = ?served.target,
@@ -153,7 +153,7 @@ impl RoutedSession<'_> {
             _ => "strong",
         };
         let record = RouteRecord {
-            conn: self.id,
+            conn: self.front.id,
             seq: self.requests,
             cmd: req.cmd,
             sql: Self::log_sql(req),

@@ -46,7 +46,8 @@ use std::time::Instant;
 use tracing::{debug, info};
 
 use super::backend::LoginRequest;
-use super::client_auth::{ClientLogin, Exchange};
+use super::client_auth::ClientLogin;
+use super::client_side::ClientSide;
 use super::glance::{Glance, Word};
 use super::pool::{PoolKey, PooledConn};
 use super::state::ClientState;
@@ -78,19 +79,13 @@ struct Identity {
 
 /// One routed client session.
 pub struct RoutedSession<'a> {
-    client: &'a mut Wire<Stream>,
+    /// The client's connection and login. Its `ext`: the MariaDB extended capabilities the client
+    /// asked for, of those offered ([`crate::protocol::ext_caps::ROUTED`]); its server
+    /// connections log in with them.
+    front: ClientSide<'a>,
     shared: &'a Shared,
     /// The planner of the session's cluster (replaced by a COM_CHANGE_USER to another cluster).
     planner: Planner,
-    id: u32,
-    peer: SocketAddr,
-    /// The address the client dialled (login defaults of COM_CHANGE_USER).
-    dialled: Option<SocketAddr>,
-    client_caps: u32,
-    /// The MariaDB extended capabilities the client asked for, of those offered
-    /// ([`crate::protocol::ext_caps::ROUTED`]); its server connections log in with them.
-    client_ext: u32,
-    salt: Vec<u8>,
     ident: Identity,
     state: ClientState,
     route_vars: local::RouteVars,
@@ -141,16 +136,19 @@ pub async fn serve(
     let reg = shared.sessions.register(id, info);
     let state = ClientState::new(ident.database.as_deref(), ident.charset);
     let client_tls = client.io.is_tls();
-    let mut s = RoutedSession {
-        client,
-        shared,
-        planner,
+    let front = ClientSide {
+        wire: client,
         id,
         peer,
         dialled,
-        client_caps: login.capabilities,
-        client_ext: login.response.ext_capabilities & crate::protocol::ext_caps::ROUTED,
+        caps: login.capabilities,
+        ext: login.response.ext_capabilities & crate::protocol::ext_caps::ROUTED,
         salt: login.salt,
+    };
+    let mut s = RoutedSession {
+        front,
+        shared,
+        planner,
         ident,
         state,
         route_vars: local::RouteVars::default(),
@@ -171,8 +169,8 @@ pub async fn serve(
     if let Err(err) = s.validate_login().await {
         return Err(SessionError::Refused { err, seq });
     }
-    let ok = OkPacket::with_status(s.txn.status()).encode(s.client_caps);
-    s.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
+    let ok = OkPacket::with_status(s.txn.status()).encode(s.front.caps);
+    s.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
     info!(user = %s.ident.user, tenant = %s.ident.tenant, db = ?s.ident.database, "routed session open");
     s.reg.idle(s.state.database());
     // A kill ends an idle session at once and a streaming answer with the kill's error (the
@@ -251,13 +249,13 @@ impl<'a> RoutedSession<'a> {
             credential: &self.ident.credential,
             database: self.state.database(),
             charset: self.ident.charset,
-            client_caps: self.client_caps,
+            client_caps: self.front.caps,
             // Bulk execution changes nothing else on the wire; progress reports only for clients
             // that asked: the pool never hands such a connection to another kind of client.
-            client_ext_caps: crate::protocol::ext_caps::STMT_BULK_OPERATIONS | self.client_ext,
+            client_ext_caps: crate::protocol::ext_caps::STMT_BULK_OPERATIONS | self.front.ext,
             attributes: &self.ident.attributes,
             tls: self.shared.server_tls(self.ident.cluster.as_deref()),
-            identity: self.shared.client_identity(self.peer, self.id),
+            identity: self.shared.client_identity(self.front.peer, self.front.id),
         }
     }
 
@@ -328,13 +326,13 @@ impl<'a> RoutedSession<'a> {
         // or fired early (activity since it was set): not a timer per command.
         let mut timer = std::pin::pin!(tokio::time::sleep(idle_timeout::NEVER));
         loop {
-            let idle = idle_timeout::limit(&self.state, self.idle_default.for_client(self.client_caps));
+            let idle = idle_timeout::limit(&self.state, self.idle_default.for_client(self.front.caps));
             let deadline = tokio::time::Instant::now() + idle;
             if timer.deadline() > deadline {
                 timer.as_mut().reset(deadline);
             }
             let read = {
-                let mut read = std::pin::pin!(crate::session::next_command::read(self.client, self.shared));
+                let mut read = std::pin::pin!(crate::session::next_command::read(self.front.wire, self.shared));
                 loop {
                     tokio::select! {
                         read = &mut read => break Some(read),
@@ -371,18 +369,18 @@ impl<'a> RoutedSession<'a> {
                 shared: self.shared,
                 planner: Some(&self.planner),
                 ctx: self.context(),
-                client_caps: self.client_caps,
+                client_caps: self.front.caps,
                 user: &self.ident.user,
-                id: self.id,
+                id: self.front.id,
             };
             let answer = super::internal::answer(&internal, &caller).await;
-            self.client.write_raw(&answer).await.map_err(SessionError::Client)?;
+            self.front.wire.write_raw(&answer).await.map_err(SessionError::Client)?;
             return Ok(Flow::Continue);
         }
         // One scan of a COM_QUERY's words decides which recognisers run at all.
         let glance = Glance::of_command(payload);
         if glance.mentions(Word::Kill) {
-            if let Some(k) = super::kill::parse(payload, self.id) {
+            if let Some(k) = super::kill::parse(payload, self.front.id) {
                 return self.kill(k, reply_seq).await;
             }
             if super::kill::refused(payload) {
@@ -457,17 +455,9 @@ impl<'a> RoutedSession<'a> {
     /// COM_CHANGE_USER: authenticate here, drop everything of the old user, validate the new
     /// login on a tenant server.
     async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
-        let resp = parse_change_user(payload, self.client_caps)
+        let resp = parse_change_user(payload, self.front.caps)
             .map_err(|_| SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"))?;
-        let mut ex = Exchange {
-            wire: &mut *self.client,
-            shared: self.shared,
-            peer: self.peer.ip(),
-            salt: &self.salt,
-            seq: 1,
-            capabilities: self.client_caps,
-            dialled: self.dialled,
-        };
+        let mut ex = self.front.change_user_exchange(self.shared);
         let login = ex.login(resp).await?;
         let seq = login.seq;
         let before = (self.ident.clone(), self.planner.clone());
@@ -496,20 +486,17 @@ impl<'a> RoutedSession<'a> {
             });
             return Err(SessionError::Refused { err, seq });
         }
-        let ok = OkPacket::with_status(self.txn.status()).encode(self.client_caps);
-        self.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
+        let ok = OkPacket::with_status(self.txn.status()).encode(self.front.caps);
+        self.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
         info!(user = %self.ident.user, "changed user");
         Ok(())
     }
 
     async fn reply_ok(&mut self, seq: u8) -> Result<Flow, SessionError> {
-        let ok = OkPacket::with_status(self.txn.status()).encode(self.client_caps);
-        self.client.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
-        Ok(Flow::Continue)
+        self.front.reply_ok(seq, self.txn.status()).await.map(|()| Flow::Continue)
     }
 
     async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<Flow, SessionError> {
-        self.client.write_packet(seq, &err.encode()).await.map_err(SessionError::Client)?;
-        Ok(Flow::Continue)
+        self.front.reply_err(seq, err).await.map(|()| Flow::Continue)
     }
 }

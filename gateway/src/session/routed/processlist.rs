@@ -33,14 +33,14 @@ const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl RoutedSession<'_> {
     fn asker(&self) -> Asker<'_> {
-        Asker { id: self.id, user: &self.ident.user, tenant: &self.ident.tenant }
+        Asker { id: self.front.id, user: &self.ident.user, tenant: &self.ident.tenant }
     }
 
     /// Answers SHOW [FULL] PROCESSLIST.
     pub(super) async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Flow, SessionError> {
         let rs = processlist::list(self.shared, self.asker(), full);
-        let out = rs.encode(reply_seq, self.client_caps, self.txn.status());
-        self.client.write_raw(&out).await.map_err(SessionError::Client)?;
+        let out = rs.encode(reply_seq, self.front.caps, self.txn.status());
+        self.front.wire.write_raw(&out).await.map_err(SessionError::Client)?;
         Ok(Flow::Continue)
     }
 
@@ -51,8 +51,8 @@ impl RoutedSession<'_> {
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
         let out =
-            processlist::table(self.shared, self.asker(), q).encode(reply_seq, self.client_caps, self.txn.status());
-        self.client.write_raw(&out).await.map_err(SessionError::Client)?;
+            processlist::table(self.shared, self.asker(), q).encode(reply_seq, self.front.caps, self.txn.status());
+        self.front.wire.write_raw(&out).await.map_err(SessionError::Client)?;
         Ok(Flow::Continue)
     }
 
@@ -62,7 +62,7 @@ impl RoutedSession<'_> {
             Ok(Victim::Itself) if k.query_only => return self.reply_ok(reply_seq).await,
             Ok(Victim::Itself) => {
                 let err = ErrPacket::with_state(QUERY_INTERRUPTED, b"70100", "Query execution was interrupted");
-                self.client.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+                self.front.wire.write_packet(reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
                 info!("session killed itself");
                 return Ok(Flow::Close);
             }

@@ -72,13 +72,13 @@ impl RoutedSession<'_> {
     ) -> Result<(), RelayError> {
         // An answer held earlier in this request goes first (answers stay in order).
         if let Some(earlier) = self.splice.held.take() {
-            self.client.write_raw(&earlier).await.map_err(RelayError::Client)?;
+            self.front.wire.write_raw(&earlier).await.map_err(RelayError::Client)?;
         }
         if !self.splice.possible {
-            return relay::answer(backend, self.client, tracker, Some(self.reg.killed.clone())).await;
+            return relay::answer(backend, self.front.wire, tracker, Some(self.reg.killed.clone())).await;
         }
         self.splice.held =
-            relay::answer_holding_last(backend, self.client, tracker, Some(self.reg.killed.clone())).await?;
+            relay::answer_holding_last(backend, self.front.wire, tracker, Some(self.reg.killed.clone())).await?;
         Ok(())
     }
 
@@ -92,7 +92,7 @@ impl RoutedSession<'_> {
                 Some(why) => debug!(why, "pinned session not spliced at this answer"),
             }
         }
-        self.client.write_raw(&last).await.map_err(SessionError::Client)?;
+        self.front.wire.write_raw(&last).await.map_err(SessionError::Client)?;
         flow
     }
 
@@ -114,8 +114,8 @@ impl RoutedSession<'_> {
         if !self.state.plan(&conn.sync).steps.is_empty() {
             return Some("session state not yet on the connection");
         }
-        let pending = self.client.io.tcp().is_none_or(|t| sys::readable_bytes(t.as_fd()).map_or(true, |n| n > 0));
-        if !self.client.buf.is_empty() || pending {
+        let pending = self.front.wire.io.tcp().is_none_or(|t| sys::readable_bytes(t.as_fd()).map_or(true, |n| n > 0));
+        if !self.front.wire.buf.is_empty() || pending {
             return Some("the client pipelined its next request");
         }
         None
@@ -127,18 +127,18 @@ impl RoutedSession<'_> {
         let Some(conn) = self.held.as_ref() else { return self.write_last(last).await };
         let live = self.shared.config();
         let config = live.dataplane.as_ref();
-        let tls = self.client.io.is_tls() || conn.wire.io.is_tls();
+        let tls = self.front.wire.io.is_tls() || conn.wire.io.is_tls();
         if tls {
             debug!("pinned session not spliced: TLS on the client or the server leg");
         }
-        let (Some(client_tcp), Some(server_tcp)) = (self.client.io.tcp(), conn.wire.io.tcp()) else {
+        let (Some(client_tcp), Some(server_tcp)) = (self.front.wire.io.tcp(), conn.wire.io.tcp()) else {
             return self.write_last(last).await;
         };
         let Some(mut prepared) = splice::prepare_pinned(config, tls, client_tcp, server_tcp) else {
             return self.write_last(last).await;
         };
         // A client that sent before its socket entered the map would have its bytes stuck (P1).
-        if self.client.io.tcp().is_none_or(|t| sys::has_pending_bytes(t.as_fd()).unwrap_or(true)) {
+        if self.front.wire.io.tcp().is_none_or(|t| sys::has_pending_bytes(t.as_fd()).unwrap_or(true)) {
             debug!("client bytes arrived during the splice insertion: stays in userspace");
             drop(prepared);
             return self.write_last(last).await;
@@ -158,14 +158,14 @@ impl RoutedSession<'_> {
             i.since = Instant::now();
         });
         let io = |e| SessionError::Client(ProtocolError::Io(std::io::Error::other(e)));
-        prepared.activate(self.client, &mut backend.wire, last).await.map_err(io)?;
+        prepared.activate(self.front.wire, &mut backend.wire, last).await.map_err(io)?;
         info!(%server, thread, why, "routed session spliced in the kernel");
-        let _ = prepared.run(self.client, &mut backend.wire).await;
+        let _ = prepared.run(self.front.wire, &mut backend.wire).await;
         Ok(Flow::Close)
     }
 
     async fn write_last(&mut self, last: &[u8]) -> Result<Flow, SessionError> {
-        self.client.write_raw(last).await.map_err(SessionError::Client)?;
+        self.front.wire.write_raw(last).await.map_err(SessionError::Client)?;
         Ok(Flow::Continue)
     }
 }

@@ -70,7 +70,7 @@ impl RoutedSession<'_> {
             return self.reply_err(reply_seq, &kill::unsupported()).await;
         }
         // CONNECTION_ID() answers the gateway's id (`session::connection_id`).
-        let with_id = connection_id::rewrite(&sql, self.id).map(|text| {
+        let with_id = connection_id::rewrite(&sql, self.front.id).map(|text| {
             let p = [&[command::STMT_PREPARE], text.as_bytes()].concat();
             sql = text;
             p
@@ -114,7 +114,7 @@ impl RoutedSession<'_> {
         let values = execute_values(payload, params, types.as_ref(), &long);
         if let Some(t) = kill::template(&sql) {
             // A prepared KILL names a gateway id too: answered here, never sent.
-            return match t.bind(&values, self.id) {
+            return match t.bind(&values, self.front.id) {
                 Ok(k) => self.kill(k, reply_seq).await,
                 Err(e) => self.reply_err(reply_seq, &e).await,
             };

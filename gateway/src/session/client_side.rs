@@ -1,0 +1,54 @@
+//! The client side of a session, the same for 1:1 and routed sessions: the client's connection,
+//! what its login negotiated, and the answers and exchanges that need only those.
+
+use std::net::SocketAddr;
+
+use super::client_auth::Exchange;
+use super::{SessionError, Shared};
+use crate::protocol::frame::Wire;
+use crate::protocol::message::{ErrPacket, OkPacket};
+use crate::tls::Stream;
+
+/// One client connection past its login.
+pub struct ClientSide<'a> {
+    /// The client's connection.
+    pub wire: &'a mut Wire<Stream>,
+    /// Gateway connection id.
+    pub id: u32,
+    /// The client's address.
+    pub peer: SocketAddr,
+    /// The address the client dialled (login defaults of COM_CHANGE_USER).
+    pub dialled: Option<SocketAddr>,
+    /// Capability flags of the client leg.
+    pub caps: u32,
+    /// MariaDB extended capabilities in effect on the client leg.
+    pub ext: u32,
+    /// The scramble of the greeting (COM_CHANGE_USER answers it again).
+    pub salt: Vec<u8>,
+}
+
+impl ClientSide<'_> {
+    /// The authentication exchange of a COM_CHANGE_USER (the gateway's next packet is seq 1).
+    pub fn change_user_exchange<'b>(&'b mut self, shared: &'b Shared) -> Exchange<'b> {
+        Exchange {
+            wire: &mut *self.wire,
+            shared,
+            peer: self.peer.ip(),
+            salt: &self.salt,
+            seq: 1,
+            capabilities: self.caps,
+            dialled: self.dialled,
+        }
+    }
+
+    /// Answers with an OK carrying `status`.
+    pub async fn reply_ok(&mut self, seq: u8, status: u16) -> Result<(), SessionError> {
+        let ok = OkPacket::with_status(status).encode(self.caps);
+        self.wire.write_packet(seq, &ok).await.map(drop).map_err(SessionError::Client)
+    }
+
+    /// Answers with `err`.
+    pub async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
+        self.wire.write_packet(seq, &err.encode()).await.map(drop).map_err(SessionError::Client)
+    }
+}
