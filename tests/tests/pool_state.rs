@@ -242,8 +242,12 @@ async fn gatekeeper(upstream: SocketAddr) -> Gatekeeper {
             acc2.fetch_add(1, Ordering::SeqCst);
             let mut gate = gate.clone();
             if !*gate.borrow() {
-                held_tx.send_modify(|h| *h += 1);
-                max2.fetch_max(*held_tx.borrow(), Ordering::SeqCst);
+                // The maximum is taken under the channel's lock: read after the increment, it
+                // could already see a held connection released by the test opening the gate.
+                held_tx.send_modify(|h| {
+                    *h += 1;
+                    max2.fetch_max(*h, Ordering::SeqCst);
+                });
                 let held_tx = held_tx.clone();
                 tokio::spawn(async move {
                     let _ = gate.wait_for(|open| *open).await;
