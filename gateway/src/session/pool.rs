@@ -32,31 +32,35 @@
 
 mod config;
 mod conn;
+mod error;
 mod gate;
 pub(crate) mod health;
 mod scrub;
+mod stats;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gate::{NoPermit, ServerGate};
+use stats::Counters;
 use tokio::sync::Semaphore;
 use tracing::{debug, info, warn, Instrument};
 
 pub use config::PoolConfig;
 pub use conn::PooledConn;
+pub use error::PoolError;
 pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
+pub use stats::{PoolStats, ServerPoolStats};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::server_kind;
 use super::state::ConnSync;
 use super::SessionError;
 use crate::login_name::ServerKind;
-use crate::protocol::message::ErrPacket;
-use crate::protocol::{codes, ProtocolError};
+use crate::protocol::codes;
 
 /// The wire identity of a login: its [`WIRE_CAPS`] and its MariaDB extended capabilities (progress
 /// reports add packets to answers): connections are shared only between logins that agree on both.
@@ -86,135 +90,6 @@ pub struct PoolKey {
     pub user: Arc<str>,
 }
 
-/// Why no connection could be handed out.
-#[derive(Debug, thiserror::Error)]
-pub enum PoolError {
-    /// Every connection of the key stayed in use for the whole acquire timeout.
-    #[error("gateway: no connection to {server} available within {waited_ms} ms (pool size {size}, all busy)")]
-    Busy {
-        /// The server.
-        server: SocketAddr,
-        /// How long the request waited.
-        waited_ms: u64,
-        /// `max_per_key`.
-        size: usize,
-    },
-    /// The server's connect limit stayed taken for the rest of the acquire timeout.
-    #[error("gateway: no connection to {server} available within {waited_ms} ms ({limit} connection attempts to it already in flight)")]
-    ConnectQueue {
-        /// The server.
-        server: SocketAddr,
-        /// How long the request waited.
-        waited_ms: u64,
-        /// `max_connects_per_server`.
-        limit: usize,
-    },
-    /// Connecting failed: refused, timed out, or the connection broke during login.
-    #[error("gateway: cannot connect to {server}: {reason}")]
-    Connect {
-        /// The server.
-        server: SocketAddr,
-        /// What went wrong.
-        reason: String,
-    },
-    /// The TLS handshake with the server failed or TLS was required and not offered
-    /// (`[backend] tls` / `[[clusters]] tls`): a configuration or certificate problem, not a
-    /// dead server, so it does not count for congestion.
-    #[error("{reason}")]
-    Tls {
-        /// The server.
-        server: SocketAddr,
-        /// `gateway: TLS to backend <addr>: <why>`.
-        reason: String,
-    },
-    /// The server refused the login (to relay to the client).
-    #[error("gateway: login to {server} refused: {err}")]
-    Denied {
-        /// The server.
-        server: SocketAddr,
-        /// The server's error.
-        err: ErrPacket,
-    },
-    /// A statement of the session-state sync failed; the connection was dropped.
-    #[error("gateway: session sync on {server} failed: {err}")]
-    Sync {
-        /// The server.
-        server: SocketAddr,
-        /// The server's error.
-        err: ErrPacket,
-    },
-    /// The connection broke while syncing the session state.
-    #[error("gateway: connection to {server} lost during session sync: {source}")]
-    Lost {
-        /// The server.
-        server: SocketAddr,
-        /// The failure.
-        source: ProtocolError,
-    },
-}
-
-impl PoolError {
-    /// The ERR packet for the client: the server's own error when it refused, else
-    /// CR_SSL_CONNECTION_ERROR (2026) / CR_CONN_HOST_ERROR (2003) / CR_SERVER_LOST (2013) with
-    /// the message above.
-    pub fn to_err_packet(&self) -> ErrPacket {
-        match self {
-            PoolError::Denied { err, .. } | PoolError::Sync { err, .. } => err.clone(),
-            PoolError::Tls { .. } => ErrPacket::new(codes::SSL_CONNECTION, self.to_string()),
-            PoolError::Lost { .. } => ErrPacket::new(codes::BACKEND_LOST, self.to_string()),
-            _ => ErrPacket::new(codes::BACKEND_UNREACHABLE, self.to_string()),
-        }
-    }
-
-    /// Whether another server may be tried: nothing reached this one (docs/routing.md §7).
-    pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            PoolError::Busy { .. } | PoolError::ConnectQueue { .. } | PoolError::Connect { .. } | PoolError::Tls { .. }
-        )
-    }
-}
-
-/// Counters and gauges over all keys.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PoolStats {
-    /// Keys with a pool.
-    pub keys: usize,
-    /// Idle connections.
-    pub idle: usize,
-    /// Connections handed out.
-    pub in_use: usize,
-    /// Connection attempts in flight now.
-    pub connecting: usize,
-    /// Requests waiting for a connect permit now.
-    pub connect_waiters: usize,
-    /// Most connection attempts ever in flight at once to one server.
-    pub max_connecting: usize,
-    /// Connections opened.
-    pub connects: u64,
-    /// Connection attempts that failed (login refusals excluded).
-    pub connect_failures: u64,
-    /// Idle connections handed out again.
-    pub reuses: u64,
-    /// Resets before a reuse by another client.
-    pub resets: u64,
-    /// Idle connections closed: expired, dead, failed ping or reset.
-    pub discarded: u64,
-    /// Requests that timed out waiting.
-    pub acquire_timeouts: u64,
-}
-
-/// Connections of one server over all its keys, at one moment (the metrics gauges).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ServerPoolStats {
-    /// Idle connections.
-    pub idle: usize,
-    /// Connections handed out.
-    pub in_use: usize,
-    /// Connection attempts in flight.
-    pub connecting: usize,
-}
-
 /// The connection pools of all keys; cheap to clone (shared).
 #[derive(Clone)]
 pub struct Pool {
@@ -230,16 +105,6 @@ struct Inner {
     keys: Mutex<HashMap<(PoolKey, u64), Arc<KeyPool>, foldhash::quality::RandomState>>,
     servers: Mutex<HashMap<SocketAddr, Arc<ServerGate>>>,
     counters: Counters,
-}
-
-#[derive(Default)]
-struct Counters {
-    connects: AtomicU64,
-    connect_failures: AtomicU64,
-    reuses: AtomicU64,
-    resets: AtomicU64,
-    discarded: AtomicU64,
-    acquire_timeouts: AtomicU64,
 }
 
 /// The connections of one key.
@@ -474,55 +339,6 @@ impl Pool {
         };
         pools.iter().filter_map(|p| p.idle.lock().ok().map(|mut i| i.drain(..).count())).sum()
     }
-
-    /// Current counters.
-    pub fn stats(&self) -> PoolStats {
-        let c = &self.inner.counters;
-        let mut s = PoolStats {
-            connects: c.connects.load(Ordering::Relaxed),
-            connect_failures: c.connect_failures.load(Ordering::Relaxed),
-            reuses: c.reuses.load(Ordering::Relaxed),
-            resets: c.resets.load(Ordering::Relaxed),
-            discarded: c.discarded.load(Ordering::Relaxed),
-            acquire_timeouts: c.acquire_timeouts.load(Ordering::Relaxed),
-            ..PoolStats::default()
-        };
-        if let Ok(keys) = self.inner.keys.lock() {
-            s.keys = keys.len();
-            for p in keys.values() {
-                s.idle += p.idle.lock().map(|i| i.len()).unwrap_or(0);
-                s.in_use += p.in_use.load(Ordering::Relaxed);
-            }
-        }
-        if let Ok(servers) = self.inner.servers.lock() {
-            for g in servers.values() {
-                s.connecting += g.connecting.load(Ordering::Relaxed);
-                s.connect_waiters += g.waiting.load(Ordering::Relaxed);
-                s.max_connecting = s.max_connecting.max(g.max_connecting.load(Ordering::Relaxed));
-            }
-        }
-        s
-    }
-}
-
-impl Pool {
-    /// [`ServerPoolStats`] of every server the pool has a key or a connect gate for.
-    pub fn server_stats(&self) -> HashMap<SocketAddr, ServerPoolStats> {
-        let mut out: HashMap<SocketAddr, ServerPoolStats> = HashMap::new();
-        if let Ok(keys) = self.inner.keys.lock() {
-            for ((key, _), p) in keys.iter() {
-                let s = out.entry(key.server).or_default();
-                s.idle += p.idle.lock().map(|i| i.len()).unwrap_or(0);
-                s.in_use += p.in_use.load(Ordering::Relaxed);
-            }
-        }
-        if let Ok(servers) = self.inner.servers.lock() {
-            for (addr, g) in servers.iter() {
-                out.entry(*addr).or_default().connecting += g.connecting.load(Ordering::Relaxed);
-            }
-        }
-        out
-    }
 }
 
 impl Inner {
@@ -610,25 +426,5 @@ mod tests {
         let cfg: PoolConfig = toml::from_str("max_per_key = 4\nacquire_timeout_ms = 250").unwrap();
         assert_eq!(cfg, PoolConfig { max_per_key: 4, acquire_timeout_ms: 250, ..PoolConfig::default() });
         assert!(toml::from_str::<PoolConfig>("max_per_kee = 4").is_err(), "unknown fields are refused");
-    }
-
-    #[test]
-    fn errors_are_clear_and_classified() {
-        let server: SocketAddr = "10.0.0.1:2881".parse().unwrap();
-        let busy = PoolError::Busy { server, waited_ms: 2000, size: 8 };
-        assert_eq!(
-            busy.to_string(),
-            "gateway: no connection to 10.0.0.1:2881 available within 2000 ms (pool size 8, all busy)"
-        );
-        assert_eq!(busy.to_err_packet().code, codes::BACKEND_UNREACHABLE);
-        assert!(busy.is_retryable());
-        let denied = PoolError::Denied { server, err: ErrPacket::new(1045, "Access denied") };
-        assert_eq!(denied.to_err_packet().code, 1045);
-        assert!(!denied.is_retryable());
-        let tls =
-            PoolError::Tls { server, reason: "gateway: TLS to backend 10.0.0.1:2881: invalid peer certificate".into() };
-        assert_eq!(tls.to_err_packet().code, 2026, "CR_SSL_CONNECTION_ERROR, not 2003");
-        assert_eq!(tls.to_err_packet().message, "gateway: TLS to backend 10.0.0.1:2881: invalid peer certificate");
-        assert!(tls.is_retryable(), "nothing ran on the server");
     }
 }
