@@ -7,8 +7,13 @@ use std::time::Duration;
 use serde::Deserialize;
 
 mod dataplane;
+mod routing;
+mod users;
 
 pub use dataplane::{DataplaneConfig, SteeringMode};
+pub use routing::RoutingConfig;
+use users::validate_user;
+pub use users::{AuthPlugin, UserConfig};
 
 /// Errors found while loading or validating the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -104,82 +109,6 @@ pub struct MetricsConfig {
     pub address: Option<SocketAddr>,
 }
 
-/// Routing settings: the topology source and the route-policy inputs of docs/routing.md §5.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RoutingConfig {
-    /// Static topology file (docs/routing.md §14): zones, servers, tenants, tables with partitioning and
-    /// replica placement. `"demo"` selects the embedded demo topology. Its cluster is the default
-    /// cluster. Optional when `[[clusters]]` or `config_server_url` name clusters instead.
-    #[serde(default)]
-    pub topology: Option<String>,
-    /// Config-server URL of ODP's cluster list (`Data.ObRootServiceInfoUrlList[]` of
-    /// `{ObRegion, ObRootServiceInfoUrl}`), `http://` only: a login may name any cluster listed
-    /// there besides the `[[clusters]]` ones (which win on a name clash); the cluster's entry is
-    /// then read from its `ObRootServiceInfoUrl` like a `[[clusters]] config_server_url`, with
-    /// the sys user and password of `cluster_sys_user` / `cluster_sys_password`. Unset: none.
-    #[serde(default)]
-    pub config_server_url: Option<String>,
-    /// Sys-tenant user for clusters found through `config_server_url`. Default `proxyro@sys`.
-    #[serde(default = "default_sys_user")]
-    pub cluster_sys_user: String,
-    /// Password of `cluster_sys_user`. Default empty.
-    #[serde(default)]
-    pub cluster_sys_password: String,
-    /// Discover the partitioning of tables the topology does not list (`[routing.table_discovery]`
-    /// with `user`, `password`, `source = "information_schema"`): on first use of a table, from
-    /// `information_schema` on a server of its tenant; refreshed like other location-cache entries
-    /// and after errors that say the schema changed (no such table, table definition changed,
-    /// unknown partition). Partition `i` of a discovered table is placed on the tenant's server
-    /// `i mod n` (leader) with the other servers as followers (`metadata::discovery`). Unset: only
-    /// the topology's tables are routed by partition.
-    #[serde(default)]
-    pub table_discovery: Option<crate::metadata::TableDiscoveryConfig>,
-    /// Replace server addresses of the topology by server name, e.g. `{ s1 = "127.0.0.1:3307" }`.
-    #[serde(default)]
-    pub server_addresses: std::collections::HashMap<String, SocketAddr>,
-    /// Tenant of logins that name none (`user` rather than `user@tenant`). Default `sys`.
-    #[serde(default = "default_tenant")]
-    pub default_tenant: String,
-    /// The IDC this gateway runs in (`proxy_idc_name`); empty disables LDC ordering.
-    #[serde(default)]
-    pub idc: Option<String>,
-    /// Config `proxy_route_policy` (e.g. `FOLLOWER_FIRST`); unset follows `ob_route_policy`.
-    #[serde(default)]
-    pub proxy_route_policy: Option<String>,
-    /// Fixed RNG seed for tie-breaking among equal candidates (tests, reproducible traces).
-    /// Unset: a fresh seed per statement.
-    #[serde(default)]
-    pub seed: Option<u64>,
-    /// Location cache timing.
-    #[serde(default)]
-    pub cache: crate::topology::CacheConfig,
-    /// Route log: a JSON-lines file that gets one line per routed request (gateway connection
-    /// id, per-connection request number, command, the first 200 bytes of the SQL, consistency,
-    /// the server actually used, its role, the partition, why the session was sticky, the number
-    /// of attempts). Written by a background thread; lines are dropped (and counted in the log)
-    /// rather than slowing sessions down when the disk cannot keep up. Unset: no route log.
-    #[serde(default)]
-    pub route_log: Option<std::path::PathBuf>,
-    /// Connection attempts per request when servers fail (`connect_observer_max_retries`,
-    /// docs/routing.md §7; 2–5). The bound is the largest of this and 2 × candidates + 1, and each
-    /// candidate is tried at most once per request. Default 3.
-    #[serde(default = "default_connect_retries")]
-    pub connect_observer_max_retries: usize,
-}
-
-fn default_sys_user() -> String {
-    "proxyro@sys".into()
-}
-
-fn default_connect_retries() -> usize {
-    3
-}
-
-fn default_tenant() -> String {
-    "sys".into()
-}
-
 /// Client-facing listener settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -254,67 +183,6 @@ pub struct BackendConfig {
     pub client_identity: bool,
 }
 
-/// Authentication plugin the gateway asks a client to use for an account.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum AuthPlugin {
-    /// SHA1 challenge-response (MySQL 5.x, MariaDB default).
-    #[serde(rename = "mysql_native_password")]
-    NativePassword,
-    /// SHA256 challenge-response with a fast path and RSA full authentication (MySQL 8 default).
-    #[serde(rename = "caching_sha2_password")]
-    CachingSha2Password,
-    /// MariaDB's Ed25519 signature of a nonce (client plugin `client_ed25519`); needs `password`.
-    #[serde(rename = "ed25519")]
-    Ed25519,
-}
-
-impl AuthPlugin {
-    /// The plugin's protocol name.
-    pub fn name(self) -> &'static str {
-        match self {
-            AuthPlugin::NativePassword => "mysql_native_password",
-            AuthPlugin::CachingSha2Password => "caching_sha2_password",
-            AuthPlugin::Ed25519 => crate::protocol::ed25519::CLIENT_PLUGIN,
-        }
-    }
-}
-
-/// One account.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UserConfig {
-    /// Login name, as the client sends it.
-    pub name: String,
-    /// Plain-text password (may be empty). Either this or `password_hash` must be set.
-    #[serde(default)]
-    pub password: Option<String>,
-    /// Stored `mysql_native_password` hash as in `mysql.user` (`*` followed by 40 hex digits), used
-    /// instead of a plain password. Only works with `auth_plugin = "mysql_native_password"`.
-    #[serde(default)]
-    pub password_hash: Option<String>,
-    /// Plugin the client is asked to authenticate with: `mysql_native_password` (default),
-    /// `caching_sha2_password` or `ed25519` (MariaDB's; the last two need `password`).
-    #[serde(default = "default_plugin")]
-    pub auth_plugin: AuthPlugin,
-    /// Database selected when the client connects without one.
-    #[serde(default)]
-    pub default_database: Option<String>,
-    /// OceanBase tenant of this account: the tenant of its logins that name none, and the only
-    /// tenant it may log in to (`name@other` is refused with ERROR 1045). Unset: the account may
-    /// name any tenant of the topology (docs/routing.md §14).
-    #[serde(default)]
-    pub tenant: Option<String>,
-    /// May run the gateway's admin commands (`SHOW PROXYCONFIG`, `ALTER PROXYCONFIG`,
-    /// `SHOW PROXYSESSION`, `KILL PROXYSESSION`, `SHOW PROXYCONGESTION`, `SHOW PROXYSTAT`).
-    /// Others get ERR 1227. Default false.
-    #[serde(default)]
-    pub admin: bool,
-    /// The account may only log in over TLS (MySQL's `REQUIRE SSL`): a plain-TCP login is
-    /// refused with ERROR 1045 (and a log line saying why). Default false.
-    #[serde(default)]
-    pub require_tls: bool,
-}
-
 /// Logging settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -384,9 +252,6 @@ fn default_shutdown_grace() -> u64 {
 }
 fn default_connect_timeout() -> u64 {
     5000
-}
-fn default_plugin() -> AuthPlugin {
-    AuthPlugin::NativePassword
 }
 fn default_log_level() -> String {
     "info".into()
@@ -495,31 +360,6 @@ impl Config {
     /// Backend connect timeout.
     pub fn connect_timeout(&self) -> Duration {
         Duration::from_millis(self.backend.connect_timeout_ms)
-    }
-}
-
-fn validate_user(u: &UserConfig) -> Result<(), ConfigError> {
-    let who = format!("user {:?}", u.name);
-    if u.name.is_empty() {
-        return Err(ConfigError::Invalid("a user has an empty name".into()));
-    }
-    match (&u.password, &u.password_hash) {
-        (Some(_), Some(_)) => {
-            Err(ConfigError::Invalid(format!("{who}: set either password or password_hash, not both")))
-        }
-        (None, None) => Err(ConfigError::Invalid(format!("{who}: set password or password_hash"))),
-        (None, Some(h)) => {
-            if u.auth_plugin != AuthPlugin::NativePassword {
-                return Err(ConfigError::Invalid(format!(
-                    "{who}: password_hash needs auth_plugin = \"mysql_native_password\" \
-                     (caching_sha2_password and ed25519 need the plain password to log in to the backend)"
-                )));
-            }
-            crate::protocol::auth::parse_native_hash(h)
-                .map(|_| ())
-                .ok_or_else(|| ConfigError::Invalid(format!("{who}: password_hash must be '*' and 40 hex digits")))
-        }
-        (Some(_), None) => Ok(()),
     }
 }
 
