@@ -294,17 +294,22 @@ impl<'a> Session<'a> {
             // A backend that goes away while the client is idle ends the session: the client sees
             // its connection close (as with a server), not an in-band error on its next command.
             let next = tokio::select! {
+                biased;
+                () = relay::killed(&mut self.killed) => {
+                    info!("session killed");
+                    return Ok(());
+                }
                 next = super::next_command::read(self.front.wire, self.shared) => next?,
                 why = backend_gone(&mut self.backend.wire) => {
                     info!(why, "backend connection ended while the client was idle; closing the client");
                     return Ok(());
                 }
-                () = relay::killed(&mut self.killed) => {
-                    info!("session killed");
-                    return Ok(());
-                }
             };
             let Some(packet) = next else { return Ok(()) };
+            if relay::is_killed(&self.killed) {
+                info!("session killed");
+                return Ok(());
+            }
             let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
             if let Some(internal) = internal::recognise(&packet.payload) {
                 let caller = internal::Caller {

@@ -48,6 +48,13 @@ pub async fn killed(kill: &mut KillSignal) {
     }
 }
 
+/// Whether the session was killed already: checked after a command is read, so that a command
+/// the client sent after its KILL was acknowledged is never answered (the read and the kill may
+/// be ready at the same moment).
+pub fn is_killed(kill: &KillSignal) -> bool {
+    kill.as_ref().is_some_and(|k| *k.borrow())
+}
+
 /// Relays the server's answer to one command until the tracker says it is complete.
 pub async fn answer<B, C>(
     backend: &mut Wire<B>,
@@ -149,10 +156,6 @@ where
             Err(e) => return Err(lost(e, sent_any)),
         }
     }
-}
-
-fn is_killed(kill: &KillSignal) -> bool {
-    kill.as_ref().is_some_and(|k| *k.borrow())
 }
 
 /// The relay stopped for a kill: at a packet boundary the client can be told, inside a packet

@@ -335,16 +335,17 @@ impl<'a> RoutedSession<'a> {
                 let mut read = std::pin::pin!(crate::session::next_command::read(self.front.wire, self.shared));
                 loop {
                     tokio::select! {
+                        biased;
+                        () = crate::session::relay::killed(&mut killed) => {
+                            info!("session killed");
+                            return Ok(());
+                        }
                         read = &mut read => break Some(read),
                         () = &mut timer => {
                             if tokio::time::Instant::now() >= deadline {
                                 break None;
                             }
                             timer.as_mut().reset(deadline);
-                        }
-                        () = crate::session::relay::killed(&mut killed) => {
-                            info!("session killed");
-                            return Ok(());
                         }
                     }
                 }
@@ -354,6 +355,10 @@ impl<'a> RoutedSession<'a> {
                 return Ok(());
             };
             let Some(next) = read? else { return Ok(()) };
+            if crate::session::relay::is_killed(&killed) {
+                info!("session killed");
+                return Ok(());
+            }
             let flow = self.command(next.cmd, &next.payload, next.reply_seq).await;
             let flow = self.after_request(flow).await?;
             self.reg.idle(self.state.database());
