@@ -5,6 +5,9 @@
 //!
 //! * [`Topology`] — the layout (zones, servers, tables, placement) and the test's own routing
 //!   oracle (partition of a key, leaders, weak-read target).
+//! * [`Layout`] — the standard layout above, or the gateway's embedded demo topology.
+//! * [`Servers`] — the servers started and provisioned, before the gateway (a test adds its tables
+//!   and accounts, or puts a stand-in at a server's address).
 //! * [`Cluster`] — the running servers and gateway; kill / restart a server by name.
 //! * [`start_reference`] — one extra MariaDB with the same schema and rows, no gateway: what the
 //!   workload's results are compared with.
@@ -30,30 +33,82 @@ pub const APP_USER: &str = "app";
 /// Its password.
 pub const APP_PASSWORD: &str = "app-Pw.7";
 
+/// What the servers play, and how the gateway learns the layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// [`Topology::standard`] with `sbtest_tables` sysbench tables `sbtest.sbtest1..n` (prepared on
+    /// every server by the test): its schema and rows on every server, the topology written to a
+    /// file, a route log, and the test's own oracle ([`Cluster::topology`]). Small servers
+    /// ([`server_options`]).
+    Standard {
+        /// How many sysbench tables the topology declares.
+        sbtest_tables: u32,
+    },
+    /// The gateway's embedded demo topology (`topology = "demo"`, IDC idc1, seed 3): servers
+    /// s1–s3, each with the HASH(c1) table `test.t0` (rows 0 and 123). Full-size servers
+    /// ([`MariaDbOptions::default`]): the large-packet tests need their packet size.
+    Demo,
+}
+
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct ClusterOptions {
     /// Prefix of the servers' directory names.
-    pub name: &'static str,
-    /// sysbench tables `sbtest.sbtest1..n` in the topology (prepared on every server by the test).
-    pub sbtest_tables: u32,
+    pub name: String,
+    /// The layout.
+    pub layout: Layout,
     /// General log on every server.
     pub general_log: bool,
-    /// Extra TOML appended to the gateway configuration (pool size, timers).
+    /// Native-password accounts created on every server (all privileges). The standard layout
+    /// always has [`APP_USER`]; [`Cluster::start`] adds it to the demo layout.
+    pub accounts: Vec<(String, String)>,
+    /// Extra `mariadbd` arguments for every server (`--autocommit=0`).
+    pub server_args: Vec<String>,
+    /// TLS on every server (its certificate, key and CA); `None`: plain TCP.
+    pub tls: Option<crate::tls::ServerTlsFiles>,
+    /// Extra TOML appended to the gateway configuration by [`Cluster::start`] (pool size, timers).
     pub extra_toml: String,
 }
 
 impl ClusterOptions {
-    /// General log on, no sysbench tables, no extra configuration.
-    pub fn new(name: &'static str) -> Self {
-        ClusterOptions { name, sbtest_tables: 0, general_log: true, extra_toml: String::new() }
+    /// The standard layout without sysbench tables, general log on, no extra configuration.
+    pub fn new(name: &str) -> Self {
+        ClusterOptions {
+            name: name.to_string(),
+            layout: Layout::Standard { sbtest_tables: 0 },
+            general_log: true,
+            accounts: Vec::new(),
+            server_args: Vec::new(),
+            tls: None,
+            extra_toml: String::new(),
+        }
     }
+
+    /// The demo layout, general log on.
+    pub fn demo(name: &str) -> Self {
+        ClusterOptions { layout: Layout::Demo, ..Self::new(name) }
+    }
+
+    /// Adds a native-password account on every server.
+    pub fn account(mut self, user: &str, password: &str) -> Self {
+        self.accounts.push((user.to_string(), password.to_string()));
+        self
+    }
+}
+
+/// Servers started and provisioned, before a gateway routes over them: a test adds its own tables
+/// and accounts ([`Servers::on_every_server`]), then [`Servers::route`] starts the gateway.
+pub struct Servers {
+    topology: Option<Topology>,
+    servers: Vec<(String, MariaDb)>,
+    /// What the gateway is told each server's address is (a test may put a stand-in there).
+    addresses: Vec<(String, SocketAddr)>,
+    name: String,
 }
 
 /// The running cluster.
 pub struct Cluster {
-    /// Layout and oracle.
-    pub topology: Topology,
+    topology: Option<Topology>,
     /// The gateway (dropped before the servers).
     pub gw: Gateway,
     servers: Vec<(String, MariaDb)>,
@@ -87,16 +142,29 @@ fn provision(db: &MariaDb, topology: &Topology) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts one MariaDB per topology server (in parallel), provisioned identically.
-fn start_servers(opts: &ClusterOptions, topology: &Topology) -> anyhow::Result<Vec<(String, MariaDb)>> {
+/// The demo layout's table.
+fn provision_demo(db: &MariaDb) -> anyhow::Result<()> {
+    db.sql(
+        "CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
+         INSERT INTO t0 VALUES (0,'a'),(123,'a'); COMMIT",
+    )?;
+    Ok(())
+}
+
+/// Starts one MariaDB per server name (in parallel), each provisioned by `provision`.
+fn start_servers(
+    prefix: &str,
+    names: &[&str],
+    options: &MariaDbOptions,
+    provision: &(dyn Fn(&MariaDb) -> anyhow::Result<()> + Sync),
+) -> anyhow::Result<Vec<(String, MariaDb)>> {
     std::thread::scope(|scope| {
-        let handles: Vec<_> = topology
-            .server_names()
-            .into_iter()
+        let handles: Vec<_> = names
+            .iter()
             .map(|name| {
                 scope.spawn(move || -> anyhow::Result<(String, MariaDb)> {
-                    let db = MariaDb::start_with(&format!("{}-{name}", opts.name), server_options(opts.general_log))?;
-                    provision(&db, topology)?;
+                    let db = MariaDb::start_with(&format!("{prefix}-{name}"), options.clone())?;
+                    provision(&db)?;
                     Ok((name.to_string(), db))
                 })
             })
@@ -112,27 +180,126 @@ pub fn start_reference(name: &str, topology: &Topology) -> anyhow::Result<MariaD
     Ok(db)
 }
 
-impl Cluster {
-    /// Starts the servers, writes the topology, starts the gateway routing over them.
-    pub fn start(opts: ClusterOptions) -> anyhow::Result<Cluster> {
-        let topology = Topology::standard(opts.sbtest_tables);
-        let servers = start_servers(&opts, &topology)?;
-        let dir = crate::scratch_dir(&format!("{}-cluster", opts.name))?;
-        let addrs: HashMap<String, SocketAddr> = servers.iter().map(|(n, db)| (n.clone(), db.addr())).collect();
-        let topo_path = dir.join("topology.toml");
-        std::fs::write(&topo_path, topology.to_toml(&addrs))?;
+impl Servers {
+    /// Starts and provisions the servers of `opts.layout`, with `opts.accounts` on each.
+    pub fn start(opts: &ClusterOptions) -> anyhow::Result<Servers> {
+        let accounts = |db: &MariaDb| -> anyhow::Result<()> {
+            for (user, password) in &opts.accounts {
+                db.create_user(user, password)?;
+            }
+            Ok(())
+        };
+        let (topology, servers) = match opts.layout {
+            Layout::Standard { sbtest_tables } => {
+                let topology = Topology::standard(sbtest_tables);
+                let names = topology.server_names();
+                let provision = |db: &MariaDb| provision(db, &topology).and_then(|()| accounts(db));
+                let mut options = server_options(opts.general_log);
+                options.extra_args.extend(opts.server_args.iter().cloned());
+                options.tls = opts.tls.clone();
+                let servers = start_servers(&opts.name, &names, &options, &provision)?;
+                (Some(topology), servers)
+            }
+            Layout::Demo => {
+                let options = MariaDbOptions {
+                    general_log: opts.general_log,
+                    extra_args: opts.server_args.clone(),
+                    tls: opts.tls.clone(),
+                    ..MariaDbOptions::default()
+                };
+                let provision = |db: &MariaDb| provision_demo(db).and_then(|()| accounts(db));
+                (None, start_servers(&opts.name, &["s1", "s2", "s3"], &options, &provision)?)
+            }
+        };
+        let addresses = servers.iter().map(|(n, db)| (n.clone(), db.addr())).collect();
+        Ok(Servers { topology, servers, addresses, name: opts.name.clone() })
+    }
+
+    /// The first server (s1): the gateway configuration's `[backend]`, and where the demo
+    /// topology's primary zone runs statements without a table.
+    pub fn first(&self) -> &MariaDb {
+        &self.servers[0].1
+    }
+
+    /// Every server with its name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &MariaDb)> {
+        self.servers.iter().map(|(n, db)| (n.as_str(), db))
+    }
+
+    /// Runs `sql` as root on every server.
+    pub fn on_every_server(&self, sql: &str) -> anyhow::Result<()> {
+        for (_, db) in &self.servers {
+            db.sql(sql)?;
+        }
+        Ok(())
+    }
+
+    /// Stops server `name` and tells the gateway that `addr` is that server (a black hole, a
+    /// proxy in between).
+    pub fn stand_in(&mut self, name: &str, addr: SocketAddr) {
+        self.servers.retain(|(n, _)| n != name);
+        for (n, a) in &mut self.addresses {
+            if n == name {
+                *a = addr;
+            }
+        }
+    }
+
+    /// A gateway configuration whose `[backend]` is the first server, with no accounts.
+    pub fn gateway_config(&self) -> anyhow::Result<GatewayConfig> {
+        GatewayConfig::new(self.first().addr())
+    }
+
+    /// Starts the gateway with `gateway_toml` (everything but the `[routing]` table) and the
+    /// `[routing]` table of the layout.
+    pub fn route(self, gateway_toml: &str) -> anyhow::Result<Cluster> {
+        let addrs: Vec<String> = self.addresses.iter().map(|(n, a)| format!("{n} = \"{a}\"")).collect();
+        let addrs = addrs.join(", ");
+        let dir = crate::scratch_dir(&format!("{}-cluster", self.name))?;
         let route_log = dir.join("route.jsonl");
-        let backend = servers.first().map(|(_, db)| db.addr()).context("no servers")?;
-        let mut toml = GatewayConfig::new(backend)?.user(UserEntry::native(APP_USER, APP_PASSWORD)).to_toml();
-        toml += &format!(
-            "\n[routing]\ntopology = {:?}\nidc = {:?}\nseed = 11\nroute_log = {:?}\n",
-            topo_path.display().to_string(),
-            topology.idc,
-            route_log.display().to_string()
-        );
-        toml += &opts.extra_toml;
-        let gw = Gateway::start(&toml)?;
-        Ok(Cluster { topology, gw, servers, route_log })
+        let log = route_log.display().to_string();
+        let routing = match &self.topology {
+            Some(topology) => {
+                let topo_path = dir.join("topology.toml");
+                let addresses: HashMap<String, SocketAddr> = self.addresses.iter().cloned().collect();
+                std::fs::write(&topo_path, topology.to_toml(&addresses))?;
+                let topo = topo_path.display().to_string();
+                format!("[routing]\ntopology = {topo:?}\nidc = {:?}\nseed = 11\nroute_log = {log:?}\n", topology.idc)
+            }
+            None => format!(
+                "[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nroute_log = {log:?}\n\
+                 server_addresses = {{ {addrs} }}\n"
+            ),
+        };
+        let gw = Gateway::start(&format!("{gateway_toml}\n{routing}"))?;
+        Ok(Cluster { topology: self.topology, gw, servers: self.servers, route_log })
+    }
+}
+
+impl Servers {
+    /// [`Servers::route`] with the default configuration of [`Servers::gateway_config`].
+    pub fn route_default(self) -> anyhow::Result<Cluster> {
+        let toml = self.gateway_config()?.to_toml();
+        self.route(&toml)
+    }
+}
+
+impl Cluster {
+    /// Starts the servers of `opts`, then the gateway routing over them with the app account and
+    /// `opts.extra_toml`.
+    pub fn start(mut opts: ClusterOptions) -> anyhow::Result<Cluster> {
+        if opts.layout == Layout::Demo && !opts.accounts.iter().any(|(user, _)| user == APP_USER) {
+            opts = opts.account(APP_USER, APP_PASSWORD);
+        }
+        let servers = Servers::start(&opts)?;
+        let config = servers.gateway_config()?.user(UserEntry::native(APP_USER, APP_PASSWORD));
+        servers.route(&format!("{}\n{}", config.to_toml(), opts.extra_toml))
+    }
+
+    /// The layout and the test's oracle (the standard layout only: the demo topology is the
+    /// gateway's own).
+    pub fn topology(&self) -> &Topology {
+        self.topology.as_ref().unwrap_or_else(|| panic!("the demo layout has no oracle"))
     }
 
     /// The server named `name` (`s1` …).
@@ -163,9 +330,20 @@ impl Cluster {
         Ok(())
     }
 
+    /// The first server (s1).
+    pub fn first(&self) -> &MariaDb {
+        &self.servers[0].1
+    }
+
     /// The gateway's route log so far.
     pub fn route_log(&self) -> Vec<RouteRecord> {
         route_log::read(&self.route_log)
+    }
+
+    /// The gateway, the servers in name order (s1, s2, …) and the route log's path, for a test
+    /// that keeps them in its own fixture.
+    pub fn into_parts(self) -> (Gateway, Vec<MariaDb>, PathBuf) {
+        (self.gw, self.servers.into_iter().map(|(_, db)| db).collect(), self.route_log)
     }
 
     /// Every server's general log so far, by server name.

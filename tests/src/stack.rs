@@ -86,29 +86,3 @@ pub fn shared(
 
 /// Default timeout for waiting on a peer in raw-protocol tests.
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Three MariaDB servers `<prefix>-s1` … `-s3` playing the demo topology's s1–s3, each with the
-/// HASH(c1) table `test.t0` (rows 0 and 123) and the native-password accounts `users`.
-pub fn demo_servers(prefix: &str, users: &[(&str, &str)]) -> anyhow::Result<Vec<MariaDb>> {
-    let mut servers = Vec::new();
-    for i in 1..=3 {
-        let db = MariaDb::start(&format!("{prefix}-s{i}"))?;
-        db.sql(
-            "CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
-                INSERT INTO t0 VALUES (0,'a'),(123,'a')",
-        )?;
-        for (user, password) in users {
-            db.create_user(user, password)?;
-        }
-        servers.push(db);
-    }
-    Ok(servers)
-}
-
-/// The `[routing]` table routing over `servers` (s1, s2, … in order) with the embedded demo
-/// topology, IDC idc1 and a fixed seed.
-pub fn demo_routing(servers: &[MariaDb]) -> String {
-    let addrs: Vec<String> =
-        servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-    format!("[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n", addrs.join(", "))
-}

@@ -4,7 +4,8 @@
 //! MariaDB servers play OceanBase: `sys1` is the sys tenant of cluster `c1` (rslist: a dead
 //! port, then `sys1`), whose servers are `a1`, `a2`; `sys2` is the sys tenant of cluster `c2`
 //! (rslist from the config server) and one of its servers, with `a3`. Tenants: `t1` on
-//! a1, a2 and `t3` on a1 (c1); `t2` on sys2 and `t4` on sys2, a3 (c2). The view tables list
+//! a1, a2, `t3` on a1 and `t5` on a1 (c1; the refresh test adds sys1 to t5 only, so that the
+//! other tests' view of t3 stays fixed whatever order they run in); `t2` on sys2 and `t4` on sys2, a3 (c2). The view tables list
 //! the real `127.0.0.1:<port>` addresses, so routed statements run there and the general logs
 //! show where. The config server is a real HTTP server (`gateway_tests::config_server`)
 //! answering c2's entry and a cluster list with `c3` (same servers as c2) and `c5` (non-JSON).
@@ -45,8 +46,9 @@ async fn start() -> anyhow::Result<Fixture> {
     let z = |db: &MariaDb| sys_tenant::server_sql(db.addr(), "z1");
     let mut c1 = sys_tenant::zone_sql("z1", "hz") + &z(&a1) + &z(&a2);
     c1 += &(sys_tenant::tenant_sql(1002, "t1", "z1") + &sys_tenant::tenant_sql(1006, "t3", "z1"));
+    c1 += &sys_tenant::tenant_sql(1010, "t5", "z1");
     c1 += &(sys_tenant::dummy_sql("t1", a1.addr()) + &sys_tenant::dummy_sql("t1", a2.addr()));
-    c1 += &sys_tenant::dummy_sql("t3", a1.addr());
+    c1 += &(sys_tenant::dummy_sql("t3", a1.addr()) + &sys_tenant::dummy_sql("t5", a1.addr()));
     sys1.cli().sql(&c1)?;
     let mut c2 = sys_tenant::zone_sql("z1", "sh") + &z(&sys2) + &z(&a3);
     c2 += &(sys_tenant::tenant_sql(1004, "t2", "z1") + &sys_tenant::tenant_sql(1008, "t4", "z1"));
@@ -253,18 +255,18 @@ async fn config_server_is_asked_once_and_its_failures_are_clear() {
 #[tokio::test]
 async fn a_server_added_to_the_views_is_used_after_a_refresh() {
     let f = fixture().await;
-    let m = select_marker(f, "app@t3#c1", "before").await;
+    let m = select_marker(f, "app@t5#c1", "before").await;
     assert_eq!(where_ran(f, &m), ["a1"]);
-    // sys1 joins c1 and hosts t3 from now on.
-    let add = sys_tenant::server_sql(f.sys1.addr(), "z1") + &sys_tenant::dummy_sql("t3", f.sys1.addr());
+    // sys1 joins c1 and hosts t5 from now on.
+    let add = sys_tenant::server_sql(f.sys1.addr(), "z1") + &sys_tenant::dummy_sql("t5", f.sys1.addr());
     f.sys1.cli().sql(&add).expect("add server");
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut mconn = log_in(f, "app@t3#c1", None).await.expect("login");
+    let mut mconn = log_in(f, "app@t5#c1", None).await.expect("login");
     loop {
         let m = marker("after");
         query_one(&mut mconn, &format!("SELECT '{m}'")).await.expect("select");
         let at = where_ran(f, &m);
-        assert!(at == ["a1"] || at == ["sys1"], "t3 ran on {at:?}");
+        assert!(at == ["a1"] || at == ["sys1"], "t5 ran on {at:?}");
         if at == ["sys1"] {
             break;
         }

@@ -39,6 +39,7 @@ use gateway::dataplane::{
 };
 use gateway::protocol::frame::Wire;
 use gateway::tls::Stream;
+use gateway_tests::cluster::{ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, connect_with, query_one, query_values};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb};
 use mysql_async::prelude::*;
@@ -691,16 +692,9 @@ const BLOB_BYTES: usize = 4 * MIB;
 fn ran_on(servers: &[MariaDb], marker: &str) -> Vec<(usize, u32)> {
     let mut out = Vec::new();
     for (i, db) in servers.iter().enumerate() {
-        for line in db.general_log().lines().filter(|l| l.contains(marker)) {
-            // `[time]\t<thread> Query\t<text>`: the field before the statement.
-            let fields: Vec<&str> = line.split('\t').collect();
-            let thread = fields.iter().find_map(|f| {
-                let mut w = f.split_whitespace();
-                let id = w.next()?.parse::<u32>().ok()?;
-                (w.next() == Some("Query") && w.next().is_none()).then_some(id)
-            });
-            if let Some(t) = thread {
-                out.push((i, t));
+        for e in gateway_tests::general_log::parse(&db.general_log()) {
+            if e.command == "Query" && e.text.contains(marker) {
+                out.push((i, e.thread as u32));
             }
         }
     }
@@ -746,21 +740,14 @@ fn metric(port: u16, name: &str) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pinned_routed_session_is_spliced() {
     skip_if!("ebpf_splice/pinned_routed_session_is_spliced", skip_reason());
-    let servers: Vec<MariaDb> =
-        (1..=3).map(|i| MariaDb::start(&format!("splice-routed-s{i}")).expect("mariadb")).collect();
+    let demo = Servers::start(&ClusterOptions::demo("splice-routed")).expect("mariadb");
     let metrics = gateway_tests::free_port().expect("port");
-    let mut toml = GatewayConfig::new(servers[0].addr()).expect("config").to_toml();
-    let addrs: Vec<String> =
-        servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-    toml.push_str(&format!(
-        "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n",
-        addrs.join(", ")
-    ));
+    let mut toml = demo.gateway_config().expect("config").to_toml();
     // Budget above the exchange (see `mariadb_session_through_gateway`).
     toml.push_str(&format!(
         "\n[dataplane]\nsplice = true\nsplice_budget_bytes = 268435456\nmetrics_address = \"127.0.0.1:{metrics}\"\n"
     ));
-    let gw = Gateway::start(&toml).expect("gateway");
+    let (gw, servers, _) = demo.route(&toml).expect("gateway").into_parts();
     let url = gw.url("root", "", Some("test"));
     let open = || async { connect(&url).await.unwrap_or_else(|e| panic!("connect: {e}\n{}", gw.log_tail(4000))) };
     let (mut viewer, mut plain, mut pinned) = (open().await, open().await, open().await);

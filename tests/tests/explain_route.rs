@@ -2,25 +2,14 @@
 //! its three servers played by three real MariaDB instances (the demo topology's `t0` is
 //! HASH(c1) PARTITIONS 8; docs/partition.md §3: 123 % 8 = 3, and p3's leader in the topology is s2).
 
+use gateway_tests::cluster::{ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, query_values, value_string};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb};
 
-fn routing_section(servers: &[(&str, &MariaDb)]) -> String {
-    let addrs: Vec<String> = servers.iter().map(|(n, m)| format!("{n} = \"{}\"", m.addr())).collect();
-    format!(
-        "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n",
-        addrs.join(", ")
-    )
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn explain_route_names_the_hash_partition_leader() {
-    let s1 = MariaDb::start("route-s1").unwrap();
-    let s2 = MariaDb::start("route-s2").unwrap();
-    let s3 = MariaDb::start("route-s3").unwrap();
-    let mut toml = GatewayConfig::new(s1.addr()).unwrap().to_toml();
-    toml.push_str(&routing_section(&[("s1", &s1), ("s2", &s2), ("s3", &s3)]));
-    let gw = Gateway::start(&toml).unwrap();
+    let cluster = Servers::start(&ClusterOptions::demo("route")).unwrap().route_default().unwrap();
+    let (gw, s1, s2) = (&cluster.gw, cluster.server("s1"), cluster.server("s2"));
     let mut c = connect(&gw.url("root", "", Some("test"))).await.unwrap();
 
     let rows = query_values(&mut c, "EXPLAIN ROUTE SELECT /*+READ_CONSISTENCY(STRONG)*/ * FROM t0 WHERE c1=123")
@@ -51,7 +40,6 @@ async fn explain_route_names_the_hash_partition_leader() {
     let one = query_values(&mut c, "SELECT @@port").await.unwrap();
     assert_eq!(value_string(one[0][0].clone()).unwrap(), s1.port().to_string());
     drop(c);
-    drop(gw);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -9,52 +9,47 @@
 
 use std::sync::OnceLock;
 
+use gateway_tests::cluster::{Cluster, ClusterOptions, Servers};
 use gateway_tests::general_log;
 use gateway_tests::mysql::{connect, err_code, err_message, query_one};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
+use gateway_tests::UserEntry;
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 
 struct Routed {
-    servers: Vec<MariaDb>,
-    gw: Gateway,
+    c: Cluster,
 }
 
 static STACK: OnceLock<Routed> = OnceLock::new();
 
 fn stack() -> &'static Routed {
     STACK.get_or_init(|| {
-        let servers = gateway_tests::stack::demo_servers("held", &[]).unwrap_or_else(|e| panic!("servers: {e}"));
-        for s in &servers {
-            // An account without SUPER / READ_ONLY ADMIN: `read_only` applies to it.
-            s.sql(
+        let servers = Servers::start(&ClusterOptions::demo("held")).unwrap_or_else(|e| panic!("servers: {e}"));
+        // An account without SUPER / READ_ONLY ADMIN: `read_only` applies to it.
+        servers
+            .on_every_server(
                 "CREATE USER 'bob'@'127.0.0.1' IDENTIFIED BY 'bob-pw'; \
                  GRANT SELECT, INSERT, UPDATE, DELETE ON test.* TO 'bob'@'127.0.0.1'",
             )
             .unwrap_or_else(|e| panic!("bob: {e}"));
-        }
-        let mut toml = GatewayConfig::new(servers[0].addr())
-            .unwrap_or_else(|e| panic!("{e}"))
-            .user(UserEntry::native("bob", "bob-pw"))
-            .to_toml();
-        toml.push_str(&format!("\n{}", gateway_tests::stack::demo_routing(&servers)));
-        let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
-        Routed { servers, gw }
+        let config = servers.gateway_config().unwrap_or_else(|e| panic!("{e}"));
+        let toml = config.user(UserEntry::native("bob", "bob-pw")).to_toml();
+        Routed { c: servers.route(&toml).unwrap_or_else(|e| panic!("gateway: {e}")) }
     })
 }
 
 impl Routed {
     async fn conn(&self, user: &str, pw: &str) -> Conn {
-        connect(&self.gw.url(user, pw, Some("test")))
+        connect(&self.c.gw.url(user, pw, Some("test")))
             .await
-            .unwrap_or_else(|e| panic!("{e:?}\n{}", self.gw.log_tail(3000)))
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", self.c.gw.log_tail(3000)))
     }
 
     /// Rows of `t0` with `c2 = marker`, over all servers, read directly.
     fn rows_with(&self, marker: &str) -> usize {
-        self.servers
-            .iter()
-            .map(|s| {
+        self.c
+            .servers()
+            .map(|(_, s)| {
                 let n = s
                     .sql(&format!("SELECT COUNT(*) FROM test.t0 WHERE c2 = '{marker}'"))
                     .unwrap_or_else(|e| panic!("{e}"));
@@ -65,11 +60,10 @@ impl Routed {
 
     /// Names (s1…) of the servers whose general log has a statement containing `needle`.
     fn ran_on(&self, needle: &str) -> Vec<String> {
-        self.servers
-            .iter()
-            .enumerate()
+        self.c
+            .servers()
             .filter(|(_, s)| general_log::read(&s.general_log_path()).iter().any(|e| e.text.contains(needle)))
-            .map(|(i, _)| format!("s{}", i + 1))
+            .map(|(name, _)| name.to_string())
             .collect()
     }
 }
@@ -153,7 +147,7 @@ async fn read_only_transaction_and_read_only_server() {
     c.query_drop("ROLLBACK").await.expect("rollback");
     assert_eq!(st.rows_with("ro-txn"), 0);
 
-    let s1 = &st.servers[0];
+    let s1 = st.c.server("s1");
     s1.sql("SET GLOBAL read_only = 1").expect("read_only");
     let start = "START TRANSACTION READ WRITE";
     c.query_drop(start).await.expect("held");

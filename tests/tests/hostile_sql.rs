@@ -8,8 +8,9 @@
 
 use std::time::Duration;
 
+use gateway_tests::cluster::{Cluster, ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, err_code, query_one};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
+use gateway_tests::{Gateway, GatewayConfig, UserEntry};
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Error};
 
@@ -44,29 +45,28 @@ fn shapes() -> Vec<(&'static str, String)> {
 }
 
 struct Gateways {
-    servers: Vec<MariaDb>,
-    routed: Gateway,
+    routed: Cluster,
     one_to_one: Gateway,
 }
 
 fn start() -> Gateways {
-    let servers = gateway_tests::stack::demo_servers("hostile", &[APP]).unwrap_or_else(|e| panic!("servers: {e}"));
-    for db in &servers {
-        db.sql(&format!(
+    let servers = Servers::start(&ClusterOptions::demo("hostile").account(APP.0, APP.1))
+        .unwrap_or_else(|e| panic!("servers: {e}"));
+    servers
+        .on_every_server(&format!(
             "CREATE USER '{0}'@'127.0.0.1' IDENTIFIED BY '{1}'; GRANT SELECT, INSERT ON test.t0 TO '{0}'@'127.0.0.1'",
             LOW.0, LOW.1
         ))
         .unwrap_or_else(|e| panic!("{e}"));
-    }
-    let config = GatewayConfig::new(servers[0].addr())
+    let config = servers
+        .gateway_config()
         .unwrap_or_else(|e| panic!("{e}"))
         .user(UserEntry::native(LOW.0, LOW.1))
         .user(UserEntry::native(APP.0, APP.1));
-    let routed = format!("{}\n{}", config.to_toml(), gateway_tests::stack::demo_routing(&servers));
-    let routed = Gateway::start(&routed).unwrap_or_else(|e| panic!("routed gateway: {e}"));
+    let routed = servers.route(&config.to_toml()).unwrap_or_else(|e| panic!("routed gateway: {e}"));
     let config = GatewayConfig { listen_port: gateway_tests::free_port().unwrap(), ..config };
     let one_to_one = Gateway::start(&config.to_toml()).unwrap_or_else(|e| panic!("1:1 gateway: {e}"));
-    Gateways { servers, routed, one_to_one }
+    Gateways { routed, one_to_one }
 }
 
 /// An answer of the statement's own: a result or a server error. A lost connection (the gateway
@@ -132,11 +132,11 @@ async fn bystander_survives(mode: &str, gw: &Gateway, key: i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_statements_never_take_the_gateway_down() {
     let g = start();
-    bystander_survives("routed", &g.routed, 5_001).await;
+    bystander_survives("routed", &g.routed.gw, 5_001).await;
     bystander_survives("1:1", &g.one_to_one, 5_002).await;
     // The routed gateway executed the attack on the servers (they answered), not only locally.
     let mut seen = 0;
-    for db in &g.servers {
+    for (_, db) in g.routed.servers() {
         let log = std::fs::read_to_string(db.general_log_path()).unwrap_or_default();
         seen += log.matches("SELECT * FROM t0 WHERE c1 IN (0,1,2,3,").count();
     }

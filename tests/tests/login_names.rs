@@ -5,6 +5,7 @@
 
 use std::sync::OnceLock;
 
+use gateway_tests::cluster::{ClusterOptions, Servers};
 use gateway_tests::mysql::{connect_with, err_code, err_message, query_one};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
 use mysql_async::{ChangeUserOpts, Conn};
@@ -37,16 +38,12 @@ struct Routed {
 }
 
 fn start_routed() -> anyhow::Result<Routed> {
-    let mut servers = Vec::new();
-    for i in 1..=3 {
-        let db = MariaDb::start(&format!("login-names-s{i}"))?;
-        db.sql("CREATE TABLE t (a INT)")?;
-        for (user, pw) in [("alice", ALICE_PW), ("carol", CAROL_PW), (DASHED, "dash-pw"), ("dora", "dora-pw")] {
-            db.create_user(user, pw)?;
-        }
-        servers.push(db);
-    }
-    let mut toml = GatewayConfig::new(servers[0].addr())?
+    let accounts = [("alice", ALICE_PW), ("carol", CAROL_PW), (DASHED, "dash-pw"), ("dora", "dora-pw")];
+    let opts = accounts.iter().fold(ClusterOptions::demo("login-names"), |o, (user, pw)| o.account(user, pw));
+    let servers = Servers::start(&opts)?;
+    servers.on_every_server("CREATE TABLE t (a INT)")?;
+    let mut toml = servers
+        .gateway_config()?
         .user(UserEntry::native("alice", ALICE_PW))
         .user(UserEntry::native(DASHED, "dash-pw"))
         .user(UserEntry::caching_sha2("dora", "dora-pw"))
@@ -54,10 +51,7 @@ fn start_routed() -> anyhow::Result<Routed> {
     toml.push_str(&format!(
         "\n[[users]]\nname = \"carol\"\npassword = \"{CAROL_PW}\"\nauth_plugin = \"caching_sha2_password\"\ntenant = \"sys\"\n"
     ));
-    let addrs: Vec<String> =
-        servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-    toml.push_str(&format!("\n[routing]\ntopology = \"demo\"\nserver_addresses = {{ {} }}\n", addrs.join(", ")));
-    let gw = Gateway::start(&toml)?;
+    let (gw, servers, _) = servers.route(&toml)?.into_parts();
     Ok(Routed { _servers: servers, gw })
 }
 

@@ -7,10 +7,11 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use gateway_tests::clients;
+use gateway_tests::cluster::{Cluster, ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, query_values, value_string};
 use gateway_tests::raw::{Outcome, RawConn};
-use gateway_tests::stack::{demo_routing, demo_servers, shared, Stack};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb, MariaDbOptions, UserEntry};
+use gateway_tests::stack::{shared, Stack};
+use gateway_tests::{Gateway, MariaDb, UserEntry};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 
@@ -53,23 +54,16 @@ fn one() -> &'static Stack {
 }
 
 /// The three demo servers with a routing gateway.
-struct Routed {
-    servers: Vec<MariaDb>,
-    gw: Gateway,
-}
+static ROUTED: OnceLock<Result<Cluster, String>> = OnceLock::new();
 
-static ROUTED: OnceLock<Result<Routed, String>> = OnceLock::new();
-
-fn routed() -> &'static Routed {
-    let start = || -> anyhow::Result<Routed> {
-        let servers = demo_servers("mdbsess-r", &[("alice", "alice-pw")])?;
-        for s in &servers {
+fn routed() -> &'static Cluster {
+    let start = || -> anyhow::Result<Cluster> {
+        let servers = Servers::start(&ClusterOptions::demo("mdbsess-r").account("alice", "alice-pw"))?;
+        for (_, s) in servers.iter() {
             setup(s)?;
         }
-        let mut toml = GatewayConfig::new(servers[0].addr())?.user(UserEntry::native("alice", "alice-pw")).to_toml();
-        toml.push_str(&demo_routing(&servers));
-        let gw = Gateway::start(&toml)?;
-        Ok(Routed { servers, gw })
+        let toml = servers.gateway_config()?.user(UserEntry::native("alice", "alice-pw")).to_toml();
+        servers.route(&toml)
     };
     match ROUTED.get_or_init(|| start().map_err(|e| format!("{e:#}"))) {
         Ok(r) => r,
@@ -124,32 +118,26 @@ fn procedure_result_set_with_an_open_cursor_comes_whole() {
 /// Three demo servers started with `--autocommit=0`, a 1:1 gateway in front of the first and a
 /// routing gateway over all three.
 struct NoAutocommit {
-    servers: Vec<MariaDb>,
     one: Gateway,
-    routed: Gateway,
+    routed: Cluster,
 }
 
 static NO_AUTOCOMMIT: OnceLock<Result<NoAutocommit, String>> = OnceLock::new();
 
 fn no_autocommit() -> &'static NoAutocommit {
     let start = || -> anyhow::Result<NoAutocommit> {
-        let mut servers = Vec::new();
-        for i in 1..=3 {
-            let opts = MariaDbOptions { extra_args: vec!["--autocommit=0".into()], ..MariaDbOptions::default() };
-            let db = MariaDb::start_with(&format!("mdbsess-ac{i}"), opts)?;
-            db.sql(
-                "CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
-                    CREATE TABLE ac (v VARCHAR(64)); COMMIT",
-            )?;
-            db.create_user("alice", "alice-pw")?;
-            servers.push(db);
-        }
-        let config = GatewayConfig::new(servers[0].addr())?.user(UserEntry::native("alice", "alice-pw"));
-        let one = Gateway::start(&config.to_toml())?;
-        let mut toml = GatewayConfig::new(servers[0].addr())?.user(UserEntry::native("alice", "alice-pw")).to_toml();
-        toml.push_str(&demo_routing(&servers));
-        let routed = Gateway::start(&toml)?;
-        Ok(NoAutocommit { servers, one, routed })
+        let mut opts = ClusterOptions::demo("mdbsess-ac").account("alice", "alice-pw");
+        opts.server_args.push("--autocommit=0".into());
+        let servers = Servers::start(&opts)?;
+        servers.on_every_server("CREATE TABLE ac (v VARCHAR(64)); COMMIT")?;
+        // Two configurations: each gateway listens on its own port.
+        let alice = || -> anyhow::Result<String> {
+            Ok(servers.gateway_config()?.user(UserEntry::native("alice", "alice-pw")).to_toml())
+        };
+        let one = Gateway::start(&alice()?)?;
+        let toml = alice()?;
+        let routed = servers.route(&toml)?;
+        Ok(NoAutocommit { one, routed })
     };
     match NO_AUTOCOMMIT.get_or_init(|| start().map_err(|e| format!("{e:#}"))) {
         Ok(r) => r,
@@ -162,7 +150,7 @@ fn no_autocommit() -> &'static NoAutocommit {
 #[test]
 fn greeting_reports_the_servers_autocommit() {
     let s = no_autocommit();
-    let endpoints = [("direct", s.servers[0].port()), ("1:1", s.one.port()), ("routed", s.routed.port())];
+    let endpoints = [("direct", s.routed.first().port()), ("1:1", s.one.port()), ("routed", s.routed.gw.port())];
     for (what, port) in endpoints {
         let value = format!("ac-{}", what.replace(':', ""));
         let out = clients::python(
@@ -174,7 +162,7 @@ fn greeting_reports_the_servers_autocommit() {
         assert_eq!(kv.get("inserted"), Some(&value), "{what}: {out:?}");
         assert_eq!(kv.get("session_autocommit").map(String::as_str), Some("1"), "{what}: {out:?}");
         // The write is there once the client has gone: on some server (routed: where it ran).
-        let found = s.servers.iter().any(|db| {
+        let found = s.routed.servers().any(|(_, db)| {
             db.sql(&format!("SELECT COUNT(*) FROM test.ac WHERE v = '{value}'")).is_ok_and(|n| n.trim() == "1")
         });
         assert!(found, "{what}: the autocommit write was lost");
@@ -188,14 +176,15 @@ fn greeting_reports_the_servers_autocommit() {
 fn login_reports_the_global_autocommit_of_the_moment() {
     let s = no_autocommit();
     let set_global = |v: u8| {
-        for db in &s.servers {
+        for (_, db) in s.routed.servers() {
             db.sql(&format!("SET GLOBAL autocommit = {v}")).expect("SET GLOBAL autocommit");
         }
     };
     let mut seen = Vec::new();
     for v in [1u8, 0, 1, 0] {
         set_global(v);
-        for (what, addr) in [("direct", s.servers[0].addr()), ("1:1", s.one.addr()), ("routed", s.routed.addr())] {
+        for (what, addr) in [("direct", s.routed.first().addr()), ("1:1", s.one.addr()), ("routed", s.routed.gw.addr())]
+        {
             let c = RawConn::login(addr, "alice", "alice-pw", Some("test")).expect("login");
             let on = c.login_status & 0x0002 != 0;
             seen.push((v, what, on));
@@ -385,7 +374,7 @@ fn bulk_execution_is_relayed_in_both_modes() {
     assert_eq!((gw.0, gw.1), (direct.0, direct.1), "through the 1:1 gateway");
     assert_eq!(gw.2, direct.2, "rows written through the 1:1 gateway");
     let r = routed();
-    let servers: Vec<&MariaDb> = r.servers.iter().collect();
+    let servers: Vec<&MariaDb> = r.servers().map(|(_, db)| db).collect();
     let routed = bulk_round(r.gw.addr(), &servers, "bulk_routed");
     assert_eq!((routed.0, routed.1), (direct.0, direct.1), "through the routing gateway");
     let holding: Vec<&String> = routed.2.iter().filter(|c| !c.trim().is_empty()).collect();
@@ -413,7 +402,7 @@ fn progress_reports_reach_only_clients_that_asked() {
     let r = routed();
     let table = "CREATE TABLE IF NOT EXISTS test.prog (id INT PRIMARY KEY, v VARCHAR(100)); \
                  INSERT IGNORE INTO test.prog SELECT seq, REPEAT('p', 100) FROM seq_1_to_400000";
-    for db in std::iter::once(&s.db).chain(&r.servers) {
+    for db in std::iter::once(&s.db).chain(r.servers().map(|(_, db)| db)) {
         db.sql(table).expect("table");
     }
     // Routed: the client that asked gets pooled server connections opened with progress

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gateway_tests::{Gateway, GatewayConfig, MariaDb};
+use gateway_tests::cluster::{ClusterOptions, Servers};
 use mysql_async::{Conn, Opts, OptsBuilder};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -79,13 +79,11 @@ async fn rss_comes_back_after_ten_thousand_idle_sessions_close() {
         );
         return;
     }
-    let servers: Vec<MariaDb> =
-        gateway_tests::stack::demo_servers("storm", &[]).unwrap_or_else(|e| panic!("servers: {e}"));
-    let mut cfg = GatewayConfig::new(servers[0].addr()).unwrap_or_else(|e| panic!("{e}"));
+    let servers = Servers::start(&ClusterOptions::demo("storm")).unwrap_or_else(|e| panic!("servers: {e}"));
+    let mut cfg = servers.gateway_config().unwrap_or_else(|e| panic!("{e}"));
     cfg.log_level = "warn".into();
-    let mut toml = cfg.to_toml();
-    toml.push_str(&format!("\n{}", gateway_tests::stack::demo_routing(&servers)));
-    let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
+    let cluster = servers.route(&cfg.to_toml()).unwrap_or_else(|e| panic!("gateway: {e}"));
+    let gw = &cluster.gw;
     let pid = gw.pid();
     // Known values: mysql_async does not ask the server for them after the login.
     let opts: Opts = OptsBuilder::from_opts(Opts::from_url(&gw.url("root", "", Some("test"))).expect("url"))

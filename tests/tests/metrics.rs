@@ -10,8 +10,9 @@ use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+use gateway_tests::cluster::{Cluster, ClusterOptions, Servers};
 use gateway_tests::mysql::connect;
-use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
+use gateway_tests::{Gateway, GatewayConfig, UserEntry};
 use mysql_async::prelude::*;
 
 /// One sample: labels (sorted) and value.
@@ -28,31 +29,27 @@ struct Family {
 type Page = BTreeMap<String, Family>;
 
 struct Stack {
-    servers: Vec<MariaDb>,
-    gw: Gateway,
+    c: Cluster,
     metrics: SocketAddr,
 }
 
 impl Stack {
     fn start() -> Stack {
-        let servers = gateway_tests::stack::demo_servers("metrics", &[("alice", "alice-pw")])
+        let servers = Servers::start(&ClusterOptions::demo("metrics").account("alice", "alice-pw"))
             .unwrap_or_else(|e| panic!("servers: {e}"));
         let port = gateway_tests::free_port().unwrap_or_else(|e| panic!("{e}"));
         let metrics: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap_or_else(|e| panic!("{e}"));
-        let mut toml = GatewayConfig::new(servers[0].addr())
+        let mut toml = servers
+            .gateway_config()
             .unwrap_or_else(|e| panic!("{e}"))
             .user(UserEntry::native("alice", "alice-pw"))
             .to_toml();
-        toml.push_str(&format!(
-            "\n{}\n[metrics]\naddress = \"{metrics}\"\n",
-            gateway_tests::stack::demo_routing(&servers)
-        ));
-        let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("gateway: {e}"));
-        Stack { servers, gw, metrics }
+        toml.push_str(&format!("\n[metrics]\naddress = \"{metrics}\"\n"));
+        Stack { c: servers.route(&toml).unwrap_or_else(|e| panic!("gateway: {e}")), metrics }
     }
 
     fn scrape(&self) -> Page {
-        let text = http_get(self.metrics).unwrap_or_else(|e| panic!("scrape: {e}\n{}", self.gw.log_tail(3000)));
+        let text = http_get(self.metrics).unwrap_or_else(|e| panic!("scrape: {e}\n{}", self.c.gw.log_tail(3000)));
         parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
 
@@ -278,7 +275,7 @@ fn assert_statement_families_move(before: &Page, after: &Page) {
 #[tokio::test(flavor = "multi_thread")]
 async fn scrape_of_a_routed_gateway() {
     let stack = Stack::start();
-    let servers: BTreeSet<String> = stack.servers.iter().map(|s| s.addr().to_string()).collect();
+    let servers: BTreeSet<String> = stack.c.servers().map(|(_, s)| s.addr().to_string()).collect();
     // The harness's readiness probe was a client too: its session may still be closing.
     let before = stack.scrape_until("client gauge at 0 before the test's clients", |p| {
         value(p, "gateway_client_connections", "gateway_client_connections", &[]) == 0.0
@@ -291,8 +288,8 @@ async fn scrape_of_a_routed_gateway() {
         assert_eq!(alive, 1.0, "{s}: exactly one congestion state is set");
     }
 
-    let url = stack.gw.url("alice", "alice-pw", Some("test"));
-    let mut a = connect(&url).await.unwrap_or_else(|e| panic!("{e:?}\n{}", stack.gw.log_tail(3000)));
+    let url = stack.c.gw.url("alice", "alice-pw", Some("test"));
+    let mut a = connect(&url).await.unwrap_or_else(|e| panic!("{e:?}\n{}", stack.c.gw.log_tail(3000)));
     let mut b = connect(&url).await.unwrap_or_else(|e| panic!("{e:?}"));
     for sql in [
         "SELECT c2 FROM t0 WHERE c1 = 0",
@@ -311,7 +308,7 @@ async fn scrape_of_a_routed_gateway() {
     assert!(value(&during, total, total, &[]) >= 2.0);
     // s1 (c1 = 0) and s2 (c1 = 123) served statements: their pooled connections show.
     let pool = "gateway_pool_connections";
-    for s in [&stack.servers[0], &stack.servers[1]] {
+    for s in [stack.c.server("s1"), stack.c.server("s2")] {
         let addr = s.addr().to_string();
         let held = value(&during, pool, pool, &[("server", &addr), ("state", "idle")])
             + value(&during, pool, pool, &[("server", &addr), ("state", "in_use")]);

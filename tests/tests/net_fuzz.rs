@@ -14,6 +14,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use gateway_tests::cluster::{ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, query_one};
 use gateway_tests::netfuzz::canary::{CanaryReport, CanarySpec, ROWS_TABLE};
 use gateway_tests::netfuzz::{self, Progress, Settings, Target};
@@ -50,7 +51,7 @@ fn config(backend: &MariaDb) -> GatewayConfig {
 }
 
 /// Runs the fuzzer and the canaries against `gw`, then checks the gateway and the servers.
-fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
+fn fuzz(name: &str, gw: &Gateway, servers: &[&MariaDb]) {
     let settings = Settings::from_env(DEFAULT_CASES);
     eprintln!("{name}: seed {:#x}, {} cases, {} workers", settings.seed, settings.cases, settings.workers);
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -105,7 +106,7 @@ fn fuzz(name: &str, gw: &Gateway, servers: &[MariaDb]) {
 }
 
 /// Every row whose COMMIT the canary saw acknowledged is on a server.
-fn committed_rows_kept(servers: &[MariaDb], committed: &[(u64, String)], name: &str, single: bool) {
+fn committed_rows_kept(servers: &[&MariaDb], committed: &[(u64, String)], name: &str, single: bool) {
     let mut stored = std::collections::BTreeSet::new();
     for db in servers {
         let out = db.sql(&format!("SELECT k, v FROM {ROWS_TABLE}")).unwrap_or_else(|e| panic!("{name}: {e:#}"));
@@ -148,16 +149,17 @@ fn one_to_one_gateway_survives_fuzzing() {
         .and_then(|_| prepare_server(&db))
         .unwrap_or_else(|e| panic!("{e:#}"));
     let gw = Gateway::start(&config(&db).to_toml()).unwrap_or_else(|e| panic!("{e:#}"));
-    fuzz("1:1", &gw, std::slice::from_ref(&db));
+    fuzz("1:1", &gw, &[&db]);
 }
 
 #[test]
 fn routed_gateway_survives_fuzzing() {
-    let servers = gateway_tests::stack::demo_servers("netfuzz-routed", &[CANARY]).unwrap_or_else(|e| panic!("{e:#}"));
-    for db in &servers {
+    let opts = ClusterOptions::demo("netfuzz-routed").account(CANARY.0, CANARY.1);
+    let servers = Servers::start(&opts).unwrap_or_else(|e| panic!("{e:#}"));
+    for (_, db) in servers.iter() {
         prepare_server(db).unwrap_or_else(|e| panic!("{e:#}"));
     }
-    let toml = format!("{}\n{}", config(&servers[0]).to_toml(), gateway_tests::stack::demo_routing(&servers));
-    let gw = Gateway::start(&toml).unwrap_or_else(|e| panic!("{e:#}"));
-    fuzz("routed", &gw, &servers);
+    let toml = config(servers.first()).to_toml();
+    let cluster = servers.route(&toml).unwrap_or_else(|e| panic!("{e:#}"));
+    fuzz("routed", &cluster.gw, &cluster.servers().map(|(_, db)| db).collect::<Vec<_>>());
 }

@@ -11,8 +11,8 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use gateway_tests::cluster::{Cluster, ClusterOptions, Servers};
 use gateway_tests::peers::{self, Endpoint, PeerTools, SuiteRun};
-use gateway_tests::stack::{demo_routing, demo_servers};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb};
 
 /// The databases PyMySQL's CI creates for its suite.
@@ -33,8 +33,7 @@ const PER_TEST: Duration = Duration::from_secs(30);
 struct Endpoints {
     direct: MariaDb,
     one_to_one: Gateway,
-    routed_servers: Vec<MariaDb>,
-    routed: Gateway,
+    routed: Cluster,
 }
 
 impl Endpoints {
@@ -44,19 +43,14 @@ impl Endpoints {
         // Accounts the suites create on the server (COM_CHANGE_USER cases) log in through the
         // gateway as they would directly: [auth] accounts = "servers".
         let one_to_one = Gateway::start(&(GatewayConfig::new(direct.addr())?.to_toml() + SERVER_ACCOUNTS))?;
-        let routed_servers = demo_servers("peers-routed", &[])?;
-        for s in &routed_servers {
-            s.sql(DATABASES)?;
-        }
+        let routed_servers = Servers::start(&ClusterOptions::demo("peers-routed"))?;
+        routed_servers.on_every_server(DATABASES)?;
         // The same for the routed gateway: its accounts are read from the first server, where the
         // demo topology's primary zone runs table-less statements (CREATE USER, GRANT) — an
         // OceanBase tenant's servers share their accounts; these stand-ins do not.
-        let toml = GatewayConfig::new(routed_servers[0].addr())?.to_toml()
-            + "\n"
-            + &demo_routing(&routed_servers)
-            + SERVER_ACCOUNTS;
-        let routed = Gateway::start(&toml)?;
-        Ok(Endpoints { direct, one_to_one, routed_servers, routed })
+        let toml = routed_servers.gateway_config()?.to_toml() + SERVER_ACCOUNTS;
+        let routed = routed_servers.route(&toml)?;
+        Ok(Endpoints { direct, one_to_one, routed })
     }
 
     /// (mode, endpoint, servers behind it).
@@ -65,7 +59,7 @@ impl Endpoints {
         vec![
             ("MariaDB directly", ep(self.direct.port()), vec![&self.direct]),
             ("gateway 1:1", ep(self.one_to_one.port()), vec![&self.direct]),
-            ("gateway routed", ep(self.routed.port()), self.routed_servers.iter().collect()),
+            ("gateway routed", ep(self.routed.gw.port()), self.routed.servers().map(|(_, s)| s).collect()),
         ]
     }
 }
@@ -119,7 +113,7 @@ fn compare(
         unexpected.len(),
         unexpected.iter().map(|d| d.as_str()).collect::<Vec<_>>().join("\n"),
         warnings(&eps.one_to_one),
-        warnings(&eps.routed)
+        warnings(&eps.routed.gw)
     );
 }
 

@@ -8,36 +8,30 @@
 use std::time::{Duration, Instant};
 
 use gateway_tests::clients::{parse_kv, python};
+use gateway_tests::cluster::{Cluster, ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, err_code, query_one};
-use gateway_tests::stack::{demo_routing, demo_servers};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb};
+use gateway_tests::Gateway;
 use mysql_async::prelude::*;
 
 /// Three servers with `test.t1` and a routing gateway over them.
-struct Routed {
-    servers: Vec<MariaDb>,
-    gw: Gateway,
-}
-
-fn start(name: &str, server_setup: &str) -> Routed {
-    let servers = demo_servers(name, &[]).expect("servers");
-    for s in &servers {
-        s.sql(&format!("CREATE TABLE t1 (id INT PRIMARY KEY AUTO_INCREMENT, v INT); {server_setup}")).expect("setup");
-    }
-    let toml = GatewayConfig::new(servers[0].addr()).expect("config").to_toml() + "\n" + &demo_routing(&servers);
-    let gw = Gateway::start(&toml).expect("gateway");
-    Routed { servers, gw }
+fn start(name: &str, server_setup: &str) -> Cluster {
+    let servers = Servers::start(&ClusterOptions::demo(name)).expect("servers");
+    servers
+        .on_every_server(&format!("CREATE TABLE t1 (id INT PRIMARY KEY AUTO_INCREMENT, v INT); {server_setup}"))
+        .expect("setup");
+    servers.route_default().expect("gateway")
 }
 
 /// Polls `sql` (one value) on every server until each gives `want`, for up to 10 s; the servers
 /// whose value is still another, with that value.
-fn wait_on_every_server(r: &Routed, sql: &str, want: &str) -> Vec<(String, String)> {
+fn wait_on_every_server(r: &Cluster, sql: &str, want: &str) -> Vec<(String, String)> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let off: Vec<(String, String)> = r
-            .servers
-            .iter()
-            .map(|s| (s.name().to_string(), s.sql(sql).unwrap_or_else(|e| format!("error {e:#}")).trim().to_string()))
+            .servers()
+            .map(|(_, s)| {
+                (s.name().to_string(), s.sql(sql).unwrap_or_else(|e| format!("error {e:#}")).trim().to_string())
+            })
             .filter(|(_, v)| v != want)
             .collect();
         if off.is_empty() || Instant::now() > deadline {
@@ -171,7 +165,7 @@ async fn a_new_client_gets_the_global_values_of_now() {
     assert_eq!(query_one(&mut a, "SELECT 1").await.expect("select").as_deref(), Some("1"));
     a.disconnect().await.expect("a leaves");
     // Its connections were reset as it left; the servers' globals change after that.
-    for s in &r.servers {
+    for (_, s) in r.servers() {
         s.sql("SET GLOBAL max_join_size = 10000").expect("set global");
     }
     let mut b = connect(&url).await.expect("client b");

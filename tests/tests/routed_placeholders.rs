@@ -5,9 +5,8 @@
 
 use std::time::Duration;
 
+use gateway_tests::cluster::{ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, query_one};
-use gateway_tests::stack::{demo_routing, demo_servers};
-use gateway_tests::{Gateway, GatewayConfig};
 use mysql_async::prelude::*;
 
 /// Rows of the INSERT, one placeholder each (MariaDB allows up to 65,535).
@@ -15,12 +14,10 @@ const ROWS: usize = 60_000;
 
 #[tokio::test]
 async fn sixty_thousand_placeholders_are_prepared_promptly() {
-    let servers = demo_servers("placeholders", &[]).expect("servers");
-    for s in &servers {
-        s.sql("CREATE TABLE t1 (v INT)").expect("table");
-    }
-    let toml = GatewayConfig::new(servers[0].addr()).expect("config").to_toml() + "\n" + &demo_routing(&servers);
-    let gw = Gateway::start(&toml).expect("gateway");
+    let servers = Servers::start(&ClusterOptions::demo("placeholders")).expect("servers");
+    servers.on_every_server("CREATE TABLE t1 (v INT)").expect("table");
+    let c = servers.route_default().expect("gateway");
+    let gw = &c.gw;
     let url = gw.url("root", "", Some("test"));
     let mut big = connect(&url).await.expect("client");
     let mut bystander = connect(&url).await.expect("bystander");

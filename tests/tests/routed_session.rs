@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use gateway_tests::cluster::{ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, err_code, err_message, query_one, query_values, value_string};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
+use gateway_tests::{Gateway, MariaDb, UserEntry};
 use mysql_async::prelude::*;
 use mysql_async::{ChangeUserOpts, Conn};
 
@@ -20,8 +21,8 @@ struct Routed {
     route_log: PathBuf,
 }
 
-const SETUP: &str = "CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
-    INSERT INTO t0 VALUES (0,'a'),(1,'a'),(5,'a'),(8,'a'),(123,'a'); \
+/// Besides the demo layout's `t0` with rows 0 and 123.
+const SETUP: &str = "INSERT INTO t0 VALUES (1,'a'),(5,'a'),(8,'a'); \
     CREATE TABLE t1 (id INT PRIMARY KEY AUTO_INCREMENT, v INT); \
     CREATE DATABASE other; CREATE TABLE other.o (a INT)";
 
@@ -32,25 +33,10 @@ impl Routed {
 
     /// Like [`Routed::start`], with more gateway configuration appended.
     fn start_with(name: &str, extra_toml: &str) -> anyhow::Result<Routed> {
-        let mut servers = Vec::new();
-        for i in 1..=3 {
-            let db = MariaDb::start(&format!("{name}-s{i}"))?;
-            db.sql(SETUP)?;
-            db.create_user("alice", "alice-pw")?;
-            servers.push(db);
-        }
-        let dir = gateway_tests::scratch_dir(name)?;
-        let route_log = dir.join("route.jsonl");
-        let mut toml = GatewayConfig::new(servers[0].addr())?.user(UserEntry::native("alice", "alice-pw")).to_toml();
-        let addrs: Vec<String> =
-            servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-        toml.push_str(&format!(
-            "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nroute_log = \"{}\"\nserver_addresses = {{ {} }}\n",
-            route_log.display(),
-            addrs.join(", ")
-        ));
-        toml.push_str(extra_toml);
-        let gw = Gateway::start(&toml)?;
+        let servers = Servers::start(&ClusterOptions::demo(name).account("alice", "alice-pw"))?;
+        servers.on_every_server(SETUP)?;
+        let toml = servers.gateway_config()?.user(UserEntry::native("alice", "alice-pw")).to_toml() + extra_toml;
+        let (gw, servers, route_log) = servers.route(&toml)?.into_parts();
         Ok(Routed { servers, gw, route_log })
     }
 

@@ -4,29 +4,26 @@
 //! session goes on (closing a statement makes room) and other clients are served throughout.
 //! The servers here allow far more statements, so the refusal is the gateway's own.
 
+use gateway_tests::cluster::{Cluster, ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, err_code, err_message, query_one};
 use gateway_tests::raw::{cmd, parse_err, RawConn};
-use gateway_tests::stack::{demo_routing, demo_servers};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb};
 use mysql_async::prelude::*;
 
 /// The gateway's per-session statement limit (MariaDB's default `max_prepared_stmt_count`).
 const MAX_STATEMENTS: usize = 16_382;
 
 /// Three servers that allow 100,000 prepared statements, and a routing gateway over them.
-fn start(name: &str) -> (Vec<MariaDb>, Gateway) {
-    let servers = demo_servers(name, &[]).expect("servers");
-    for s in &servers {
-        s.sql("SET GLOBAL max_prepared_stmt_count = 100000").expect("raise the servers' limit");
-    }
-    let config = GatewayConfig::new(servers[0].addr()).expect("config").max_packet_size(32 << 20);
-    let gw = Gateway::start(&(config.to_toml() + "\n" + &demo_routing(&servers))).expect("gateway");
-    (servers, gw)
+fn start(name: &str) -> Cluster {
+    let servers = Servers::start(&ClusterOptions::demo(name)).expect("servers");
+    servers.on_every_server("SET GLOBAL max_prepared_stmt_count = 100000").expect("raise the servers' limit");
+    let config = servers.gateway_config().expect("config").max_packet_size(32 << 20);
+    servers.route(&config.to_toml()).expect("gateway")
 }
 
 #[test]
 fn binary_statements_stop_at_the_gateways_limit() {
-    let (_servers, gw) = start("ps-count");
+    let c = start("ps-count");
+    let gw = &c.gw;
     let mut c = RawConn::login(gw.addr(), "root", "", Some("test")).expect("login");
     for n in 0..MAX_STATEMENTS {
         c.prepare(&format!("SELECT {n}")).unwrap_or_else(|e| panic!("statement {n}: {e:#}\n{}", gw.log_tail(2000)));
@@ -49,7 +46,8 @@ fn binary_statements_stop_at_the_gateways_limit() {
 
 #[tokio::test]
 async fn text_statements_stop_at_64_mib_of_text() {
-    let (_servers, gw) = start("ps-bytes");
+    let c = start("ps-bytes");
+    let gw = &c.gw;
     let mut c = connect(&gw.url("root", "", Some("test"))).await.expect("client");
     // Nine statements of 7 MiB (63 MiB) fit; a tenth does not.
     let body = "x".repeat(7 << 20);

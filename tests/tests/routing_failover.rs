@@ -178,7 +178,7 @@ async fn a_killed_server_fails_only_its_transactions_is_routed_around_and_used_a
     let (phase_tx, phase_rx) = watch::channel(Phase::Before);
     let done = Arc::new(AtomicUsize::new(0));
     let steady_tasks: Vec<_> = (0..3)
-        .map(|id| tokio::spawn(steady(url.clone(), c.topology.clone(), id, phase_rx.clone(), done.clone())))
+        .map(|id| tokio::spawn(steady(url.clone(), c.topology().clone(), id, phase_rx.clone(), done.clone())))
         .collect();
     until("steady clients to get going", Duration::from_secs(30), || done.load(Ordering::Relaxed) >= 60).await;
 
@@ -214,7 +214,7 @@ async fn a_killed_server_fails_only_its_transactions_is_routed_around_and_used_a
     }
 
     // A fresh client during the outage: logs in, every request succeeds, routed around s4.
-    let probe = outage_probe(&c.topology);
+    let probe = outage_probe(c.topology());
     let probed = run_list(&url, &probe).await;
     let failed: Vec<_> = probed.iter().filter(|(_, o)| o.is_err()).collect();
     assert!(failed.is_empty(), "requests failed while s4 was down: {failed:#?}\n{}", c.gw_log());

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use gateway_tests::cluster::{Cluster, ClusterOptions, APP_PASSWORD, APP_USER};
+use gateway_tests::cluster::{Cluster, ClusterOptions, Layout, APP_PASSWORD, APP_USER};
 use gateway_tests::sysbench::Sysbench;
 
 const TABLES: u32 = 2;
@@ -30,7 +30,7 @@ fn bench(port: u16, ps: &str) -> Sysbench {
 #[test]
 fn oltp_read_write_over_the_cluster_has_no_errors() {
     let mut opts = ClusterOptions::new("sb");
-    opts.sbtest_tables = TABLES;
+    opts.layout = Layout::Standard { sbtest_tables: TABLES };
     opts.general_log = false;
     let c = Cluster::start(opts).unwrap();
     c.on_every_server("CREATE DATABASE sbtest").unwrap();

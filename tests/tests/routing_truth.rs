@@ -64,10 +64,10 @@ fn assert_all(reports: &[(&str, &Report)]) {
 async fn every_request_runs_where_the_gateway_says_on_the_right_replica_with_single_server_results() {
     let c = cluster();
     let spec = WorkloadSpec { seed: 20_240_611, clients: 4, per_client: 2_600 };
-    let lists = generate(&c.topology, &spec);
+    let lists = generate(c.topology(), &spec);
     let total: usize = lists.iter().map(Vec::len).sum();
     assert!(total >= 10_000, "workload too small: {total}");
-    let reference = start_reference("truth-ref", &c.topology).unwrap();
+    let reference = start_reference("truth-ref", c.topology()).unwrap();
 
     let through = run_clients(&c.gw_url(Some("test")), &lists).await.unwrap();
     let direct = run_clients(&reference.url(APP_USER, APP_PASSWORD, Some("test")), &lists).await.unwrap();
@@ -106,7 +106,7 @@ async fn every_request_runs_where_the_gateway_says_on_the_right_replica_with_sin
 #[tokio::test(flavor = "multi_thread")]
 async fn session_read_consistency_weak_routes_like_the_hint() {
     let c = cluster();
-    let t = &c.topology;
+    let t = c.topology();
     let mut m = 900_000_000u64;
     let mut items = Vec::new();
     let mut item = |body: String, expect: Expect| {

@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use gateway_tests::clients::{parse_kv, python};
+use gateway_tests::cluster::{Cluster, ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, err_code, query_one, query_values, value_string};
-use gateway_tests::stack::{demo_routing, demo_servers};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
@@ -19,47 +19,66 @@ const USERS: [(&str, &str); 3] = [("alice", "alice-pw"), ("bob", "bob-pw"), ("bo
 /// A gateway in one mode and the servers behind it.
 struct Setup {
     mode: &'static str,
-    servers: Vec<MariaDb>,
-    gw: Gateway,
+    behind: Behind,
+}
+
+/// The gateway with its servers.
+enum Behind {
+    /// A 1:1 gateway in front of one server (field order: the gateway stops first).
+    OneToOne(Gateway, MariaDb),
+    /// A routed gateway over the demo layout.
+    Routed(Cluster),
 }
 
 impl Setup {
     fn start(mode: &'static str) -> anyhow::Result<Setup> {
-        let servers = match mode {
-            "routed" => demo_servers("ids-routed", &USERS)?,
-            _ => {
-                let db = MariaDb::start("ids-proxy")?;
-                db.sql("CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64))")?;
-                for (u, p) in USERS {
-                    db.create_user(u, p)?;
-                }
-                vec![db]
+        let users = |mut config: GatewayConfig| {
+            for (u, p) in USERS {
+                let entry = UserEntry::native(u, p);
+                config = config.user(if u == "boss" { entry.admin() } else { entry });
             }
+            config.to_toml()
         };
-        let mut config = GatewayConfig::new(servers[0].addr())?;
-        for (u, p) in USERS {
-            let entry = UserEntry::native(u, p);
-            config = config.user(if u == "boss" { entry.admin() } else { entry });
+        let behind = if mode == "routed" {
+            let opts = USERS.iter().fold(ClusterOptions::demo("ids-routed"), |o, (u, p)| o.account(u, p));
+            let servers = Servers::start(&opts)?;
+            let toml = users(servers.gateway_config()?);
+            Behind::Routed(servers.route(&toml)?)
+        } else {
+            let db = MariaDb::start("ids-proxy")?;
+            db.sql("CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64))")?;
+            for (u, p) in USERS {
+                db.create_user(u, p)?;
+            }
+            Behind::OneToOne(Gateway::start(&users(GatewayConfig::new(db.addr())?))?, db)
+        };
+        Ok(Setup { mode, behind })
+    }
+
+    fn gw(&self) -> &Gateway {
+        match &self.behind {
+            Behind::OneToOne(gw, _) => gw,
+            Behind::Routed(c) => &c.gw,
         }
-        let mut toml = config.to_toml();
-        if mode == "routed" {
-            toml.push('\n');
-            toml.push_str(&demo_routing(&servers));
+    }
+
+    fn servers(&self) -> Vec<&MariaDb> {
+        match &self.behind {
+            Behind::OneToOne(_, db) => vec![db],
+            Behind::Routed(c) => c.servers().map(|(_, db)| db).collect(),
         }
-        let gw = Gateway::start(&toml)?;
-        Ok(Setup { mode, servers, gw })
     }
 
     async fn conn(&self, user: &str) -> Conn {
         let pw = USERS.iter().find(|(u, _)| *u == user).map_or("", |(_, p)| *p);
-        connect(&self.gw.url(user, pw, Some("test")))
+        connect(&self.gw().url(user, pw, Some("test")))
             .await
-            .unwrap_or_else(|e| panic!("{}: {e:?}\n{}", self.mode, self.gw.log_tail(4000)))
+            .unwrap_or_else(|e| panic!("{}: {e:?}\n{}", self.mode, self.gw().log_tail(4000)))
     }
 
     /// Whether a server's general log has a statement containing `marker`.
     fn ran(&self, marker: &str) -> bool {
-        self.servers.iter().any(|s| s.general_log().contains(marker))
+        self.servers().into_iter().any(|s| s.general_log().contains(marker))
     }
 
     /// Waits until a server runs the statement with `marker`.
@@ -145,8 +164,8 @@ async fn connection_id_is_the_greeting_id_everywhere_in_a_statement() {
 fn pymysql_kills_a_connection_by_its_connection_id() {
     for mode in MODES {
         let s = setup(mode);
-        let out =
-            python("kill_by_connection_id.py", &["127.0.0.1", &s.gw.port().to_string(), "alice", "alice-pw"]).unwrap();
+        let out = python("kill_by_connection_id.py", &["127.0.0.1", &s.gw().port().to_string(), "alice", "alice-pw"])
+            .unwrap();
         let kv = parse_kv(&out.stdout);
         assert_eq!(kv.get("error"), None, "{mode}: {}\n{}", out.stdout, out.stderr);
         assert_eq!(kv.get("greeting_id"), kv.get("connection_id"), "{mode}: {}", out.stdout);
@@ -161,7 +180,7 @@ fn pymysql_kills_a_connection_by_its_connection_id() {
 fn cli_kill_query_with_the_processlist_id_stops_a_sleep() {
     for mode in MODES {
         let s = setup(mode);
-        let cli = s.gw.cli().user("bob").password("bob-pw");
+        let cli = s.gw().cli().user("bob").password("bob-pw");
         let marker = format!("ids-cli-{mode}");
         let started = Instant::now();
         // The CLI strips comments: the marker is a string.

@@ -10,10 +10,11 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use gateway_tests::clients::{parse_kv, python};
+use gateway_tests::cluster::{ClusterOptions, Servers};
 use gateway_tests::mysql::{connect, connect_with, err_code, err_message, query_one};
 use gateway_tests::stack::{self, Stack};
 use gateway_tests::tls::{ServerTlsFiles, TestCa};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb, MariaDbOptions, UserEntry};
+use gateway_tests::{Gateway, GatewayConfig, MariaDbOptions, UserEntry};
 use mysql_async::SslOpts;
 
 const SSL_CIPHER: &str =
@@ -293,30 +294,15 @@ fn verify_ca_with_the_wrong_ca_fails_clearly_and_the_gateway_keeps_serving() {
 #[test]
 fn routed_statements_run_over_tls_pool_connections() {
     let files = TestCa::new(cert_dir("tls-routed"), "routed").unwrap().issue("servers").unwrap();
-    let setup = "CREATE TABLE t0 (c1 INT NOT NULL, c2 VARCHAR(64)) PARTITION BY HASH(c1) PARTITIONS 8; \
-        INSERT INTO t0 VALUES (0,'even'),(123,'odd'); \
+    let setup = "UPDATE t0 SET c2 = 'even' WHERE c1 = 0; UPDATE t0 SET c2 = 'odd' WHERE c1 = 123; \
         CREATE USER 'alice'@'127.0.0.1' IDENTIFIED BY 'alice-pw' REQUIRE SSL; GRANT ALL ON *.* TO 'alice'@'127.0.0.1'";
-    let servers: Vec<_> = (1..=3)
-        .map(|i| {
-            let db = MariaDb::start_with(
-                &format!("tls-routed-s{i}"),
-                MariaDbOptions { tls: Some(files.clone()), ..Default::default() },
-            )
-            .unwrap();
-            db.sql(setup).unwrap();
-            db
-        })
-        .collect();
-    let mut toml =
-        GatewayConfig::new(servers[0].addr()).unwrap().user(UserEntry::native("alice", "alice-pw")).to_toml();
-    let addrs: Vec<String> =
-        servers.iter().enumerate().map(|(i, s)| format!("s{} = \"{}\"", i + 1, s.addr())).collect();
-    toml += &format!(
-        "\n[routing]\ntopology = \"demo\"\nidc = \"idc1\"\nseed = 3\nserver_addresses = {{ {} }}\n",
-        addrs.join(", ")
-    );
+    let mut opts = ClusterOptions::demo("tls-routed");
+    opts.tls = Some(files.clone());
+    let demo = Servers::start(&opts).unwrap();
+    demo.on_every_server(setup).unwrap();
+    let mut toml = demo.gateway_config().unwrap().user(UserEntry::native("alice", "alice-pw")).to_toml();
     toml += &format!("\n{}\n", backend_tls("verify_identity", &files.ca));
-    let gw = Gateway::start(&toml).unwrap();
+    let (gw, servers, _) = demo.route(&toml).unwrap().into_parts();
     rt().block_on(async {
         let mut c = connect(&gw.url("alice", "alice-pw", Some("test")))
             .await
