@@ -16,9 +16,10 @@ pub mod route_log;
 pub mod schema;
 pub mod topology;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -26,6 +27,8 @@ pub use route_log::RouteRecord;
 pub use topology::{Partitioning, Placement, TableSpec, Topology};
 
 use crate::general_log::{self, MarkerIndex};
+use crate::workload::check::Evidence;
+use crate::workload::Item;
 use crate::{Gateway, GatewayConfig, MariaDb, MariaDbOptions, UserEntry};
 
 /// The account the gateway and the tests log in with (created on every server with a password).
@@ -351,6 +354,29 @@ impl Cluster {
         self.servers.iter().map(|(n, db)| (n.clone(), general_log::read(&db.general_log_path()))).collect()
     }
 
+    /// The route log and every server's general log, once the route log (written in the
+    /// background) has a record for every marker of `lists`, or has stopped growing for a second
+    /// (a request that failed before it was routed has none), or after 15 s.
+    pub fn evidence(&self, lists: &[Vec<Item>]) -> Evidence {
+        let want: HashSet<u64> = lists.iter().flatten().map(|i| i.marker).filter(|&m| m != 0).collect();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let (mut seen_len, mut still_since) = (usize::MAX, Instant::now());
+        let records = loop {
+            let records = self.route_log();
+            let found: HashSet<u64> = records.iter().flat_map(|r| markers(&r.sql)).collect();
+            if records.len() != seen_len {
+                (seen_len, still_since) = (records.len(), Instant::now());
+            }
+            let settled = still_since.elapsed() > Duration::from_secs(1);
+            if want.is_subset(&found) || settled || Instant::now() > deadline {
+                break records;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let names = self.servers().map(|(n, db)| (db.addr(), n.to_string())).collect();
+        Evidence { records, logs: self.general_logs(), names }
+    }
+
     /// Where each workload marker ran, over all servers' general logs.
     pub fn marker_index(&self) -> MarkerIndex {
         let logs = self.general_logs();
@@ -375,4 +401,12 @@ impl Cluster {
     pub fn gw_log(&self) -> String {
         self.gw.log_tail(6000)
     }
+}
+
+/// The workload markers (`q:N`) in a statement's text.
+fn markers(sql: &str) -> impl Iterator<Item = u64> + '_ {
+    sql.match_indices("q:").filter_map(|(at, _)| {
+        let digits: String = sql[at + 2..].chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
 }

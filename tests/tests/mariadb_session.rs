@@ -145,10 +145,15 @@ fn no_autocommit() -> &'static NoAutocommit {
     }
 }
 
+/// Held by each test that uses [`no_autocommit`]'s servers: one of them changes their global
+/// `autocommit`, which the other's sessions would start with.
+static AUTOCOMMIT_GLOBAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// With the servers' global autocommit off, PyMySQL's `autocommit=True` must really turn it on:
 /// it trusts the greeting's status flag and sends `SET autocommit` only when that says off.
 #[test]
 fn greeting_reports_the_servers_autocommit() {
+    let _global = AUTOCOMMIT_GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
     let s = no_autocommit();
     let endpoints = [("direct", s.routed.first().port()), ("1:1", s.one.port()), ("routed", s.routed.gw.port())];
     for (what, port) in endpoints {
@@ -174,6 +179,7 @@ fn greeting_reports_the_servers_autocommit() {
 /// `test_connect_autocommit`). Restores the servers' `--autocommit=0`.
 #[test]
 fn login_reports_the_global_autocommit_of_the_moment() {
+    let _global = AUTOCOMMIT_GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
     let s = no_autocommit();
     let set_global = |v: u8| {
         for (_, db) in s.routed.servers() {

@@ -12,14 +12,14 @@
 //! * s4 restarted on its data directory and port is used again: a strong read of p2 lands on it
 //!   (route log and s4's general log), after the congestion retry interval at most.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gateway_tests::cluster::{Cluster, ClusterOptions, Topology};
 use gateway_tests::mysql::connect;
-use gateway_tests::workload::check::{self, Evidence, Report};
+use gateway_tests::workload::check::{self, Report};
 use gateway_tests::workload::run::run_item;
 use gateway_tests::workload::{Expect, Item, Outcome, Rng, Stmt};
 use tokio::sync::watch;
@@ -122,11 +122,6 @@ async fn until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-fn evidence(c: &Cluster) -> Evidence {
-    let names = c.servers().map(|(n, db)| (db.addr(), n.to_string())).collect::<HashMap<_, _>>();
-    Evidence { records: c.route_log(), logs: c.general_logs(), names }
 }
 
 /// Requests sent by a fresh client while s4 is down, with where they must go.
@@ -245,9 +240,9 @@ async fn a_killed_server_fails_only_its_transactions_is_routed_around_and_used_a
         assert!(steady_log.iter().any(|(q, _, _)| *q == p), "no steady request in phase {p:?}");
     }
 
-    let ev = evidence(&c);
-    let mut placement = Report::default();
     let lists = vec![probe, steady_log.into_iter().map(|(_, i, _)| i).collect()];
+    let ev = c.evidence(&lists);
+    let mut placement = Report::default();
     check::check_marked(&lists, &ev, &mut placement);
     eprintln!("failover placement: {} checked; s4 used again: {back:?}", placement.checked);
     placement.assert_clean("placement around the killed server");

@@ -19,35 +19,16 @@
 //!   what a single server would; weak reads may be stale by design (a follower here never
 //!   receives the leader's writes) and are compared only on the never-written table.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 use gateway_tests::cluster::{start_reference, Cluster, ClusterOptions, APP_PASSWORD, APP_USER};
-use gateway_tests::workload::check::{self, Evidence, Report};
+use gateway_tests::workload::check::{self, Report};
 use gateway_tests::workload::{generate, run_clients, Expect, Item, Outcome, Stmt, WorkloadSpec};
 
 static CLUSTER: OnceLock<Cluster> = OnceLock::new();
 
 fn cluster() -> &'static Cluster {
     CLUSTER.get_or_init(|| Cluster::start(ClusterOptions::new("truth")).expect("cluster"))
-}
-
-/// The route log and general logs once every marked request of `lists` appears in the route log
-/// (the gateway may write it asynchronously); after 15 s, whatever is there.
-fn evidence(c: &Cluster, lists: &[Vec<Item>]) -> Evidence {
-    let want: Vec<String> =
-        lists.iter().flatten().filter(|i| i.marker != 0).map(|i| format!("q:{}", i.marker)).collect();
-    let last = want.last().cloned().unwrap_or_default();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let records = c.route_log();
-        if records.iter().any(|r| r.sql.contains(&last)) || Instant::now() > deadline {
-            let names = c.servers().map(|(n, db)| (db.addr(), n.to_string())).collect::<HashMap<_, _>>();
-            return Evidence { records, logs: c.general_logs(), names };
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn assert_all(reports: &[(&str, &Report)]) {
@@ -78,7 +59,7 @@ async fn every_request_runs_where_the_gateway_says_on_the_right_replica_with_sin
     check::failed(&lists, &direct, &mut direct_errors);
     direct_errors.assert_clean("the workload itself, run directly against one server");
 
-    let ev = evidence(c, &lists);
+    let ev = c.evidence(&lists);
     let mut how: std::collections::BTreeMap<String, usize> = Default::default();
     for r in &ev.records {
         let field = |k: &str| r.raw.get(k).and_then(|v| v.as_str()).unwrap_or("-").to_string();
@@ -135,7 +116,7 @@ async fn session_read_consistency_weak_routes_like_the_hint() {
     let out = run_clients(&c.gw_url(Some("test")), &lists).await.unwrap();
     let failed: Vec<(&Item, &Outcome)> = lists[0].iter().zip(&out[0]).filter(|(_, o)| o.is_err()).collect();
     assert!(failed.is_empty(), "requests failed: {failed:#?}\n{}", c.gw_log());
-    let ev = evidence(c, &lists);
+    let ev = c.evidence(&lists);
     let mut placement = Report::default();
     check::check_marked(&lists, &ev, &mut placement);
     assert_all(&[("placement with a weak session", &placement)]);

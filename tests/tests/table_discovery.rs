@@ -63,6 +63,12 @@ fn mariadb_tables_are_discovered_and_routed_by_partition() {
         script += &format!("SELECT c FROM dt WHERE id = {k} /* dt:{k}: */;\n");
     }
     cli.sql(&script).unwrap_or_else(|e| panic!("{e:#}\n{}", gw.log_tail(3000)));
+    // The route log is written in the background, in order: wait for the last statement's line.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !route_log::read(&log).iter().any(|r| r.sql.contains("dt:8:")) {
+        assert!(std::time::Instant::now() < deadline, "no route log line for dt:8:\n{}", gw.log_tail(3000));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     for k in 1..=8usize {
         // HASH(id) over 4 partitions: p(k mod 4), led by server (k mod 4) mod 2.
         let expected = (k % 4) % 2;
