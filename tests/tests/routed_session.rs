@@ -308,7 +308,14 @@ async fn a_stopped_server_is_routed_around() {
     let pid = r.servers[1].pid();
     assert!(std::process::Command::new("kill").arg("-TERM").arg(pid.to_string()).status().unwrap().success());
     let deadline = Instant::now() + Duration::from_secs(30);
-    while gateway_tests::mariadb::greeting_ok(r.servers[1].addr()) {
+    // Gone means exited, not only no longer greeting: MariaDB closes its listener before its
+    // client connections.
+    let exited = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
+            .unwrap_or(true)
+    };
+    while gateway_tests::mariadb::greeting_ok(r.servers[1].addr()) || !exited() {
         assert!(Instant::now() < deadline, "s2 did not stop");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

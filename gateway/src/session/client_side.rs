@@ -1,9 +1,14 @@
 //! The client side of a session, the same for 1:1 and routed sessions: the client's connection,
 //! what its login negotiated, and the answers and exchanges that need only those.
 
+use std::future::Future;
 use std::net::SocketAddr;
 
+use tracing::info;
+
 use super::client_auth::Exchange;
+use super::next_command::{self, NextCommand};
+use super::relay::{self, KillSignal};
 use super::{SessionError, Shared};
 use crate::protocol::frame::Wire;
 use crate::protocol::message::{ErrPacket, OkPacket};
@@ -27,7 +32,49 @@ pub struct ClientSide<'a> {
     pub salt: Vec<u8>,
 }
 
+/// How the wait for the client's next command ended.
+pub enum Waited<T> {
+    /// The client sent a command.
+    Command(NextCommand),
+    /// The client closed its connection (COM_QUIT or end of stream).
+    Closed,
+    /// The session was killed (KILL CONNECTION, KILL PROXYSESSION).
+    Killed,
+    /// The session's own end condition fired first (idle limit, server connection gone).
+    Ended(T),
+}
+
 impl ClientSide<'_> {
+    /// Waits for the client's next command, a kill, or `ended`, whichever comes first: the one
+    /// wait of both session kinds' command loops. A kill wins over a command ready at the same
+    /// moment, and a command read while the kill was delivered is dropped unanswered: the
+    /// client sent it after its session was killed.
+    pub async fn next_command<T>(
+        &mut self,
+        shared: &Shared,
+        kill: &mut KillSignal,
+        ended: impl Future<Output = T>,
+    ) -> Result<Waited<T>, SessionError> {
+        let next = tokio::select! {
+            biased;
+            () = relay::killed(kill) => None,
+            next = next_command::read(self.wire, shared) => Some(next?),
+            why = ended => return Ok(Waited::Ended(why)),
+        };
+        Ok(match next {
+            None => {
+                info!("session killed");
+                Waited::Killed
+            }
+            Some(_) if relay::is_killed(kill) => {
+                info!("session killed");
+                Waited::Killed
+            }
+            Some(Some(cmd)) => Waited::Command(cmd),
+            Some(None) => Waited::Closed,
+        })
+    }
+
     /// The authentication exchange of a COM_CHANGE_USER (the gateway's next packet is seq 1).
     pub fn change_user_exchange<'b>(&'b mut self, shared: &'b Shared) -> Exchange<'b> {
         Exchange {

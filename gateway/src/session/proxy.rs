@@ -14,7 +14,7 @@ use crate::tls::{self, Stream};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::client_auth::{self, ClientLogin};
-use super::client_side::ClientSide;
+use super::client_side::{ClientSide, Waited};
 use super::relay::{self, RelayError};
 use super::routed::registry::{Registration, SessionInfo};
 use super::{internal, SessionError, Shared};
@@ -293,23 +293,15 @@ impl<'a> Session<'a> {
         loop {
             // A backend that goes away while the client is idle ends the session: the client sees
             // its connection close (as with a server), not an in-band error on its next command.
-            let next = tokio::select! {
-                biased;
-                () = relay::killed(&mut self.killed) => {
-                    info!("session killed");
-                    return Ok(());
-                }
-                next = super::next_command::read(self.front.wire, self.shared) => next?,
-                why = backend_gone(&mut self.backend.wire) => {
+            let gone = backend_gone(&mut self.backend.wire);
+            let packet = match self.front.next_command(self.shared, &mut self.killed, gone).await? {
+                Waited::Command(packet) => packet,
+                Waited::Closed | Waited::Killed => return Ok(()),
+                Waited::Ended(why) => {
                     info!(why, "backend connection ended while the client was idle; closing the client");
                     return Ok(());
                 }
             };
-            let Some(packet) = next else { return Ok(()) };
-            if relay::is_killed(&self.killed) {
-                info!("session killed");
-                return Ok(());
-            }
             let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
             if let Some(internal) = internal::recognise(&packet.payload) {
                 let caller = internal::Caller {

@@ -47,7 +47,7 @@ use tracing::{debug, info};
 
 use super::backend::LoginRequest;
 use super::client_auth::ClientLogin;
-use super::client_side::ClientSide;
+use super::client_side::{ClientSide, Waited};
 use super::glance::{Glance, Word};
 use super::pool::{PoolKey, PooledConn};
 use super::state::ClientState;
@@ -331,34 +331,25 @@ impl<'a> RoutedSession<'a> {
             if timer.deadline() > deadline {
                 timer.as_mut().reset(deadline);
             }
-            let read = {
-                let mut read = std::pin::pin!(crate::session::next_command::read(self.front.wire, self.shared));
+            // Fires once the client was idle for the whole limit (the timer may have been set
+            // further out by an earlier, longer limit: then it is moved in and waited on again).
+            let idle_out = async {
                 loop {
-                    tokio::select! {
-                        biased;
-                        () = crate::session::relay::killed(&mut killed) => {
-                            info!("session killed");
-                            return Ok(());
-                        }
-                        read = &mut read => break Some(read),
-                        () = &mut timer => {
-                            if tokio::time::Instant::now() >= deadline {
-                                break None;
-                            }
-                            timer.as_mut().reset(deadline);
-                        }
+                    timer.as_mut().await;
+                    if tokio::time::Instant::now() >= deadline {
+                        break;
                     }
+                    timer.as_mut().reset(deadline);
                 }
             };
-            let Some(read) = read else {
-                info!(idle_secs = idle.as_secs(), "wait_timeout passed: session closed");
-                return Ok(());
+            let next = match self.front.next_command(self.shared, &mut killed, idle_out).await? {
+                Waited::Command(next) => next,
+                Waited::Closed | Waited::Killed => return Ok(()),
+                Waited::Ended(()) => {
+                    info!(idle_secs = idle.as_secs(), "wait_timeout passed: session closed");
+                    return Ok(());
+                }
             };
-            let Some(next) = read? else { return Ok(()) };
-            if crate::session::relay::is_killed(&killed) {
-                info!("session killed");
-                return Ok(());
-            }
             let flow = self.command(next.cmd, &next.payload, next.reply_seq).await;
             let flow = self.after_request(flow).await?;
             self.reg.idle(self.state.database());
