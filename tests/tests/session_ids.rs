@@ -278,6 +278,26 @@ async fn prepared_kill_takes_gateway_ids() {
     }
 }
 
+/// A statement sent after the KILL that ended its session was acknowledged is never run: the
+/// session's wait for commands sees the kill first (the race itself is exercised by the unit
+/// tests of `ClientSide::next_command`; here real clients, 10 rounds a mode).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_session_runs_nothing_sent_after_the_kill() {
+    for mode in MODES {
+        let s = setup(mode);
+        let mut killer = s.conn("alice").await;
+        for round in 0..10 {
+            let mut victim = s.conn("alice").await;
+            let id = victim.id();
+            killer.query_drop(format!("KILL CONNECTION {id}")).await.unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+            let marker = format!("after-kill-{mode}-{round}");
+            let answered = victim.query_drop(format!("SELECT '{marker}'")).await;
+            assert!(answered.is_err(), "{mode} round {round}: the killed session answered");
+            assert!(!s.ran(&marker), "{mode} round {round}: a statement sent after the kill ran");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn kill_never_reaches_a_session_other_than_the_one_whose_id_was_seen() {
     for mode in MODES {

@@ -99,3 +99,7 @@ impl ClientSide<'_> {
         self.wire.write_packet(seq, &err.encode()).await.map(drop).map_err(SessionError::Client)
     }
 }
+
+#[cfg(test)]
+#[path = "client_side_tests.rs"]
+mod tests;
