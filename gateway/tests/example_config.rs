@@ -13,6 +13,8 @@ const EXAMPLE: &str = include_str!("../../dist/gateway.example.toml");
 const SOURCES: &[(&str, &str)] = &[
     ("config.rs", include_str!("../src/config.rs")),
     ("config/dataplane.rs", include_str!("../src/config/dataplane.rs")),
+    ("config/routing.rs", include_str!("../src/config/routing.rs")),
+    ("config/users.rs", include_str!("../src/config/users.rs")),
     ("session/pool/config.rs", include_str!("../src/session/pool/config.rs")),
     ("topology/config.rs", include_str!("../src/topology/config.rs")),
     ("login_name.rs", include_str!("../src/login_name.rs")),
