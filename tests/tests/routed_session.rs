@@ -293,6 +293,38 @@ async fn reset_connection_and_change_user_leave_no_state_behind() {
     }
 }
 
+/// As mariadb-client-test's test_bug31418: the statement right after a COM_RESET_CONNECTION or
+/// COM_CHANGE_USER finds the session's `GET_LOCK` lock free, as directly (the server releases it
+/// before it answers the reset). Repeated: a reset finishing after the answer loses a race.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reset_or_changed_user_session_finds_its_user_lock_free_at_once() {
+    let r = shared();
+    let mut c = r.conn("root", "").await;
+    let lock = "reset_lock_31418";
+    for round in 0..20 {
+        let got = query_one(&mut c, &format!("SELECT GET_LOCK('{lock}', 1)")).await.unwrap();
+        assert_eq!(got.as_deref(), Some("1"), "round {round}: GET_LOCK");
+        let held = lock_state(&mut c, lock).await;
+        assert_eq!(held, vec![Some("0".into()), Some("0".into())], "round {round}: the lock is held");
+        if round % 2 == 0 {
+            c.reset().await.unwrap();
+        } else {
+            let opts = ChangeUserOpts::default().with_user(Some("root".into())).with_db_name(Some("test".into()));
+            c.change_user(opts).await.unwrap();
+        }
+        let after = lock_state(&mut c, lock).await;
+        let how = if round % 2 == 0 { "COM_RESET_CONNECTION" } else { "COM_CHANGE_USER" };
+        assert_eq!(after, vec![Some("1".into()), Some("1".into())], "round {round}: the lock right after {how}");
+    }
+}
+
+/// `IS_FREE_LOCK(lock)` and `IS_USED_LOCK(lock) IS NULL`.
+async fn lock_state(c: &mut Conn, lock: &str) -> Vec<Option<String>> {
+    let sql = format!("SELECT IS_FREE_LOCK('{lock}'), IS_USED_LOCK('{lock}') IS NULL");
+    let rows = query_values(c, &sql).await.unwrap();
+    rows[0].clone().into_iter().map(value_string).collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stopped_server_is_routed_around() {
     let r = Routed::start("routed-fo").unwrap();

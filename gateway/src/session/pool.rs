@@ -53,6 +53,7 @@ pub use config::PoolConfig;
 pub use conn::PooledConn;
 pub use error::PoolError;
 pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
+pub use scrub::{scrubs_done, Scrub};
 pub use stats::{PoolStats, ServerPoolStats};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};

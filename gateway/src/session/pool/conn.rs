@@ -85,6 +85,17 @@ impl PooledConn {
         self.scrub = true;
     }
 
+    /// Its client reset its session: the connection is reset now, in a task of its own (returned,
+    /// `None` when it is closed instead: broken, or its answer not read to the end).
+    pub fn scrub(mut self) -> Option<scrub::Scrub> {
+        let backend = self.backend.take()?;
+        if self.broken || self.in_flight || !backend.wire.buf.is_empty() {
+            return None;
+        }
+        let sync = std::mem::take(&mut self.sync);
+        scrub::spawn(self.home.clone(), backend, sync, self.slot.take(), self.timeout)
+    }
+
     /// Whether the connection was marked broken.
     pub fn is_broken(&self) -> bool {
         self.broken
@@ -166,7 +177,8 @@ impl Drop for PooledConn {
         }
         let sync = std::mem::take(&mut self.sync);
         if self.scrub {
-            scrub::spawn(self.home.clone(), backend, sync, self.slot.take(), self.timeout);
+            // Its client is gone: nobody waits for the reset.
+            let _ = scrub::spawn(self.home.clone(), backend, sync, self.slot.take(), self.timeout);
             return;
         }
         self.home.put_idle(Idle { backend, sync, last_client: self.client, since: Instant::now() });

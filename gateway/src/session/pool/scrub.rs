@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
+use tokio::task::JoinHandle;
 
 use super::{health, Idle, KeyPool, Pool};
 use crate::protocol::command;
@@ -34,18 +35,23 @@ async fn reset(backend: &mut Backend, timeout: Duration) -> bool {
     matches!(health::command(backend, &[command::RESET_CONNECTION], timeout).await, Ok(Ok(_)))
 }
 
-/// Resets the connection in the background, then puts it among `home`'s idle ones (the slot, when
-/// the connection held one, is released after that); closes it when the reset fails. Without a
-/// Tokio runtime (never the case in the gateway) the connection is closed.
+/// A reset under way: the task ends once the connection is idle again or closed. A session that
+/// reset itself awaits it before it answers (the next statement must not find the old session's
+/// locks on the server); a departed client's is left to run.
+pub type Scrub = JoinHandle<()>;
+
+/// Resets the connection in a task of its own, then puts it among `home`'s idle ones (the slot,
+/// when the connection held one, is released after that); closes it when the reset fails.
+/// Without a Tokio runtime (never the case in the gateway) the connection is closed.
 pub(super) fn spawn(
     home: Arc<KeyPool>,
     mut backend: Backend,
     mut sync: ConnSync,
     slot: Option<OwnedSemaphorePermit>,
     timeout: Duration,
-) {
-    let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
-    rt.spawn(async move {
+) -> Option<Scrub> {
+    let rt = tokio::runtime::Handle::try_current().ok()?;
+    Some(rt.spawn(async move {
         let thread = backend.greeting.connection_id;
         if reset(&mut backend, timeout).await && backend.wire.buf.is_empty() {
             sync.reset();
@@ -55,7 +61,14 @@ pub(super) fn spawn(
             tracing::info!(thread, "reset of a departed client's connection failed; closed");
         }
         drop(slot);
-    });
+    }))
+}
+
+/// Waits for `scrubs` (a failed task has closed its connection: nothing is left to wait for).
+pub async fn scrubs_done(scrubs: Vec<Scrub>) {
+    for scrub in scrubs {
+        let _ = scrub.await;
+    }
 }
 
 /// Puts `IGNORE_SPACE` back into `sql_mode` after a reset (module docs); whether it succeeded.
@@ -66,11 +79,12 @@ pub(super) async fn restore_ignore_space(backend: &mut Backend, timeout: Duratio
 
 impl Pool {
     /// Client `client` (its [`crate::session::state::ClientState::id`]) is gone or reset its
-    /// session: every idle connection it used last is reset in the background.
-    pub fn release_client(&self, client: u64) {
+    /// session: every idle connection it used last is reset, each in a task of its own (returned).
+    pub fn release_client(&self, client: u64) -> Vec<Scrub> {
         let pools: Vec<Arc<KeyPool>> =
             self.inner.keys.lock().map(|k| k.values().cloned().collect()).unwrap_or_default();
         let timeout = self.inner.cfg.connect_timeout();
+        let mut scrubs = Vec::new();
         for home in pools {
             let mine: Vec<Idle> = match home.idle.lock() {
                 Ok(mut idle) => {
@@ -80,9 +94,8 @@ impl Pool {
                 }
                 Err(_) => Vec::new(),
             };
-            for i in mine {
-                spawn(home.clone(), i.backend, i.sync, None, timeout);
-            }
+            scrubs.extend(mine.into_iter().filter_map(|i| spawn(home.clone(), i.backend, i.sync, None, timeout)));
         }
+        scrubs
     }
 }

@@ -49,7 +49,7 @@ use super::backend::LoginRequest;
 use super::client_auth::ClientLogin;
 use super::client_side::{ClientSide, Waited};
 use super::glance::{Glance, Word};
-use super::pool::{PoolKey, PooledConn};
+use super::pool::{scrubs_done, PoolKey, PooledConn};
 use super::state::ClientState;
 use super::{Credential, SessionError, Shared};
 use crate::planner::{Planner, StatementContext};
@@ -185,7 +185,8 @@ pub async fn serve(
             held.scrub_on_release();
         }
     }
-    shared.pool.release_client(s.state.id());
+    // Nobody waits for these resets: the client is gone.
+    let _ = shared.pool.release_client(s.state.id());
     result
 }
 
@@ -391,7 +392,7 @@ impl<'a> RoutedSession<'a> {
                 Err(SessionError::Refused { err, seq }) => {
                     info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
                     // As on MariaDB: the session's state is cleared all the same.
-                    self.reset();
+                    self.reset().await;
                     self.reply_err(seq, &err).await
                 }
                 other => other.map(|()| Flow::Continue),
@@ -422,7 +423,7 @@ impl<'a> RoutedSession<'a> {
         match cmd {
             command::PING => self.reply_ok(reply_seq).await,
             command::RESET_CONNECTION => {
-                self.reset();
+                self.reset().await;
                 self.reply_ok(reply_seq).await
             }
             command::PROCESS_INFO => self.processlist(false, reply_seq).await,
@@ -432,12 +433,13 @@ impl<'a> RoutedSession<'a> {
     }
 
     /// COM_RESET_CONNECTION: a fresh client state (new id: connections are reset before the
-    /// session uses them again), the login's database, nothing held or pinned.
-    fn reset(&mut self) {
-        if let Some(mut held) = self.held.take() {
-            held.scrub_on_release();
-        }
-        self.shared.pool.release_client(self.state.id());
+    /// session uses them again), the login's database, nothing held or pinned. The connections
+    /// are reset on the servers before this returns, as a server resets its session before it
+    /// answers: the next statement finds none of the old session's locks or transaction.
+    async fn reset(&mut self) {
+        let mut scrubs = self.held.take().and_then(PooledConn::scrub).into_iter().collect::<Vec<_>>();
+        scrubs.extend(self.shared.pool.release_client(self.state.id()));
+        scrubs_done(scrubs).await;
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
         self.route_vars = local::RouteVars::default();
         // A reset session's autocommit is the servers' global one, as at login.
@@ -462,7 +464,7 @@ impl<'a> RoutedSession<'a> {
             self.planner = planner;
         }
         let cluster = login.name.cluster.clone().unwrap_or_default();
-        self.reset();
+        self.reset().await;
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
         self.reg.update(|i| {
             i.user = self.ident.user.to_string();
