@@ -363,16 +363,29 @@ impl Config {
     }
 }
 
+/// Configurations for unit tests: a listener and a backend that nothing dials, plus the rest.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Config;
+
+    /// `[listen]` and `[backend]` on loopback (the rest of a test's configuration follows).
+    pub const BASE: &str = "[listen]\naddress = \"127.0.0.1:2883\"\n[backend]\naddress = \"127.0.0.1:3306\"\n";
+
+    /// [`BASE`] and `rest` (users, other sections), parsed; panics on an invalid configuration.
+    pub fn config(rest: &str) -> Config {
+        Config::parse(&format!("{BASE}{rest}"), "test").unwrap_or_else(|e| panic!("test configuration: {e}"))
+    }
+
+    /// One user `name` without a password.
+    pub fn user(name: &str) -> String {
+        format!("[[users]]\nname = \"{name}\"\npassword = \"\"\n")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::testing::BASE;
     use super::*;
-
-    const BASE: &str = r#"
-[listen]
-address = "127.0.0.1:2883"
-[backend]
-address = "127.0.0.1:3306"
-"#;
 
     #[test]
     fn parses_minimal_config() {

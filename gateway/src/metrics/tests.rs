@@ -2,24 +2,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
-use crate::config::Config;
+use crate::config::{testing, Config};
 use crate::dataplane::status::{DataplaneStatus, SpliceStatus};
 use crate::session::Shared;
 
-const CONFIG: &str = r#"
-[listen]
-address = "127.0.0.1:2883"
-[backend]
-address = "127.0.0.1:3306"
-[[users]]
-name = "app"
-password = "pw"
-[metrics]
-address = "127.0.0.1:9100"
-"#;
+/// Besides [`testing::BASE`]: a user and the metrics endpoint.
+const REST: &str = "[[users]]\nname = \"app\"\npassword = \"pw\"\n[metrics]\naddress = \"127.0.0.1:9100\"\n";
 
 fn shared() -> Shared {
-    Shared::new(Config::parse(CONFIG, "test").unwrap(), None)
+    Shared::new(testing::config(REST), None)
 }
 
 /// `name → (type, samples as (name{labels}, value))` of a page.
@@ -200,9 +191,9 @@ fn label_values_are_escaped() {
 
 #[test]
 fn one_address_cannot_serve_both_endpoints() {
-    let both = format!("{CONFIG}[dataplane]\nmetrics_address = \"127.0.0.1:9100\"\n");
+    let both = format!("{}{REST}[dataplane]\nmetrics_address = \"127.0.0.1:9100\"\n", testing::BASE);
     let err = Config::parse(&both, "test").unwrap_err().to_string();
     assert!(err.contains("[metrics] address and [dataplane] metrics_address are the same"), "{err}");
-    let apart = format!("{CONFIG}[dataplane]\nmetrics_address = \"127.0.0.1:9101\"\n");
+    let apart = format!("{}{REST}[dataplane]\nmetrics_address = \"127.0.0.1:9101\"\n", testing::BASE);
     assert!(Config::parse(&apart, "test").is_ok());
 }

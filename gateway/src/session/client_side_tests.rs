@@ -7,17 +7,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::*;
-use crate::config::Config;
-
-const CONFIG: &str = r#"
-[listen]
-address = "127.0.0.1:2883"
-[backend]
-address = "127.0.0.1:3306"
-[[users]]
-name = "app"
-password = ""
-"#;
+use crate::config::testing;
 
 /// The gateway's end of a loopback connection whose client has sent a COM_QUERY (`sent`), and
 /// the client's end (kept open).
@@ -36,7 +26,7 @@ async fn connection(sent: bool) -> (Wire<Stream>, TcpStream) {
 }
 
 async fn wait(sent: bool, killed: bool, ended: bool) -> Waited<()> {
-    let shared = Shared::new(Config::parse(CONFIG, "t").unwrap(), None);
+    let shared = Shared::new(testing::config(&testing::user("app")), None);
     let (mut wire, _client) = connection(sent).await;
     let (tx, rx) = watch::channel(killed);
     let mut kill: KillSignal = Some(rx);

@@ -201,13 +201,10 @@ impl Steering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::testing;
 
     fn config(extra: &str) -> Config {
-        let text = format!(
-            "[listen]\naddress = \"127.0.0.1:2883\"\n[backend]\naddress = \"127.0.0.1:3306\"\n\
-             [[users]]\nname = \"root\"\npassword = \"\"\n{extra}"
-        );
-        Config::parse(&text, "t").unwrap()
+        testing::config(&(testing::user("root") + extra))
     }
 
     fn addrs(list: &[&str]) -> BTreeSet<SocketAddr> {

@@ -1,24 +1,11 @@
 //! Recognition and access control of the admin commands, on a gateway state without servers.
 
 use super::*;
-use crate::config::Config;
-
-const CONFIG: &str = r#"
-[listen]
-address = "127.0.0.1:2883"
-[backend]
-address = "127.0.0.1:3306"
-[[users]]
-name = "boss"
-password = ""
-admin = true
-[[users]]
-name = "app"
-password = ""
-"#;
+use crate::config::testing;
 
 fn shared() -> Shared {
-    Shared::new(Config::parse(CONFIG, "t").unwrap(), None)
+    let users = format!("{}admin = true\n{}", testing::user("boss"), testing::user("app"));
+    Shared::new(testing::config(&users), None)
 }
 
 /// The payload of the first packet of an answer.
