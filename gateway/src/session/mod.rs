@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod backend;
 pub mod client_auth;
+pub mod client_command;
 pub mod client_side;
 pub mod connection_id;
 pub mod glance;

@@ -14,11 +14,12 @@ use crate::tls::{self, Stream};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::client_auth::{self, ClientLogin};
+use super::client_command::ClientCommand;
 use super::client_side::{ClientSide, Waited};
 use super::relay::{self, RelayError};
 use super::routed::registry::{Registration, SessionInfo};
 use super::{internal, SessionError, Shared};
-use crate::protocol::command::{self, Handling};
+use crate::protocol::command;
 use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::ErrPacket;
@@ -303,7 +304,8 @@ impl<'a> Session<'a> {
                 }
             };
             let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
-            if let Some(internal) = internal::recognise(&packet.payload) {
+            let asked = ClientCommand::read(&packet.payload, self.front.id);
+            if let ClientCommand::Internal(internal) = &asked {
                 let caller = internal::Caller {
                     shared: self.shared,
                     planner: self.shared.planner.as_ref(),
@@ -312,37 +314,38 @@ impl<'a> Session<'a> {
                     user: &self.user,
                     id: reg.id(),
                 };
-                let answer = internal::answer(&internal, &caller).await;
+                let answer = internal::answer(internal, &caller).await;
                 self.write_made(answer).await?;
                 continue;
             }
             started(reg, cmd, &packet.payload);
-            match command::handling(cmd) {
-                Handling::Forward(shape) => {
-                    if let ids::Outcome::Close = self.command(&packet.payload, shape, reply_seq).await? {
+            match asked {
+                ClientCommand::Internal(_) => {}
+                ClientCommand::Kill(k) => {
+                    if let ids::Outcome::Close = self.kill(k, reply_seq).await? {
                         return Ok(());
                     }
                 }
-                Handling::Quit => {
+                ClientCommand::Forward(shape, glance) => {
+                    if let ids::Outcome::Close = self.command(&packet.payload, shape, glance, reply_seq).await? {
+                        return Ok(());
+                    }
+                }
+                ClientCommand::Quit => {
                     let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
                     return Ok(());
                 }
                 // A refused COM_CHANGE_USER leaves the session as it was (MariaDB keeps the
                 // old user; the backend restored it too): the error, then the next command.
-                Handling::ChangeUser => match self.change_user(&packet.payload).await {
+                ClientCommand::ChangeUser => match self.change_user(&packet.payload).await {
                     Err(SessionError::Refused { err, seq }) => {
                         info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
                         self.front.reply_err(seq, &err).await?;
                     }
                     other => other?,
                 },
-                Handling::Refuse(what) => {
-                    let err = ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: {what} are not supported"));
-                    self.front.reply_err(reply_seq, &err).await?;
-                }
-                Handling::Unknown => {
-                    debug!(cmd, "unknown command");
-                    let err = ErrPacket::with_state(codes::UNKNOWN_COMMAND, b"08S01", "Unknown command");
+                ClientCommand::Refused(err) => {
+                    debug!(cmd, code = err.code, "command refused");
                     self.front.reply_err(reply_seq, &err).await?;
                 }
             }

@@ -55,19 +55,9 @@ impl Session<'_> {
         &mut self,
         payload: &[u8],
         shape: Shape,
+        glance: Glance,
         reply_seq: u8,
     ) -> Result<Outcome, SessionError> {
-        // One scan of a COM_QUERY's words decides which recognisers below run at all.
-        let glance = Glance::of_command(payload);
-        if glance.mentions(Word::Kill) {
-            if let Some(k) = kill::parse(payload, self.front.id) {
-                return self.kill(k, reply_seq).await;
-            }
-            if kill::refused(payload) {
-                self.front.reply_err(reply_seq, &kill::unsupported()).await?;
-                return Ok(Outcome::Continue);
-            }
-        }
         match payload[0] {
             command::PROCESS_INFO => self.processlist(false, reply_seq).await,
             command::QUERY => self.query(payload, glance, shape, reply_seq).await,
@@ -136,7 +126,7 @@ impl Session<'_> {
 
     /// KILL on a gateway connection id: `KILL [QUERY] <thread>` on this session's backend for a
     /// session on the same server; a KILL CONNECTION also ends the victim's gateway session.
-    async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Outcome, SessionError> {
+    pub(super) async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Outcome, SessionError> {
         let tenant = self.asker_tenant();
         let victim =
             processlist::victim(self.shared, Asker { id: self.front.id, user: &self.user, tenant: &tenant }, k);

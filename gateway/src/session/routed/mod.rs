@@ -47,14 +47,15 @@ use tracing::{debug, info};
 
 use super::backend::LoginRequest;
 use super::client_auth::ClientLogin;
+use super::client_command::ClientCommand;
 use super::client_side::{ClientSide, Waited};
-use super::glance::{Glance, Word};
+use super::glance::Glance;
 use super::pool::{scrubs_done, PoolKey, PooledConn};
 use super::state::ClientState;
 use super::{Credential, SessionError, Shared};
 use crate::planner::{Planner, StatementContext};
 use crate::protocol::codes;
-use crate::protocol::command::{self, Handling};
+use crate::protocol::command;
 use crate::protocol::frame::Wire;
 use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::{ErrPacket, OkPacket};
@@ -361,34 +362,25 @@ impl<'a> RoutedSession<'a> {
     }
 
     async fn command(&mut self, cmd: u8, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
-        if let Some(internal) = super::internal::recognise(payload) {
-            let caller = super::internal::Caller {
-                shared: self.shared,
-                planner: Some(&self.planner),
-                ctx: self.context(),
-                client_caps: self.front.caps,
-                user: &self.ident.user,
-                id: self.front.id,
-            };
-            let answer = super::internal::answer(&internal, &caller).await;
-            self.front.wire.write_raw(&answer).await.map_err(SessionError::Client)?;
-            return Ok(Flow::Continue);
-        }
-        // One scan of a COM_QUERY's words decides which recognisers run at all.
-        let glance = Glance::of_command(payload);
-        if glance.mentions(Word::Kill) {
-            if let Some(k) = super::kill::parse(payload, self.front.id) {
-                return self.kill(k, reply_seq).await;
+        match ClientCommand::read(payload, self.front.id) {
+            ClientCommand::Internal(internal) => {
+                let caller = super::internal::Caller {
+                    shared: self.shared,
+                    planner: Some(&self.planner),
+                    ctx: self.context(),
+                    client_caps: self.front.caps,
+                    user: &self.ident.user,
+                    id: self.front.id,
+                };
+                let answer = super::internal::answer(&internal, &caller).await;
+                self.front.wire.write_raw(&answer).await.map_err(SessionError::Client)?;
+                Ok(Flow::Continue)
             }
-            if super::kill::refused(payload) {
-                return self.reply_err(reply_seq, &super::kill::unsupported()).await;
-            }
-        }
-        match command::handling(cmd) {
-            Handling::Forward(shape) => self.request(cmd, payload, glance, shape, reply_seq).await,
-            Handling::Quit => Ok(Flow::Close),
+            ClientCommand::Kill(k) => self.kill(k, reply_seq).await,
+            ClientCommand::Forward(shape, glance) => self.request(cmd, payload, glance, shape, reply_seq).await,
+            ClientCommand::Quit => Ok(Flow::Close),
             // A refused COM_CHANGE_USER leaves the session with its user, as MariaDB does.
-            Handling::ChangeUser => match self.change_user(payload).await {
+            ClientCommand::ChangeUser => match self.change_user(payload).await {
                 Err(SessionError::Refused { err, seq }) => {
                     info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
                     // As on MariaDB: the session's state is cleared all the same.
@@ -397,13 +389,8 @@ impl<'a> RoutedSession<'a> {
                 }
                 other => other.map(|()| Flow::Continue),
             },
-            Handling::Refuse(what) => {
-                let err = ErrPacket::new(codes::NOT_SUPPORTED, format!("gateway: {what} are not supported"));
-                self.reply_err(reply_seq, &err).await
-            }
-            Handling::Unknown => {
-                debug!(cmd, "unknown command");
-                let err = ErrPacket::with_state(codes::UNKNOWN_COMMAND, b"08S01", "Unknown command");
+            ClientCommand::Refused(err) => {
+                debug!(cmd, code = err.code, "command refused");
                 self.reply_err(reply_seq, &err).await
             }
         }
