@@ -259,9 +259,8 @@ fn optimized_switch(
 /// Walks the entries from `start` to the end, then the skipped ones before `start` (their
 /// servers are force-congested, so they end up last anyway).
 fn walk_entries(walk: &mut Walk<'_, '_>, order: Order, start: usize) {
-    let entries: Vec<&RouteEntry> = orders::entries(order).collect();
-    let (skipped, walked) = entries.split_at(start.min(entries.len()));
-    for entry in walked.iter().chain(skipped) {
-        walk.take_all(|x| entry.matches(&x.code).then_some(Via::Entry(**entry)));
+    // Two passes over the static order instead of collecting it: no allocation per statement.
+    for entry in orders::entries(order).skip(start).chain(orders::entries(order).take(start)) {
+        walk.take_all(|x| entry.matches(&x.code).then_some(Via::Entry(*entry)));
     }
 }
