@@ -10,7 +10,7 @@ use super::failover;
 use super::local::{self, SetAction};
 use super::request::{Prep, Request, Route, Sent, Served, Tie};
 use super::statements::is_statement_command;
-use super::transaction::{classify, StickyReason, TxnStatement, DEPENDENT_PINS};
+use super::transaction::{classify, PinReason, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::{Flow, RoutedSession};
 use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
@@ -167,7 +167,7 @@ impl RoutedSession<'_> {
                     let db = String::from_utf8_lossy(&payload[1..]).into_owned();
                     self.state.set_database(&db, Some(&mut conn.sync));
                 }
-                command::SET_OPTION => self.pin("COM_SET_OPTION"),
+                command::SET_OPTION => self.pin(PinReason::SetOption),
                 _ => {}
             }
         }

@@ -8,7 +8,7 @@ use tracing::{debug, info, warn};
 use super::registry::Sticky;
 use super::request::{Request, Served, Tie};
 use super::route_log::{sql_head, RouteRecord};
-use super::transaction::{TxnStatement, SESSION_PINS};
+use super::transaction::{PinReason, TxnStatement, SESSION_PINS};
 use super::RoutedSession;
 use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
@@ -52,9 +52,9 @@ impl RoutedSession<'_> {
                 // `ob_read_consistency`): route by it too.
                 self.route_vars = super::local::route_vars_after(text.as_bytes(), self.state.mode(), self.route_vars);
                 if !self.state.observe_statement(text.as_bytes(), Some(&mut conn.sync)) {
-                    self.pin("SET the gateway cannot replay");
+                    self.pin(PinReason::UnreplayableSet);
                 } else if self.state.has_expressions() {
-                    self.pin("SET with an expression value");
+                    self.pin(PinReason::SetExpression);
                 }
             }
             StmtKind::Use => {
@@ -62,16 +62,16 @@ impl RoutedSession<'_> {
                     self.state.set_database(db, Some(&mut conn.sync));
                 }
             }
-            StmtKind::Prepare | StmtKind::Execute | StmtKind::Deallocate => self.pin("prepared statement"),
+            StmtKind::Prepare | StmtKind::Execute | StmtKind::Deallocate => self.pin(PinReason::TextPrepared),
             _ => {}
         }
         if a.pins.0 & SESSION_PINS.0 != 0 {
             self.pin(if a.pins.contains(sql::Pins::TEMP_TABLE) {
-                "temporary table"
+                PinReason::TemporaryTable
             } else if a.pins.contains(sql::Pins::LOCK_TABLES) {
-                "LOCK TABLES"
+                PinReason::LockTables
             } else {
-                "user lock"
+                PinReason::UserLock
             });
         }
     }

@@ -61,7 +61,7 @@ use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::{ErrPacket, OkPacket};
 use crate::tls::Stream;
 use registry::{Registration, SessionInfo};
-use transaction::{StickyReason, Transaction};
+use transaction::{PinReason, StickyReason, Transaction};
 
 /// Who the session logs in to servers as.
 #[derive(Debug, Clone)]
@@ -236,9 +236,9 @@ impl<'a> RoutedSession<'a> {
     }
 
     /// Pins the session to its current connection for good.
-    fn pin(&mut self, why: &'static str) {
+    fn pin(&mut self, why: PinReason) {
         if self.txn.pin.is_none() {
-            debug!(why, "session pinned to its server connection");
+            debug!(why = why.describe(), "session pinned to its server connection");
             self.txn.pin = Some(why);
         }
     }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use tokio::sync::watch;
 
-use super::transaction::StickyReason;
+use super::transaction::{PinReason, StickyReason};
 use crate::topology::TableKey;
 
 /// Tables remembered per session for SHOW PROXYROUTE (beyond this, new ones are not listed).
@@ -44,15 +44,15 @@ pub struct SessionInfo {
 pub struct Sticky {
     /// `None` when the session is free.
     pub sticky: Option<StickyReason>,
-    /// Why the session is pinned for good (`temporary table`, …).
-    pub pin: Option<&'static str>,
+    /// Why the session is pinned for good.
+    pub pin: Option<PinReason>,
 }
 
 impl std::fmt::Display for Sticky {
     /// SHOW PROXYSESSION's text: `trans`, `cursor`, `pin:<reason>` or empty.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match (self.sticky, self.pin) {
-            (Some(StickyReason::Pin), Some(why)) => write!(f, "pin:{why}"),
+            (Some(StickyReason::Pin), Some(why)) => write!(f, "pin:{}", why.describe()),
             (Some(s), _) => f.write_str(s.name()),
             (None, _) => Ok(()),
         }
@@ -294,7 +294,7 @@ mod tests {
         assert_eq!(shown(&reg), [(7, String::new())]);
         r.set_sticky(Sticky { sticky: Some(StickyReason::Transaction), pin: None });
         assert_eq!(shown(&reg), [(7, "trans".to_string())]);
-        r.set_sticky(Sticky { sticky: Some(StickyReason::Pin), pin: Some("temporary table") });
+        r.set_sticky(Sticky { sticky: Some(StickyReason::Pin), pin: Some(PinReason::TemporaryTable) });
         assert_eq!(shown(&reg), [(7, "pin:temporary table".to_string())]);
         r.set_sticky(Sticky::default());
         assert_eq!(shown(&reg), [(7, String::new())]);

@@ -31,6 +31,7 @@ use std::time::Instant;
 
 use tracing::{debug, info};
 
+use super::transaction::PinReason;
 use super::{Flow, RoutedSession};
 use crate::dataplane::splice::{self, sys, Eligibility, Splicer};
 use crate::protocol::frame::Wire;
@@ -145,7 +146,7 @@ impl RoutedSession<'_> {
         }
         let Some(conn) = self.held.take() else { return self.write_last(last).await };
         let (server, thread) = (conn.key().server, conn.thread_id());
-        let why = self.txn.pin.unwrap_or("pin");
+        let why = self.txn.pin.map_or("pin", PinReason::describe);
         let Some((mut backend, _)) = conn.detach() else {
             return Err(SessionError::Backend(ProtocolError::Malformed("pinned connection already left the pool")));
         };

@@ -104,7 +104,42 @@ pub struct Transaction {
     /// `autocommit = 0` and a statement ran since the last COMMIT / ROLLBACK.
     pub implicit: bool,
     /// Why the session is pinned to its connection for good.
-    pub pin: Option<&'static str>,
+    pub pin: Option<PinReason>,
+}
+
+/// Why a session is pinned to its server connection for good: something lives on that server
+/// session that the gateway cannot carry to another connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinReason {
+    /// A `SET` whose effect the gateway cannot replay on another connection.
+    UnreplayableSet,
+    /// A `SET` with an expression value (its value is the server's to compute).
+    SetExpression,
+    /// A text prepared statement (`PREPARE` / `EXECUTE` / `DEALLOCATE`).
+    TextPrepared,
+    /// A temporary table.
+    TemporaryTable,
+    /// `LOCK TABLES`.
+    LockTables,
+    /// A user lock (`GET_LOCK` and its kin).
+    UserLock,
+    /// COM_SET_OPTION (multi-statement mode of the server session).
+    SetOption,
+}
+
+impl PinReason {
+    /// The text in SHOW PROXYSESSION (`pin:<text>`), the logs and the route log.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PinReason::UnreplayableSet => "SET the gateway cannot replay",
+            PinReason::SetExpression => "SET with an expression value",
+            PinReason::TextPrepared => "prepared statement",
+            PinReason::TemporaryTable => "temporary table",
+            PinReason::LockTables => "LOCK TABLES",
+            PinReason::UserLock => "user lock",
+            PinReason::SetOption => "COM_SET_OPTION",
+        }
+    }
 }
 
 /// Why a session keeps its server connection between statements.
@@ -247,7 +282,7 @@ mod tests {
         assert_eq!(t.sticky(), Some(StickyReason::Transaction));
         t.after_status(0, StmtKind::Commit, &TxnStatement::Other);
         assert_eq!(t.sticky(), None);
-        t.pin = Some("temporary table");
+        t.pin = Some(PinReason::TemporaryTable);
         assert_eq!(t.sticky(), Some(StickyReason::Pin));
     }
 }
