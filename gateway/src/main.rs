@@ -96,7 +96,7 @@ fn main() -> anyhow::Result<()> {
             let text = rt.block_on(async {
                 let planner = gateway::planner::Planner::from_config(routing).await?;
                 let ctx = gateway::planner::StatementContext {
-                    tenant: tenant.unwrap_or_else(|| routing.default_tenant.clone()),
+                    tenant: tenant.unwrap_or_else(|| routing.default_tenant.clone()).into(),
                     database,
                     autocommit: true,
                     ..Default::default()

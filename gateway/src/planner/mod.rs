@@ -27,7 +27,7 @@ pub use explain::render_explain;
 #[derive(Debug, Clone, Default)]
 pub struct StatementContext {
     /// Tenant of the session.
-    pub tenant: String,
+    pub tenant: std::sync::Arc<str>,
     /// Current database.
     pub database: Option<String>,
     /// Session `ob_read_consistency`.

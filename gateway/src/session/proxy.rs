@@ -279,7 +279,7 @@ impl<'a> Session<'a> {
             SessionInfo {
                 user: self.user.clone(),
                 cluster: self.cluster.clone().unwrap_or_default(),
-                tenant: self.statement_context().tenant,
+                tenant: self.statement_context().tenant.to_string(),
                 host: self.front.peer.to_string(),
                 db: self.database.clone(),
                 command: "Sleep",
@@ -417,7 +417,7 @@ impl<'a> Session<'a> {
     fn statement_context(&self) -> crate::planner::StatementContext {
         let default_tenant = self.shared.config().routing.as_ref().map(|r| r.default_tenant.clone());
         crate::planner::StatementContext {
-            tenant: self.tenant.clone().or(default_tenant).unwrap_or_default(),
+            tenant: self.tenant.clone().or(default_tenant).unwrap_or_default().into(),
             database: self.database.clone(),
             autocommit: true,
             ..Default::default()

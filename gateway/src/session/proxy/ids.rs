@@ -47,7 +47,7 @@ pub(super) struct PreparedKills {
 
 impl Session<'_> {
     fn asker_tenant(&self) -> String {
-        self.statement_context().tenant
+        self.statement_context().tenant.to_string()
     }
 
     /// One forwarded command, with the gateway's id answers and rewrites on the way.

@@ -270,7 +270,7 @@ impl<'a> RoutedSession<'a> {
     /// Routing facts of the session for the planner.
     fn context(&self) -> StatementContext {
         StatementContext {
-            tenant: self.ident.tenant.to_string(),
+            tenant: Arc::clone(&self.ident.tenant),
             database: self.state.database().map(str::to_string),
             read_consistency: self.route_vars.read_consistency,
             ob_route_policy: self.route_vars.route_policy,
