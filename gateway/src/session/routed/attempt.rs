@@ -183,7 +183,7 @@ impl RoutedSession<'_> {
     /// The error for a connection lost once the request was sent: never resent; the
     /// transaction, if any, is gone.
     pub(super) fn lost(&mut self, server: SocketAddr) -> ErrPacket {
-        let in_txn = self.sticky().is_some() || self.held.is_some() || self.txn.held.is_some();
+        let in_txn = self.sticky().is_some() || self.link.is_holding() || self.txn.held.is_some();
         self.lose_connection_state();
         self.txn.held = None;
         let tail =

@@ -178,10 +178,10 @@ impl RoutedSession<'_> {
     /// Commands without a statement: the held connection, else the previous server, else a
     /// tenant server.
     async fn command_target(&mut self) -> Route {
-        if let Some(why) = self.held.as_ref().and(self.sticky()) {
+        if let Some(why) = self.link.held().and(self.sticky()) {
             return Route::Held(why);
         }
-        match self.last_server {
+        match self.link.last_server() {
             Some(s) => Route::Server(s, Tie::Previous),
             None => Route::Planned(Box::new(self.planner.plan_command(&self.context()).await)),
         }
@@ -189,11 +189,11 @@ impl RoutedSession<'_> {
 
     /// The target of a statement.
     pub(super) async fn route_for(&mut self, a: &Analysis<'_>, cmd: &str) -> Route {
-        if let (Some(_), Some(why)) = (&self.held, self.sticky()) {
+        if let (true, Some(why)) = (self.link.is_holding(), self.sticky()) {
             return Route::Held(why);
         }
         if a.pins.0 & DEPENDENT_PINS.0 != 0 {
-            if let Some(s) = self.last_server {
+            if let Some(s) = self.link.last_server() {
                 return Route::Server(s, Tie::Dependent);
             }
         }
@@ -255,10 +255,10 @@ impl RoutedSession<'_> {
         };
         self.shared.metrics.statement(a.kind, outcome, self.route_time, self.started.elapsed());
         if let Some(t) = served.target {
-            self.last_server = Some(t);
+            self.link.ran_on(t);
         }
         if let Some(conn) = &served.conn {
-            self.dependent.ran_on(conn);
+            self.link.dependent.ran_on(conn);
         }
         self.log_route(req, &served, consistency, partition, sticky, diag);
         self.log_slow(req, &served, outcome, slow_ms);
@@ -269,7 +269,7 @@ impl RoutedSession<'_> {
     }
 
     async fn on_held(&mut self, req: &Request<'_>) -> Result<Served, SessionError> {
-        let Some(mut conn) = self.held.take() else {
+        let Some(mut conn) = self.link.take_held() else {
             return self
                 .failed(req, ErrPacket::new(codes::BACKEND_LOST, "gateway: the session's connection is gone"))
                 .await;
@@ -291,7 +291,7 @@ impl RoutedSession<'_> {
                 if conn.is_broken() {
                     self.lose_connection_state();
                 } else {
-                    self.held = Some(conn);
+                    self.link.hold(conn);
                 }
                 let mut s = self.failed(req, err).await?;
                 s.target = Some(target);
@@ -312,7 +312,7 @@ impl RoutedSession<'_> {
             Err(e) => return self.failed(req, e.to_err_packet()).await,
         };
         if dependent {
-            self.dependent.restore(&mut conn, self.shared.config().connect_timeout()).await;
+            self.link.dependent.restore(&mut conn, self.shared.config().connect_timeout()).await;
         }
         match self.attempt(&mut conn, req, false).await {
             Sent::Relayed(t) => {

@@ -80,7 +80,7 @@ impl RoutedSession<'_> {
     pub(super) fn observe_ok(&mut self, conn: &mut PooledConn, tracker: &ResponseTracker) {
         let Some(raw) = &tracker.last_ok else { return };
         let Ok(ok) = OkPacket::parse(raw, conn.capabilities) else { return };
-        self.dependent.observe_insert_id(ok.last_insert_id);
+        self.link.dependent.observe_insert_id(ok.last_insert_id);
         if ok.status & status::SESSION_STATE_CHANGED != 0 && !ok.session_state.is_empty() {
             if let Err(e) = self.state.observe_ok(&ok.session_state, Some(&mut conn.sync)) {
                 debug!(error = %e, "unreadable session-state block");
@@ -92,7 +92,7 @@ impl RoutedSession<'_> {
     pub(super) fn keep_or_release(&mut self, conn: PooledConn) {
         self.note_sticky();
         if self.sticky().is_some() {
-            self.held = Some(conn);
+            self.link.hold(conn);
         } else {
             drop(conn);
         }

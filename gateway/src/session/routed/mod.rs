@@ -26,6 +26,7 @@ mod dispatch;
 mod failover;
 mod idle_timeout;
 mod learn;
+mod link;
 mod local;
 mod processlist;
 pub mod registry;
@@ -91,12 +92,8 @@ pub struct RoutedSession<'a> {
     state: ClientState,
     route_vars: local::RouteVars,
     txn: Transaction,
-    /// The connection the session keeps (transaction, pin).
-    held: Option<PooledConn>,
-    /// Server of the previous statement (dependent functions go there).
-    last_server: Option<SocketAddr>,
-    /// The previous statement's server session and the last insert id (dependent functions).
-    dependent: dependent::Dependent,
+    /// What the session keeps of its servers between requests.
+    link: link::ServerLink,
     /// When the current request was read (metrics: end-to-end time).
     started: Instant,
     /// How long planning the current request took, when it was planned (metrics).
@@ -155,9 +152,7 @@ pub async fn serve(
         route_vars: local::RouteVars::default(),
         // Until the login is validated on a server (`validate_login`, which reads it from there).
         txn: Transaction::starting(shared.profile().status),
-        held: None,
-        last_server: None,
-        dependent: dependent::Dependent::default(),
+        link: link::ServerLink::default(),
         started: Instant::now(),
         route_time: None,
         requests: 0,
@@ -179,7 +174,7 @@ pub async fn serve(
     let result = s.command_loop().await;
     // Killed or failed: connections in use are closed (in-flight ones close themselves). Else
     // they are reset before they are idle again: nothing of this client stays on them.
-    if let Some(mut held) = s.held.take() {
+    if let Some(mut held) = s.link.take_held() {
         if result.is_err() || *s.reg.killed.borrow() {
             held.mark_broken();
         } else {
@@ -296,7 +291,7 @@ impl<'a> RoutedSession<'a> {
                         // The login OK tells the autocommit of this new session: the server's
                         // global one now (it may have changed since the gateway started).
                         self.txn = Transaction::starting(conn.session_status);
-                        self.last_server = Some(cand.addr);
+                        self.link.ran_on(cand.addr);
                         conn.set_in_flight(true);
                         let timeout = self.shared.pool.config().connect_timeout();
                         if let Some(d) = idle_timeout::server_defaults(&mut conn, cand.addr, timeout).await {
@@ -424,15 +419,13 @@ impl<'a> RoutedSession<'a> {
     /// are reset on the servers before this returns, as a server resets its session before it
     /// answers: the next statement finds none of the old session's locks or transaction.
     async fn reset(&mut self) {
-        let mut scrubs = self.held.take().and_then(PooledConn::scrub).into_iter().collect::<Vec<_>>();
+        let mut scrubs = self.link.reset().into_iter().collect::<Vec<_>>();
         scrubs.extend(self.shared.pool.release_client(self.state.id()));
         scrubs_done(scrubs).await;
         self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
         self.route_vars = local::RouteVars::default();
         // A reset session's autocommit is the servers' global one, as at login.
         self.txn = Transaction::starting(self.shared.profile().status);
-        self.last_server = None;
-        self.dependent = dependent::Dependent::default();
         self.note_sticky();
         self.ps = statement_conn::Statements::default();
     }

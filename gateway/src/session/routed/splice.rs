@@ -99,7 +99,7 @@ impl RoutedSession<'_> {
 
     /// Why the pinned session cannot be spliced now (`None`: it can).
     fn splice_blocker(&self) -> Option<&'static str> {
-        let Some(conn) = self.held.as_ref() else { return Some("no held connection") };
+        let Some(conn) = self.link.held() else { return Some("no held connection") };
         if self.txn.held.is_some() {
             return Some("a transaction start held by the gateway");
         }
@@ -125,7 +125,7 @@ impl RoutedSession<'_> {
     /// Splices the client with the held connection, writes `last`, supervises until both sides
     /// close (or the session is killed: the future is dropped, both sockets close).
     async fn splice(&mut self, last: &[u8]) -> Result<Flow, SessionError> {
-        let Some(conn) = self.held.as_ref() else { return self.write_last(last).await };
+        let Some(conn) = self.link.held() else { return self.write_last(last).await };
         let live = self.shared.config();
         let config = live.dataplane.as_ref();
         let tls = self.front.wire.io.is_tls() || conn.wire.io.is_tls();
@@ -144,7 +144,7 @@ impl RoutedSession<'_> {
             drop(prepared);
             return self.write_last(last).await;
         }
-        let Some(conn) = self.held.take() else { return self.write_last(last).await };
+        let Some(conn) = self.link.take_held() else { return self.write_last(last).await };
         let (server, thread) = (conn.key().server, conn.thread_id());
         let why = self.txn.pin.map_or("pin", PinReason::describe);
         let Some((mut backend, _)) = conn.detach() else {

@@ -43,7 +43,7 @@ impl RoutedSession<'_> {
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
         self.reg.start(command::process_name(cmd), None);
-        if self.held.is_none() {
+        if !self.link.is_holding() {
             // Cursors live on the held connection only: without one there are none.
             self.ps.registry.clear_cursors();
         }
@@ -233,7 +233,7 @@ impl RoutedSession<'_> {
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
         self.ps.registry.end_cursor(client_id);
-        if self.held.as_ref().is_none_or(|h| h.sync.statements.get(client_id).is_none()) {
+        if self.link.held().is_none_or(|h| h.sync.statements.get(client_id).is_none()) {
             self.release_unless_sticky();
             return self.reply_ok(reply_seq).await;
         }
@@ -258,7 +258,7 @@ impl RoutedSession<'_> {
         let Ok((client_id, _)) = self.ps.registry.lookup(id, Command::Close) else { return Ok(()) };
         self.ps.registry.close(client_id);
         self.ps.epoch += 1;
-        if let Some(held) = &mut self.held {
+        if let Some(held) = self.link.held_mut() {
             if let Some(server_id) = held.sync.statements.remove(client_id) {
                 let mut p = vec![command::STMT_CLOSE];
                 p.extend_from_slice(&server_id.to_le_bytes());
@@ -288,7 +288,7 @@ impl RoutedSession<'_> {
     /// The held connection goes back to the pool when nothing keeps it any more (a cursor ended).
     pub(super) fn release_unless_sticky(&mut self) {
         if self.sticky().is_none() {
-            if let Some(conn) = self.held.take() {
+            if let Some(conn) = self.link.take_held() {
                 self.keep_or_release(conn);
             }
         }
