@@ -223,13 +223,15 @@ impl ServerCongestion {
 #[derive(Debug, Clone, Default)]
 pub struct CongestionManager {
     cfg: CongestionConfig,
-    servers: HashMap<SocketAddr, ServerCongestion>,
+    /// By server address (from the topology, not from clients: a fast hasher, looked up for every
+    /// routed request).
+    servers: HashMap<SocketAddr, ServerCongestion, foldhash::fast::RandomState>,
 }
 
 impl CongestionManager {
     /// A manager with the given settings.
     pub fn new(cfg: CongestionConfig) -> Self {
-        CongestionManager { cfg, servers: HashMap::new() }
+        CongestionManager { cfg, servers: HashMap::default() }
     }
 
     /// The settings.

@@ -53,7 +53,7 @@ pub fn attempt_order(
     max_attempts: usize,
 ) -> Vec<RankedCandidate> {
     let now = Instant::now();
-    let mut ranked: Vec<(u8, RankedCandidate)> = Vec::new();
+    let mut ranked: Vec<(u8, RankedCandidate)> = Vec::with_capacity(decision.order().size_hint().0);
     let Ok(mut m) = congestion.lock() else {
         return decision.order().take(max_attempts).cloned().collect();
     };
@@ -62,18 +62,24 @@ pub fn attempt_order(
             continue;
         }
         let first = !ranked.iter().any(|(s, _)| *s == 0);
-        let severity = match m.state(c.addr, now) {
-            CongestionState::Alive => 0,
-            CongestionState::RetryDue if first && m.claim_retry(c.addr, now) => 0,
-            CongestionState::RetryDue => 1,
-            CongestionState::Congested(k) => 2 + k as u8,
+        let state = m.state(c.addr, now);
+        let (severity, state) = match state {
+            CongestionState::Alive => (0, state),
+            // The claim moves the retry on: the state is read again after it.
+            CongestionState::RetryDue if first && m.claim_retry(c.addr, now) => (0, m.state(c.addr, now)),
+            CongestionState::RetryDue => (1, state),
+            CongestionState::Congested(k) => (2 + k as u8, state),
         };
         let mut c = c.clone();
-        c.congestion = m.state(c.addr, now);
+        c.congestion = state;
         ranked.push((severity, c));
     }
     ranked.sort_by_key(|(s, _)| *s);
-    ranked.into_iter().map(|(_, c)| c).take(max_attempts.max(1)).collect()
+    ranked.truncate(max_attempts.max(1));
+    // Collected into a new vector of the right size (an in-place collect shrinks by realloc).
+    let mut out = Vec::with_capacity(ranked.len());
+    out.extend(ranked.into_iter().map(|(_, c)| c));
+    out
 }
 
 /// Records a failure of `server` (connect error, lost connection, stopping server).
