@@ -296,12 +296,44 @@ impl<'t, 'a> Cursor<'t, 'a> {
     }
 }
 
+/// Longest word [`is_reserved`] looks up, plus one.
+const SHAPE_LENGTHS: usize = 25;
+
+/// For each length, the first letters (bit `letter - 'A'`; bit 26 for any other byte) of the
+/// reserved words of that length: most identifiers are told apart without a search.
+static SHAPES: [u32; SHAPE_LENGTHS] = shapes();
+
+const fn shapes() -> [u32; SHAPE_LENGTHS] {
+    let mut out = [0u32; SHAPE_LENGTHS];
+    let mut i = 0;
+    while i < RESERVED.len() {
+        let w = RESERVED[i].as_bytes();
+        if w.len() < SHAPE_LENGTHS {
+            out[w.len()] |= 1 << letter_bit(w[0]);
+        }
+        i += 1;
+    }
+    out
+}
+
+const fn letter_bit(c: u8) -> u32 {
+    match c.to_ascii_uppercase() {
+        u @ b'A'..=b'Z' => (u - b'A') as u32,
+        _ => 26,
+    }
+}
+
 fn is_reserved(word: &str) -> bool {
-    // Upper-cased on the stack, then a binary search of the sorted list: asked for every
-    // identifier-shaped token of every statement.
-    let mut buf = [0u8; 24];
-    let Some(upper) = buf.get_mut(..word.len()) else { return false };
-    upper.copy_from_slice(word.as_bytes());
+    // Asked for every identifier-shaped token of every statement: the length and first letter
+    // first, then upper-cased on the stack and a binary search of the sorted list.
+    let b = word.as_bytes();
+    let Some(&first) = b.first() else { return false };
+    if SHAPES.get(b.len()).is_none_or(|letters| letters & (1 << letter_bit(first)) == 0) {
+        return false;
+    }
+    let mut buf = [0u8; SHAPE_LENGTHS];
+    let Some(upper) = buf.get_mut(..b.len()) else { return false };
+    upper.copy_from_slice(b);
     upper.make_ascii_uppercase();
     RESERVED.binary_search_by(|r| r.as_bytes().cmp(upper)).is_ok()
 }
@@ -317,16 +349,29 @@ fn unquote(text: &str) -> Option<Name<'_>> {
 
 #[cfg(test)]
 mod reserved_tests {
-    use super::{is_reserved, RESERVED};
+    use super::{is_reserved, RESERVED, SHAPE_LENGTHS};
 
     #[test]
     fn reserved_words_are_sorted_and_found_in_any_case() {
         assert!(RESERVED.windows(2).all(|w| w[0] < w[1]), "RESERVED must stay sorted for the binary search");
         for w in RESERVED {
             assert!(is_reserved(w) && is_reserved(&w.to_ascii_lowercase()), "{w}");
+            assert!(w.len() < SHAPE_LENGTHS, "{w} is longer than is_reserved looks");
         }
-        for w in ["c1", "sbtest1", "selects", "", "a_very_long_identifier_name_beyond_the_buffer"] {
+        for w in ["c1", "c", "id", "sbtest1", "selects", "", "_", "1", "a_very_long_identifier_name_beyond_the_buffer"]
+        {
             assert!(!is_reserved(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn the_shape_filter_agrees_with_the_list() {
+        // Near misses of every reserved word: one byte more, one less, another first byte.
+        for w in RESERVED {
+            for near in [format!("{w}S"), w[1..].to_string(), format!("Q{}", &w[1..]), format!("_{}", &w[1..])] {
+                let listed = RESERVED.contains(&near.to_ascii_uppercase().as_str());
+                assert_eq!(is_reserved(&near), listed, "{near}");
+            }
         }
     }
 }
