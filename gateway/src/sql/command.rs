@@ -9,6 +9,11 @@ use super::value;
 /// The statement kind when `sql` is one of these commands, with hints and pins filled in.
 pub fn recognize(sql: &str) -> Option<Analysis<'_>> {
     let (w1, rest) = word(sql)?;
+    // The first word rules out every other statement before a second word is read.
+    const FIRST: [&str; 8] = ["EXPLAIN", "PREPARE", "EXECUTE", "DEALLOCATE", "DROP", "XA", "LOCK", "UNLOCK"];
+    if !FIRST.iter().any(|f| w1.eq_ignore_ascii_case(f)) {
+        return None;
+    }
     let (w2, after2) = word(rest).unwrap_or(("", ""));
     let is = |w: &str, k: &str| w.eq_ignore_ascii_case(k);
     let (kind, inner) = if is(w1, "EXPLAIN") && is(w2, "ROUTE") {

@@ -31,6 +31,10 @@ impl<'a> Iterator for Statements<'a> {
 
 /// Offset of the `;` ending the statement that starts at `i` (or the text's length).
 fn statement_end(b: &[u8], mut i: usize) -> usize {
+    // No `;` left (the common case): the rest is one statement, found by one memchr.
+    if !b.get(i..).is_some_and(|rest| rest.contains(&b';')) {
+        return b.len();
+    }
     while i < b.len() {
         i = match b[i] {
             b';' => return i,
