@@ -216,20 +216,21 @@ impl Pool {
         deadline: tokio::time::Instant,
     ) -> Option<(Backend, ConnSync)> {
         let cfg = &self.inner.cfg;
-        let bound = step_bound(cfg.connect_timeout(), deadline);
+        // Read the clock only for a step that talks to the server (the common reuse has none).
+        let bound = || step_bound(cfg.connect_timeout(), deadline);
         let age = idle.since.elapsed();
         let Idle { mut backend, mut sync, last_client, .. } = idle;
         let thread = backend.greeting.connection_id;
         let usable = age <= cfg.idle_timeout()
             && looks_alive(&backend)
-            && (age < cfg.health_check_after() || ping(&mut backend, bound).await);
+            && (age < cfg.health_check_after() || ping(&mut backend, bound()).await);
         if !usable {
             debug!(thread, age_ms = age.as_millis() as u64, "idle connection closed: expired or dead");
             self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
             return None;
         }
         if last_client != client {
-            if let Err(e) = self.hand_over(&mut backend, &mut sync, login, bound).await {
+            if let Err(e) = self.hand_over(&mut backend, &mut sync, login, bound()).await {
                 warn!(thread, error = %e, "reset of a pooled connection failed; closed");
                 self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
                 return None;

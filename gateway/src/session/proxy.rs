@@ -156,8 +156,8 @@ struct Session<'a> {
     /// The tenant the login name resolved to (docs/routing.md §14).
     tenant: Option<String>,
     database: Option<String>,
-    /// The client leg or the server leg is TLS. A TLS session is never spliced (docs/dataplane.md
-    /// docs/dataplane.md §3): its bytes are encrypted.
+    /// The client leg or the server leg is TLS. A TLS session is never spliced
+    /// (docs/dataplane.md §3): its bytes are encrypted.
     tls: bool,
     /// Kernel splice prepared at login for a pinned session (`dataplane::splice`).
     splice: Option<crate::dataplane::splice::Prepared>,
