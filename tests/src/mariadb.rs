@@ -11,6 +11,9 @@ use anyhow::{bail, Context};
 use crate::clients::MariadbCli;
 use crate::process;
 
+/// What `mariadbd` writes to its error log once it listens.
+const READY: &[u8] = b"ready for connections";
+
 /// Options for [`MariaDb::start_with`].
 #[derive(Debug, Clone)]
 pub struct MariaDbOptions {
@@ -82,7 +85,7 @@ impl MariaDb {
         let port = crate::free_port()?;
         let child = Self::spawn(&dir, port, opts)?;
         let mut db = MariaDb { name: name.to_string(), dir, port, child, opts: opts.clone() };
-        db.wait_ready(Duration::from_secs(60))?;
+        db.wait_ready(Duration::from_secs(60), 0)?;
         db.cli().sql("CREATE DATABASE IF NOT EXISTS test").context("creating database test")?;
         Ok(db)
     }
@@ -104,8 +107,9 @@ impl MariaDb {
         if self.child.try_wait()?.is_none() {
             bail!("mariadbd {} is still running", self.name);
         }
+        let log_from = std::fs::metadata(self.error_log_path()).map_or(0, |m| m.len());
         self.child = Self::spawn(&self.dir, self.port, &self.opts)?;
-        self.wait_ready(Duration::from_secs(60))
+        self.wait_ready(Duration::from_secs(60), log_from)
     }
 
     fn spawn(dir: &Path, port: u16, opts: &MariaDbOptions) -> anyhow::Result<Child> {
@@ -145,7 +149,11 @@ impl MariaDb {
         Ok(child)
     }
 
-    fn wait_ready(&mut self, timeout: Duration) -> anyhow::Result<()> {
+    /// Waits until this `mariadbd` accepts connections: its own error log (written after byte
+    /// `log_from`) says it is ready — the port may have been taken by another test's server
+    /// between [`crate::free_port`] and the bind, and that server would greet too — and the port
+    /// greets.
+    fn wait_ready(&mut self, timeout: Duration, log_from: u64) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait()? {
@@ -155,7 +163,7 @@ impl MariaDb {
                     crate::tail_file(&self.error_log_path(), 3000)
                 );
             }
-            if greeting_ok(self.addr()) {
+            if self.logged_ready(log_from) && greeting_ok(self.addr()) {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -167,6 +175,14 @@ impl MariaDb {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Whether the error log, past byte `from`, says the server is ready for connections (it
+    /// writes that only once it has bound its port).
+    fn logged_ready(&self, from: u64) -> bool {
+        let log = std::fs::read(self.error_log_path()).unwrap_or_default();
+        let from = usize::try_from(from).unwrap_or(usize::MAX).min(log.len());
+        log[from..].windows(READY.len()).any(|w| w == READY)
     }
 
     /// Name given to [`MariaDb::start`].
