@@ -422,6 +422,47 @@ async fn pins_dependent_functions_and_prepared_statements_stay_correct() {
     }
 }
 
+/// A client's `ANSI_QUOTES` and `NO_BACKSLASH_ESCAPES` change what its statements say: routing
+/// reads them as the server does (tables, key values, statement ends, temporary tables).
+#[tokio::test(flavor = "multi_thread")]
+async fn statements_are_read_in_the_clients_sql_mode() {
+    let r = shared();
+    let mut c = r.conn("root", "").await;
+    // A literal mode (an expression would pin the session: the gateway cannot replay it).
+    c.query_drop("SET sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES'").await.unwrap();
+    for (sql, leader, partition) in [
+        (r#"SELECT "c2" FROM "t0" WHERE "c1" = 123 /* ansi1 */"#, 1, "p3"),
+        (r#"SELECT "c2" FROM "t0" WHERE "c1" = 8 /* ansi2 */"#, 0, "p0"),
+    ] {
+        let rows: Vec<String> = c.query(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        assert_eq!(rows.len(), 1, "{sql}");
+        let marker = &sql[sql.find("/*").unwrap_or(0)..];
+        assert_eq!(r.ran_on(marker), vec![leader], "{sql}");
+        assert_eq!(field(&r.logged(marker), "partition"), partition, "{sql}");
+    }
+    // A temporary table named in double quotes pins the session like any other.
+    c.query_drop(r#"CREATE TEMPORARY TABLE "tmp_ansi" (a INT) /* ansi3 */"#).await.unwrap();
+    c.query_drop("SELECT c2 FROM t0 WHERE c1 = 123 /* ansi4 */").await.unwrap();
+    c.query_drop("SELECT c2 FROM t0 WHERE c1 = 8 /* ansi5 */").await.unwrap();
+    assert_eq!(query_one(&mut c, r#"SELECT COUNT(*) FROM "tmp_ansi""#).await.unwrap().as_deref(), Some("0"));
+    let home = r.ran_on("ansi3");
+    assert_eq!((r.ran_on("ansi4"), r.ran_on("ansi5")), (home.clone(), home));
+    assert_eq!(field(&r.logged("ansi5"), "sticky"), "pin");
+
+    // With NO_BACKSLASH_ESCAPES a backslash ends nothing: the string ends at its quote.
+    let mut n = r.conn("root", "").await;
+    n.query_drop("SET sql_mode = 'NO_BACKSLASH_ESCAPES'").await.unwrap();
+    for (sql, leader, partition) in [
+        (r"SELECT c2 FROM t0 WHERE c2 <> 'C:' AND c1 = 123 /* nbe1 */", 1, "p3"),
+        (r"SELECT c2 FROM t0 WHERE c2 <> 'C:' AND c1 = 8 /* nbe2 */", 0, "p0"),
+    ] {
+        n.query_drop(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        let marker = &sql[sql.find("/*").unwrap_or(0)..];
+        assert_eq!(r.ran_on(marker), vec![leader], "{sql}");
+        assert_eq!(field(&r.logged(marker), "partition"), partition, "{sql}");
+    }
+}
+
 /// Indexes of the servers whose general log has a `command` entry (`Prepare`, `Execute`, …)
 /// containing `marker`.
 fn ran_as(r: &Routed, command: &str, marker: &str) -> Vec<usize> {

@@ -14,7 +14,6 @@
 //! ([`ClientState::observe_ok`]), which overrides what the gateway inferred when present.
 
 mod parse;
-mod scan;
 mod track;
 mod value;
 
@@ -23,8 +22,8 @@ mod tests;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub use crate::sql::Mode;
 pub use parse::{parse_set, Assignment, Target};
-pub use scan::Mode;
 pub use track::{changes, Change};
 pub use value::{collation_names, SetValue};
 

@@ -1,8 +1,11 @@
-//! Fast-path lexer: MySQL tokens of one statement as byte spans, hints collected on the way.
+//! The one SQL lexer: MySQL tokens of a text as byte spans, read under the client's SQL mode.
 //!
-//! It declines (returns `None`) whenever the text holds anything it is not sure about:
-//! versioned comments, `N'…'` / `b'…'` literals, non-ASCII text outside strings and comments,
-//! unterminated quotes or comments.
+//! Every reader of SQL text tokenizes with it: the fast analysis path ([`lex`]), the statement
+//! splitter ([`super::split`]), the mode normaliser ([`super::mode`]), the `SET` parser
+//! (`session::state`) and the partition-DDL reader (`partition::ddl`). It never fails: what it
+//! cannot take apart becomes a token of its own kind ([`Kind::Odd`], [`Kind::Unterminated`],
+//! [`Kind::Versioned`]), and each reader decides whether to decline on it. It is a loop over the
+//! bytes with no recursion; a token is found in time linear in its length.
 
 use std::borrow::Cow;
 
@@ -10,29 +13,61 @@ use smallvec::SmallVec;
 
 use super::hint::Hints;
 
+/// How a text is read: the SQL mode flags that change lexing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mode {
+    /// `NO_BACKSLASH_ESCAPES`: a backslash in a string is an ordinary character.
+    pub nbe: bool,
+    /// `ANSI_QUOTES`: `"…"` is an identifier, not a string.
+    pub ansi_quotes: bool,
+}
+
+impl Mode {
+    /// The flags implied by an `sql_mode` value (combination modes included).
+    pub fn from_sql_mode(value: &str) -> Mode {
+        let has = |m: &str| value.split(',').any(|w| w.trim().eq_ignore_ascii_case(m));
+        let ansi = ["ANSI_QUOTES", "ANSI", "DB2", "MAXDB", "MSSQL", "ORACLE", "POSTGRESQL"].iter().any(|m| has(m));
+        Mode { nbe: has("NO_BACKSLASH_ESCAPES"), ansi_quotes: ansi }
+    }
+
+    /// Whether a quote character opens a string with backslash escapes in this mode.
+    pub fn escapes(self, quote: u8) -> bool {
+        !self.nbe && (quote == b'\'' || (quote == b'"' && !self.ansi_quotes))
+    }
+}
+
 /// Token kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Unquoted identifier or keyword.
+    /// Unquoted identifier or keyword (non-ASCII bytes included: names may be in any language).
     Word,
-    /// Back-quoted identifier (span includes the back-quotes).
+    /// Quoted identifier: back-quoted, or double-quoted under `ANSI_QUOTES` (quotes included).
     Quoted,
-    /// Unsigned numeric literal.
-    Number,
-    /// String literal (span includes the quotes).
+    /// String literal (quotes included; an introducer or `N` before it is a separate word).
     Str,
-    /// `X'…'` (span is the digits) or `0x…` (span is the digits).
+    /// Unsigned numeric literal: digits, an optional fraction, an optional exponent.
+    Number,
+    /// `0x…` or `X'…'` (the whole literal; [`hex_digits`] gives the digits).
     Hex,
     /// `?`.
     Placeholder,
-    /// `@name` (span without `@`).
+    /// `@name`, `@'name'`, `@"name"`, `` @`name` `` (`@` included).
     UserVar,
-    /// `@@name` (span without `@@`).
+    /// `@@name`, `@@scope.name` (`@@` included).
     SysVar,
     /// A single punctuation byte.
     Punct(u8),
-    /// A multi-byte operator.
+    /// An operator of other bytes.
     Op(Op),
+    /// A block comment `/* … */` (delimiters included; optimizer hints live in them).
+    Comment,
+    /// A versioned comment `/*! … */` or `/*M! … */`, whose body the server executes.
+    Versioned,
+    /// A literal-like token of an unusual form (`1abc`, `1.`, `.5`, `0b1`, `0xZZ`, `X'zz'`, a
+    /// lone `@`) or a control byte.
+    Odd,
+    /// An unterminated quote or comment: the rest of the text.
+    Unterminated,
 }
 
 /// Multi-byte operators.
@@ -48,11 +83,11 @@ pub enum Op {
     NullSafeEq,
     /// `:=`
     Assign,
-    /// Anything else (`||`, `&&`, `<<`, `->`, …): the recognisers decline on it.
+    /// Anything else (`||`, `&&`, `<<`, `->`, `!`, `|`, `{`, …): the recognisers decline on it.
     Other,
 }
 
-/// A token: its kind and byte span in the statement.
+/// A token: its kind and byte span in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
     /// Kind.
@@ -63,123 +98,211 @@ pub struct Token {
     pub end: u32,
 }
 
-/// Tokens of one statement (inline for typical statements).
-pub type Tokens = SmallVec<[Token; 32]>;
+impl Token {
+    /// The token's byte range.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
 
-/// Lexes one statement; `None` when it holds something the fast path does not handle.
-pub fn lex<'a>(sql: &'a str, hints: &mut Hints<'a>) -> Option<Tokens> {
-    let b = sql.as_bytes();
-    let mut out = Tokens::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        let start = i;
-        let kind = match c {
-            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
-                i += 1;
-                continue;
-            }
-            b'#' => {
-                i = line_end(b, i);
-                continue;
-            }
-            b'-' if b.get(i + 1) == Some(&b'-')
+/// The tokens of a text, whitespace and line comments skipped.
+#[derive(Debug, Clone)]
+pub struct Lexer<'a> {
+    b: &'a [u8],
+    i: usize,
+    mode: Mode,
+    /// Read the bodies of versioned comments as SQL (as the server does) instead of returning
+    /// each as one [`Kind::Versioned`] token.
+    enter_versioned: bool,
+    /// Versioned comments entered and not yet closed.
+    open_versioned: u32,
+    /// A word held a non-ASCII byte.
+    non_ascii_word: bool,
+}
+
+impl<'a> Lexer<'a> {
+    /// The tokens of `text` read under `mode`.
+    pub fn new(text: &'a [u8], mode: Mode) -> Self {
+        Lexer::at(text, 0, mode)
+    }
+
+    /// The tokens of `text` from byte `at` on.
+    pub fn at(text: &'a [u8], at: usize, mode: Mode) -> Self {
+        Lexer { b: text, i: at, mode, enter_versioned: false, open_versioned: 0, non_ascii_word: false }
+    }
+
+    /// Reads the bodies of `/*! … */` comments as SQL.
+    pub fn entering_versioned(mut self) -> Self {
+        self.enter_versioned = true;
+        self
+    }
+
+    /// Whether a word so far held a non-ASCII byte.
+    pub fn saw_non_ascii_word(&self) -> bool {
+        self.non_ascii_word
+    }
+
+    /// The next token's kind and end, or `None` for a skipped stretch (whitespace, a line
+    /// comment, an entered versioned comment's delimiters) ending at `self.i`.
+    fn token(&mut self, i: usize) -> Option<(Kind, usize)> {
+        let b = self.b;
+        let next = b.get(i + 1).copied();
+        Some(match b[i] {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => return self.skip(i + 1),
+            b'#' => return self.skip(line_end(b, i)),
+            b'-' if next == Some(b'-')
                 && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
             {
-                i = line_end(b, i);
-                continue;
+                return self.skip(line_end(b, i))
             }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = comment(sql, i, hints)?;
-                continue;
+            b'/' if next == Some(b'*') => return self.block_comment(i),
+            b'*' if next == Some(b'/') && self.open_versioned > 0 => {
+                self.open_versioned -= 1;
+                return self.skip(i + 2);
             }
-            b'\'' | b'"' => {
-                i = quoted(b, i)?;
-                Kind::Str
-            }
-            b'`' => {
-                i = quoted(b, i)?;
-                Kind::Quoted
-            }
-            b'0' if matches!(b.get(i + 1), Some(b'x')) => {
-                i = hex_digits(b, i + 2)?;
-                return_span(&mut out, Kind::Hex, start + 2, i);
-                continue;
-            }
-            b'0'..=b'9' => {
-                i = number(b, i)?;
-                Kind::Number
-            }
-            b'x' | b'X' if b.get(i + 1) == Some(&b'\'') => {
-                let end = quoted(b, i + 1)?;
-                hex_digits(&b[..end - 1], i + 2).filter(|&e| e == end - 1)?;
-                return_span(&mut out, Kind::Hex, i + 2, end - 1);
-                i = end;
-                continue;
-            }
-            b'n' | b'N' | b'b' | b'B' if b.get(i + 1) == Some(&b'\'') => return None,
-            c if is_word(c) => {
-                i = word_end(b, i);
-                Kind::Word
-            }
-            b'?' => {
-                i += 1;
-                Kind::Placeholder
-            }
-            b'@' => {
-                i = variable(b, i, &mut out)?;
-                continue;
-            }
-            _ => {
-                let (kind, len) = punct(b, i)?;
-                i += len;
-                kind
-            }
+            b'`' => quoted(b, i, false, Kind::Quoted),
+            b'"' if self.mode.ansi_quotes => quoted(b, i, false, Kind::Quoted),
+            q @ (b'\'' | b'"') => quoted(b, i, self.mode.escapes(q), Kind::Str),
+            b'0' if next == Some(b'x') => match hex_end(b, i + 2) {
+                Some(end) => (Kind::Hex, end),
+                None => (Kind::Odd, loose_end(b, i)),
+            },
+            b'0'..=b'9' => match number_end(b, i) {
+                Some(end) => (Kind::Number, end),
+                None => (Kind::Odd, loose_end(b, i)),
+            },
+            b'.' if next.is_some_and(|c| c.is_ascii_digit()) => (Kind::Odd, loose_end(b, i + 1)),
+            b'x' | b'X' if next == Some(b'\'') => hex_string(b, i),
+            c if is_word(c) => self.word(i),
+            b'?' => (Kind::Placeholder, i + 1),
+            b'@' => variable(b, i, self.mode),
+            _ => punct(b, i),
+        })
+    }
+
+    fn skip(&mut self, to: usize) -> Option<(Kind, usize)> {
+        self.i = to;
+        None
+    }
+
+    fn word(&mut self, i: usize) -> (Kind, usize) {
+        let mut j = i;
+        let mut high = 0;
+        while let Some(&c) = self.b.get(j).filter(|&&c| is_word(c)) {
+            high |= c;
+            j += 1;
+        }
+        self.non_ascii_word |= high >= 0x80;
+        (Kind::Word, j)
+    }
+
+    /// `/* … */`, `/*! … */` or `/*M! … */` at `i`.
+    fn block_comment(&mut self, i: usize) -> Option<(Kind, usize)> {
+        let b = self.b;
+        let versioned = match b.get(i + 2) {
+            Some(b'!') => Some(i + 3),
+            Some(b'M') if b.get(i + 3) == Some(&b'!') => Some(i + 4),
+            _ => None,
         };
-        out.push(Token { kind, start: start as u32, end: i as u32 });
+        if let (Some(body), true) = (versioned, self.enter_versioned) {
+            self.open_versioned += 1;
+            return self.skip(body + b[body..].iter().take_while(|c| c.is_ascii_digit()).count());
+        }
+        let kind = if versioned.is_some() { Kind::Versioned } else { Kind::Comment };
+        Some(match memchr::memmem::find(&b[i + 2..], b"*/") {
+            Some(p) => (kind, i + 2 + p + 2),
+            None => (Kind::Unterminated, b.len()),
+        })
     }
-    Some(out)
 }
 
-fn return_span(out: &mut Tokens, kind: Kind, start: usize, end: usize) {
-    out.push(Token { kind, start: start as u32, end: end as u32 });
-}
+impl Iterator for Lexer<'_> {
+    type Item = Token;
 
-/// `@v` / `@@v`: pushes the variable token, returns its end.
-fn variable(b: &[u8], i: usize, out: &mut Tokens) -> Option<usize> {
-    let sys = b.get(i + 1) == Some(&b'@');
-    let start = i + if sys { 2 } else { 1 };
-    let end = word_end(b, start);
-    if end == start {
-        return None;
+    fn next(&mut self) -> Option<Token> {
+        while self.i < self.b.len() {
+            let start = self.i;
+            if let Some((kind, end)) = self.token(start) {
+                self.i = end;
+                return Some(Token { kind, start: start as u32, end: end as u32 });
+            }
+        }
+        None
     }
-    return_span(out, if sys { Kind::SysVar } else { Kind::UserVar }, start, end);
-    Some(end)
 }
 
-/// Byte offset of the end of a `#` / `--` comment.
+/// Tokens of one statement for the fast path (inline for typical statements).
+pub type Tokens = SmallVec<[Token; 32]>;
+
+/// Lexes one statement for the fast path, read in the default SQL mode (texts of other modes are
+/// normalised first, [`super::mode`]), collecting optimizer hints from its comments. `None` when
+/// it holds something the fast path does not handle: a versioned comment, an `N'…'` / `b'…'`
+/// literal, an unusual literal, non-ASCII text outside strings and comments, an unterminated
+/// quote or comment.
+pub fn lex<'a>(sql: &'a str, hints: &mut Hints<'a>) -> Option<Tokens> {
+    let mut lexer = Lexer::new(sql.as_bytes(), Mode::default());
+    let mut out = Tokens::new();
+    for t in &mut lexer {
+        match t.kind {
+            Kind::Comment => hints.scan(Cow::Borrowed(sql.get(t.start as usize + 2..t.end as usize - 2)?)),
+            Kind::Versioned | Kind::Odd | Kind::Unterminated => return None,
+            Kind::Str if prefixed(sql, out.last(), t) => return None,
+            _ => out.push(t),
+        }
+    }
+    (!lexer.saw_non_ascii_word()).then_some(out)
+}
+
+/// Whether the string `t` is a national or bit string (`N'…'`, `b'…'`): an adjacent one-letter
+/// word before it.
+fn prefixed(sql: &str, prev: Option<&Token>, t: Token) -> bool {
+    prev.is_some_and(|p| {
+        p.kind == Kind::Word && p.end == t.start && matches!(sql.get(p.range()), Some("n" | "N" | "b" | "B"))
+    })
+}
+
+/// The digits of a [`Kind::Hex`] token's text (`0x1f` → `1f`, `X'1f'` → `1f`).
+pub fn hex_digits(text: &str) -> &str {
+    match text.as_bytes().get(1) {
+        Some(b'\'') => text.get(2..text.len() - 1).unwrap_or(""),
+        _ => text.get(2..).unwrap_or(""),
+    }
+}
+
+/// The name of an unquoted user variable token (`@v` → `v`); `None` for a quoted name.
+pub fn bare_user_var(text: &str) -> Option<&str> {
+    text.strip_prefix('@').filter(|n| !n.starts_with(['\'', '"', '`', '@']))
+}
+
+/// Identifier bytes.
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+fn word_end(b: &[u8], i: usize) -> usize {
+    i + b[i.min(b.len())..].iter().take_while(|&&c| is_word(c)).count()
+}
+
+/// Byte offset after a `#` / `--` comment.
 fn line_end(b: &[u8], i: usize) -> usize {
-    b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p + 1)
+    memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |p| i + p + 1)
 }
 
-/// Skips a block comment, feeding its body to the hint scanner.
-fn comment<'a>(sql: &'a str, i: usize, hints: &mut Hints<'a>) -> Option<usize> {
-    let b = sql.as_bytes();
-    if b.get(i + 2) == Some(&b'!') {
-        return None;
+/// The quoted token at `i` (doubled quotes; backslash escapes when `escapes`).
+fn quoted(b: &[u8], i: usize, escapes: bool, kind: Kind) -> (Kind, usize) {
+    match quote_end(b, i, escapes) {
+        Some(end) => (kind, end),
+        None => (Kind::Unterminated, b.len()),
     }
-    let len = sql.get(i + 2..)?.find("*/")?;
-    hints.scan(Cow::Borrowed(sql.get(i + 2..i + 2 + len)?));
-    Some(i + 2 + len + 2)
 }
 
-/// End (exclusive) of a quoted token starting at `i`; backslash escapes only in strings.
-fn quoted(b: &[u8], i: usize) -> Option<usize> {
+/// End (exclusive) of the quoted text starting at `i`.
+fn quote_end(b: &[u8], i: usize, escapes: bool) -> Option<usize> {
     let q = b[i];
     let mut j = i + 1;
     while j < b.len() {
         match b[j] {
-            b'\\' if q != b'`' => j += 2,
+            b'\\' if escapes => j += 2,
             c if c == q && b.get(j + 1) == Some(&q) => j += 2,
             c if c == q => return Some(j + 1),
             _ => j += 1,
@@ -188,14 +311,26 @@ fn quoted(b: &[u8], i: usize) -> Option<usize> {
     None
 }
 
-fn hex_digits(b: &[u8], i: usize) -> Option<usize> {
+/// End of the hex digits of `0x…` starting at `i`, when there are some and no word follows.
+fn hex_end(b: &[u8], i: usize) -> Option<usize> {
     let end = i + b[i..].iter().take_while(|c| c.is_ascii_hexdigit()).count();
     (end > i && b.get(end).is_none_or(|&c| !is_word(c))).then_some(end)
 }
 
-/// End of a numeric literal; declines on forms like `1abc`, `1.`, `.5`, `0b1`.
-fn number(b: &[u8], i: usize) -> Option<usize> {
-    let digits = |j: usize| j + b[j..].iter().take_while(|c| c.is_ascii_digit()).count();
+/// `X'…'` at `i`: hex digits only (at least one), else an odd literal.
+fn hex_string(b: &[u8], i: usize) -> (Kind, usize) {
+    let Some(end) = quote_end(b, i + 1, false) else {
+        return (Kind::Unterminated, b.len());
+    };
+    let digits = &b[i + 2..end - 1];
+    let hex = !digits.is_empty() && digits.iter().all(u8::is_ascii_hexdigit);
+    (if hex { Kind::Hex } else { Kind::Odd }, end)
+}
+
+/// End of a numeric literal `digits[.digits][e[±]digits]` at `i`; `None` for other forms that
+/// start with a digit (`1abc`, `1.`, `1e`, `0b1`).
+fn number_end(b: &[u8], i: usize) -> Option<usize> {
+    let digits = |j: usize| j + b[j.min(b.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
     let mut j = digits(i);
     if b.get(j) == Some(&b'.') {
         let k = digits(j + 1);
@@ -215,32 +350,63 @@ fn number(b: &[u8], i: usize) -> Option<usize> {
     b.get(j).is_none_or(|&c| !is_word(c) && c != b'.').then_some(j)
 }
 
-fn is_word(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
-}
-
-fn word_end(b: &[u8], i: usize) -> usize {
-    i + b[i..].iter().take_while(|&&c| is_word(c)).count()
-}
-
-fn punct(b: &[u8], i: usize) -> Option<(Kind, usize)> {
-    let two = |c: u8| b.get(i + 1) == Some(&c);
-    Some(match b[i] {
-        b'<' if two(b'=') && b.get(i + 2) == Some(&b'>') => (Kind::Op(Op::NullSafeEq), 3),
-        b'<' if two(b'=') => (Kind::Op(Op::Le), 2),
-        b'<' if two(b'>') => (Kind::Op(Op::Ne), 2),
-        b'!' if two(b'=') => (Kind::Op(Op::Ne), 2),
-        b'>' if two(b'=') => (Kind::Op(Op::Ge), 2),
-        b':' if two(b'=') => (Kind::Op(Op::Assign), 2),
-        b'<' if two(b'<') => (Kind::Op(Op::Other), 2),
-        b'>' if two(b'>') => (Kind::Op(Op::Other), 2),
-        b'|' if two(b'|') => (Kind::Op(Op::Other), 2),
-        b'&' if two(b'&') => (Kind::Op(Op::Other), 2),
-        b'-' if two(b'>') => (Kind::Op(Op::Other), 2),
-        c @ (b'(' | b')' | b',' | b'.' | b'=' | b'<' | b'>' | b'*' | b'+' | b'-' | b'/' | b'%' | b';') => {
-            (Kind::Punct(c), 1)
+/// End of a literal-like run at `start`: word bytes, dots and an exponent's sign.
+fn loose_end(b: &[u8], start: usize) -> usize {
+    let mut i = start;
+    while let Some(&c) = b.get(i) {
+        let exp_sign = matches!(c, b'+' | b'-') && i > start && matches!(b[i - 1], b'e' | b'E');
+        if !(is_word(c) || c == b'.' || exp_sign) {
+            break;
         }
-        b'!' | b'|' | b'&' | b'^' | b'~' | b':' | b'{' | b'}' | b'[' | b']' | b'\\' => (Kind::Op(Op::Other), 1),
-        _ => return None,
-    })
+        i += 1;
+    }
+    i
 }
+
+/// `@…` or `@@…` at `i`.
+fn variable(b: &[u8], i: usize, mode: Mode) -> (Kind, usize) {
+    if b.get(i + 1) == Some(&b'@') {
+        let mut j = word_end(b, i + 2);
+        if j > i + 2 && b.get(j) == Some(&b'.') && b.get(j + 1).is_some_and(|&c| is_word(c)) {
+            j = word_end(b, j + 1);
+        }
+        return if j > i + 2 { (Kind::SysVar, j) } else { (Kind::Odd, i + 2) };
+    }
+    match b.get(i + 1) {
+        Some(&q @ (b'\'' | b'"' | b'`')) => match quote_end(b, i + 1, q != b'`' && mode.escapes(q)) {
+            Some(end) => (Kind::UserVar, end),
+            None => (Kind::Unterminated, b.len()),
+        },
+        Some(&c) if is_word(c) || c == b'.' => {
+            let end = i + 1 + b[i + 1..].iter().take_while(|&&c| is_word(c) || c == b'.').count();
+            (Kind::UserVar, end)
+        }
+        _ => (Kind::Odd, i + 1),
+    }
+}
+
+fn punct(b: &[u8], i: usize) -> (Kind, usize) {
+    let two = |c: u8| b.get(i + 1) == Some(&c);
+    match b[i] {
+        b'<' if two(b'=') && b.get(i + 2) == Some(&b'>') => (Kind::Op(Op::NullSafeEq), i + 3),
+        b'<' if two(b'=') => (Kind::Op(Op::Le), i + 2),
+        b'<' if two(b'>') => (Kind::Op(Op::Ne), i + 2),
+        b'!' if two(b'=') => (Kind::Op(Op::Ne), i + 2),
+        b'>' if two(b'=') => (Kind::Op(Op::Ge), i + 2),
+        b':' if two(b'=') => (Kind::Op(Op::Assign), i + 2),
+        b'<' if two(b'<') => (Kind::Op(Op::Other), i + 2),
+        b'>' if two(b'>') => (Kind::Op(Op::Other), i + 2),
+        b'|' if two(b'|') => (Kind::Op(Op::Other), i + 2),
+        b'&' if two(b'&') => (Kind::Op(Op::Other), i + 2),
+        b'-' if two(b'>') => (Kind::Op(Op::Other), i + 2),
+        c @ (b'(' | b')' | b',' | b'.' | b'=' | b'<' | b'>' | b'*' | b'+' | b'-' | b'/' | b'%' | b';') => {
+            (Kind::Punct(c), i + 1)
+        }
+        b'!' | b'|' | b'&' | b'^' | b'~' | b':' | b'{' | b'}' | b'[' | b']' | b'\\' => (Kind::Op(Op::Other), i + 1),
+        _ => (Kind::Odd, i + 1),
+    }
+}
+
+#[cfg(test)]
+#[path = "lexer_tests.rs"]
+mod tests;

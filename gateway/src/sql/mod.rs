@@ -12,6 +12,7 @@ pub mod eval;
 pub mod fast;
 pub mod hint;
 pub mod lexer;
+pub mod mode;
 pub mod reference;
 pub mod split;
 pub mod value;
@@ -24,6 +25,8 @@ pub use analysis::{
     StmtKind, TableRef, TxnFlags,
 };
 pub use hint::{Consistency, Hints};
+pub use lexer::Mode;
+pub use mode::in_default_mode;
 pub use value::Value;
 
 /// Analyses a COM_QUERY text. For a multi-statement the routing statement is the first one, or

@@ -1,15 +1,24 @@
-//! Splitting a multi-statement COM_QUERY on top-level `;` (quotes and comments respected).
+//! Splitting a multi-statement COM_QUERY on top-level `;` (quotes and comments respected): the
+//! `;` tokens of [`super::lexer`], read in the client's SQL mode.
+
+use super::lexer::{Kind, Lexer, Mode};
 
 /// Iterator over the statements of a COM_QUERY text, each trimmed, empty ones skipped.
 #[derive(Debug, Clone)]
 pub struct Statements<'a> {
     sql: &'a str,
     pos: usize,
+    mode: Mode,
 }
 
-/// Splits `sql` into its statements.
+/// Splits `sql`, read in the default SQL mode, into its statements.
 pub fn statements(sql: &str) -> Statements<'_> {
-    Statements { sql, pos: 0 }
+    statements_in(sql, Mode::default())
+}
+
+/// Splits `sql`, read in `mode`, into its statements.
+pub fn statements_in(sql: &str, mode: Mode) -> Statements<'_> {
+    Statements { sql, pos: 0, mode }
 }
 
 impl<'a> Iterator for Statements<'a> {
@@ -18,10 +27,10 @@ impl<'a> Iterator for Statements<'a> {
     fn next(&mut self) -> Option<&'a str> {
         while self.pos < self.sql.len() {
             let start = self.pos;
-            let end = statement_end(self.sql.as_bytes(), start);
+            let end = statement_end(self.sql.as_bytes(), start, self.mode);
             self.pos = end + 1;
             let stmt = self.sql.get(start..end).unwrap_or("").trim();
-            if !stmt.is_empty() && !only_comments(stmt) {
+            if !stmt.is_empty() && !only_comments(stmt, self.mode) {
                 return Some(stmt);
             }
         }
@@ -30,67 +39,25 @@ impl<'a> Iterator for Statements<'a> {
 }
 
 /// Offset of the `;` ending the statement that starts at `i` (or the text's length).
-fn statement_end(b: &[u8], mut i: usize) -> usize {
+fn statement_end(b: &[u8], i: usize, mode: Mode) -> usize {
     // No `;` left (the common case): the rest is one statement, found by one memchr.
-    if !b.get(i..).is_some_and(|rest| rest.contains(&b';')) {
+    if memchr::memchr(b';', b.get(i..).unwrap_or(&[])).is_none() {
         return b.len();
     }
-    while i < b.len() {
-        i = match b[i] {
-            b';' => return i,
-            q @ (b'\'' | b'"' | b'`') => skip_quoted(b, i, q),
-            b'#' => skip_line(b, i),
-            b'-' if b.get(i + 1) == Some(&b'-')
-                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
-            {
-                skip_line(b, i)
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => skip_block(b, i),
-            _ => i + 1,
-        };
-    }
-    b.len()
+    Lexer::at(b, i, mode).find(|t| t.kind == Kind::Punct(b';')).map_or(b.len(), |t| t.start as usize)
 }
 
-fn skip_quoted(b: &[u8], i: usize, q: u8) -> usize {
-    let mut j = i + 1;
-    while j < b.len() {
-        match b[j] {
-            b'\\' if q != b'`' => j += 2,
-            c if c == q && b.get(j + 1) == Some(&q) => j += 2,
-            c if c == q => return j + 1,
-            _ => j += 1,
-        }
-    }
-    b.len()
+/// Whether a statement holds nothing but comments and blanks (an unterminated comment included).
+fn only_comments(stmt: &str, mode: Mode) -> bool {
+    Lexer::new(stmt.as_bytes(), mode).all(|t| match t.kind {
+        Kind::Comment => true,
+        Kind::Unterminated => stmt.as_bytes()[t.range()].starts_with(b"/*") && !is_versioned(&stmt[t.range()]),
+        _ => false,
+    })
 }
 
-fn skip_line(b: &[u8], i: usize) -> usize {
-    b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p + 1)
-}
-
-fn skip_block(b: &[u8], i: usize) -> usize {
-    b[i + 2..].windows(2).position(|w| w == b"*/").map_or(b.len(), |p| i + 2 + p + 2)
-}
-
-/// Whether a statement holds nothing but comments and blanks.
-fn only_comments(stmt: &str) -> bool {
-    let b = stmt.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        i = match b[i] {
-            c if c.is_ascii_whitespace() => i + 1,
-            b'#' => skip_line(b, i),
-            b'-' if b.get(i + 1) == Some(&b'-')
-                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
-            {
-                skip_line(b, i)
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') && b.get(i + 2) != Some(&b'!') => skip_block(b, i),
-            _ => return false,
-        };
-    }
-    true
+fn is_versioned(text: &str) -> bool {
+    text.starts_with("/*!") || text.starts_with("/*M!")
 }
 
 #[cfg(test)]
@@ -109,5 +76,16 @@ mod tests {
         );
         assert_eq!(statements("  ; /* x */ ; # y").count(), 0);
         assert_eq!(statements("SELECT 'it''s;' ; SELECT 2").count(), 2);
+    }
+
+    #[test]
+    fn the_sql_mode_decides_where_a_string_ends() {
+        let sql = r"INSERT INTO t VALUES ('C:\'); DELETE FROM t WHERE id = 1";
+        assert_eq!(statements(sql).count(), 1, "in the default mode the backslash escapes the quote");
+        let nbe = Mode { nbe: true, ansi_quotes: false };
+        assert_eq!(
+            statements_in(sql, nbe).collect::<Vec<_>>(),
+            [r"INSERT INTO t VALUES ('C:\')", "DELETE FROM t WHERE id = 1"]
+        );
     }
 }

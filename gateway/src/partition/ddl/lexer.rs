@@ -1,6 +1,7 @@
 //! Tokens of MySQL-dialect SQL: words, back-ticked names, strings, numbers, hex, punctuation.
 
 use crate::partition::PartitionError;
+use crate::sql::lexer::{hex_digits, Kind, Lexer, Mode};
 
 /// One token.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,121 +33,55 @@ fn err(pos: usize, msg: impl Into<String>) -> PartitionError {
     PartitionError::Ddl { pos, msg: msg.into() }
 }
 
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
-}
-
-/// Splits `text` into tokens; comments are skipped, `/*!NNNNN … */` bodies are kept.
+/// Splits `text` into tokens ([`crate::sql::lexer`], default SQL mode: the text is the server's
+/// own `SHOW CREATE TABLE`); comments are skipped, `/*!NNNNN … */` bodies are read as SQL.
 pub fn tokenize(text: &str) -> Result<Vec<Token>, PartitionError> {
     let s = text.as_bytes();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < s.len() {
-        let c = s[i];
-        let next = s.get(i + 1).copied();
-        if c.is_ascii_whitespace() {
-            i += 1;
-        } else if c == b'#' || (c == b'-' && next == Some(b'-') && s.get(i + 2).is_none_or(|b| b.is_ascii_whitespace()))
-        {
-            while i < s.len() && s[i] != b'\n' {
-                i += 1;
+    let mut lexer = Lexer::new(s, Mode::default()).entering_versioned().peekable();
+    while let Some(t) = lexer.next() {
+        let (pos, span) = (t.start as usize, &text[t.range()]);
+        let tok = match t.kind {
+            Kind::Comment => continue,
+            Kind::Unterminated => return Err(err(pos, unterminated(span))),
+            Kind::Versioned => return Err(err(pos, "unexpected versioned comment")),
+            Kind::Quoted => Tok::Quoted(span[1..span.len() - 1].replace("``", "`")),
+            Kind::Str => Tok::Str { bytes: string(s, pos)?.0, charset: None },
+            Kind::Hex => Tok::Hex(hex_bytes(hex_digits(span)).ok_or_else(|| err(pos, "bad hex literal"))?),
+            Kind::Number => Tok::Number(span.to_string()),
+            Kind::Odd if span.starts_with('.') => Tok::Number(span.to_string()),
+            // An introducer right before its string: one string token with its character set.
+            Kind::Word
+                if span.starts_with('_') && lexer.peek().is_some_and(|n| n.kind == Kind::Str && n.start == t.end) =>
+            {
+                let Some(n) = lexer.next() else { continue };
+                let charset = Some(span[1..].to_ascii_lowercase());
+                Tok::Str { bytes: string(s, n.start as usize)?.0, charset }
             }
-        } else if c == b'/' && next == Some(b'*') && s.get(i + 2) == Some(&b'!') {
-            i += 3;
-            while i < s.len() && s[i].is_ascii_digit() {
-                i += 1;
+            Kind::Word | Kind::Odd | Kind::UserVar | Kind::SysVar => Tok::Word(span.to_string()),
+            Kind::Placeholder | Kind::Punct(_) | Kind::Op(_) => {
+                out.extend(span.char_indices().map(|(k, c)| Token { tok: Tok::Punct(c), pos: pos + k }));
+                continue;
             }
-        } else if c == b'/' && next == Some(b'*') {
-            let end = text[i + 2..].find("*/").ok_or_else(|| err(i, "unterminated comment"))?;
-            i += 2 + end + 2;
-        } else if c == b'*' && next == Some(b'/') {
-            i += 2; // end of a /*! … */ version comment
-        } else if c == b'`' {
-            let end = text[i + 1..].find('`').ok_or_else(|| err(i, "unterminated `name`"))?;
-            out.push(Token { tok: Tok::Quoted(text[i + 1..i + 1 + end].to_string()), pos: i });
-            i += end + 2;
-        } else if c == b'\'' || c == b'"' {
-            let (bytes, len) = string(s, i)?;
-            out.push(Token { tok: Tok::Str { bytes, charset: None }, pos: i });
-            i += len;
-        } else if (c == b'x' || c == b'X') && next == Some(b'\'') {
-            let end = text[i + 2..].find('\'').ok_or_else(|| err(i, "unterminated X'…'"))?;
-            let bytes = hex::decode(&text[i + 2..i + 2 + end]).map_err(|_| err(i, "bad hex literal"))?;
-            out.push(Token { tok: Tok::Hex(bytes), pos: i });
-            i += end + 3;
-        } else if c == b'0'
-            && (next == Some(b'x') || next == Some(b'X'))
-            && s.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
-        {
-            let mut j = i + 2;
-            while j < s.len() && s[j].is_ascii_hexdigit() {
-                j += 1;
-            }
-            let digits = &text[i + 2..j];
-            let padded = if digits.len() % 2 == 1 { format!("0{digits}") } else { digits.to_string() };
-            let bytes = hex::decode(padded).map_err(|_| err(i, "bad hex literal"))?;
-            out.push(Token { tok: Tok::Hex(bytes), pos: i });
-            i = j;
-        } else if c.is_ascii_digit() || (c == b'.' && next.is_some_and(|b| b.is_ascii_digit())) {
-            let j = number_end(s, i);
-            if j < s.len() && is_word_byte(s[j]) && s[j] != b'.' {
-                let k = word_end(s, j);
-                out.push(Token { tok: Tok::Word(text[i..k].to_string()), pos: i });
-                i = k;
-            } else {
-                out.push(Token { tok: Tok::Number(text[i..j].to_string()), pos: i });
-                i = j;
-            }
-        } else if is_word_byte(c) {
-            let j = word_end(s, i);
-            let word = &text[i..j];
-            if word.starts_with('_') && matches!(s.get(j), Some(b'\'') | Some(b'"')) {
-                let (bytes, len) = string(s, j)?;
-                out.push(Token { tok: Tok::Str { bytes, charset: Some(word[1..].to_ascii_lowercase()) }, pos: i });
-                i = j + len;
-            } else {
-                out.push(Token { tok: Tok::Word(word.to_string()), pos: i });
-                i = j;
-            }
-        } else {
-            let ch = text[i..].chars().next().unwrap_or('?');
-            out.push(Token { tok: Tok::Punct(ch), pos: i });
-            i += ch.len_utf8();
-        }
+        };
+        out.push(Token { tok, pos });
     }
     Ok(out)
 }
 
-fn word_end(s: &[u8], mut j: usize) -> usize {
-    while j < s.len() && is_word_byte(s[j]) {
-        j += 1;
+fn unterminated(span: &str) -> &'static str {
+    match span.as_bytes().first() {
+        Some(b'/') => "unterminated comment",
+        Some(b'`') => "unterminated `name`",
+        Some(b'x' | b'X') => "unterminated X'…'",
+        _ => "unterminated string",
     }
-    j
 }
 
-fn number_end(s: &[u8], mut j: usize) -> usize {
-    while j < s.len() && s[j].is_ascii_digit() {
-        j += 1;
-    }
-    if j < s.len() && s[j] == b'.' {
-        j += 1;
-        while j < s.len() && s[j].is_ascii_digit() {
-            j += 1;
-        }
-    }
-    if j < s.len() && (s[j] == b'e' || s[j] == b'E') {
-        let mut k = j + 1;
-        if k < s.len() && (s[k] == b'+' || s[k] == b'-') {
-            k += 1;
-        }
-        if k < s.len() && s[k].is_ascii_digit() {
-            while k < s.len() && s[k].is_ascii_digit() {
-                k += 1;
-            }
-            j = k;
-        }
-    }
-    j
+/// The bytes of hex digits (an odd count gets a leading zero, as `0x1` is one byte).
+fn hex_bytes(digits: &str) -> Option<Vec<u8>> {
+    let padded = if digits.len() % 2 == 1 { format!("0{digits}") } else { digits.to_string() };
+    hex::decode(padded).ok()
 }
 
 /// A quoted string starting at `start`: its bytes and the length consumed.

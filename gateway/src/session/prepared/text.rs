@@ -72,7 +72,7 @@ pub fn parse(sql: &str) -> Option<TextPs> {
         [p, n, from, src] if is(p, "PREPARE") && is(from, "FROM") => {
             let source = match src.kind {
                 Kind::Str => Source::Text(string(text(src))?.into_owned()),
-                Kind::UserVar => Source::UserVar(text(src).to_string()),
+                Kind::UserVar => Source::UserVar(lexer::bare_user_var(text(src))?.to_string()),
                 _ => return None,
             };
             Some(TextPs::Prepare { name: name(n, text(n))?, source })
@@ -110,7 +110,7 @@ fn string(tok: &str) -> Option<Cow<'_, str>> {
 fn arg(toks: &[Token], sql: &str) -> Arg {
     let text = |t: &Token| &sql[t.start as usize..t.end as usize];
     match toks {
-        [t] if t.kind == Kind::UserVar => Arg::UserVar(text(t).to_string()),
+        [t] if t.kind == Kind::UserVar => lexer::bare_user_var(text(t)).map_or(Arg::Expr, |n| Arg::UserVar(n.into())),
         [t] => literal(t.kind, text(t)).map_or(Arg::Expr, Arg::Value),
         [sign, t] if sign.kind == Kind::Punct(b'-') && t.kind == Kind::Number => {
             number(&format!("-{}", text(t))).map_or(Arg::Expr, Arg::Value)
@@ -123,7 +123,7 @@ fn literal(kind: Kind, text: &str) -> Option<Value<'static>> {
     match kind {
         Kind::Number => number(text),
         Kind::Str => Some(Value::str(string(text)?.into_owned().into_bytes())),
-        Kind::Hex => value::hex(text.as_bytes()).map(|b| Value::Hex(Cow::Owned(b))),
+        Kind::Hex => value::hex(lexer::hex_digits(text).as_bytes()).map(|b| Value::Hex(Cow::Owned(b))),
         Kind::Word => word(text),
         _ => None,
     }

@@ -45,13 +45,14 @@ impl RoutedSession<'_> {
             Some(p) => (p.as_slice(), String::from_utf8_lossy(&p[1..])),
             None => (payload, text),
         };
-        let analysis = sql::analyze(&text);
-        let txn = classify(&text, &analysis);
+        let read = self.read(&text);
+        let analysis = sql::analyze(&read);
+        let txn = classify(&read, &analysis);
         if let Some(flow) = self.local_query(&text, glance, &analysis, &txn, reply_seq).await? {
             self.shared.metrics.statement(analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);
         }
-        if let Some(flow) = self.text_statement(payload, &analysis, reply_seq).await? {
+        if let Some(flow) = self.text_statement(payload, &read, &analysis, reply_seq).await? {
             return Ok(flow);
         }
         let rewritten;

@@ -35,8 +35,9 @@ impl RoutedSession<'_> {
         }
         if !tracker.failed {
             if a.statements > 1 {
-                for stmt in sql::split::statements(text) {
-                    self.learn_statement(conn, stmt, &sql::analyze_statement(stmt));
+                let mode = self.state.mode();
+                for stmt in sql::split::statements_in(text, mode) {
+                    self.learn_statement(conn, stmt, &sql::analyze_statement(&sql::in_default_mode(stmt, mode)));
                 }
             } else {
                 self.learn_statement(conn, text, a);

@@ -262,6 +262,13 @@ impl<'a> RoutedSession<'a> {
         self.shared.pool.get(&key, &self.login_request(), self.state.id()).await
     }
 
+    /// A statement's text as the SQL analysis reads it: in the default SQL mode, rewritten
+    /// when the client's `ANSI_QUOTES` / `NO_BACKSLASH_ESCAPES` change its meaning there
+    /// ([`crate::sql::mode`]). Servers always get the client's own text.
+    fn read<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        crate::sql::in_default_mode(text, self.state.mode())
+    }
+
     /// Routing facts of the session for the planner.
     fn context(&self) -> StatementContext {
         StatementContext {

@@ -76,7 +76,8 @@ impl RoutedSession<'_> {
             p
         });
         let payload = with_id.as_deref().unwrap_or(payload);
-        let analysis = sql::analyze(&sql);
+        let read = self.read(&sql);
+        let analysis = sql::analyze(&read);
         let route = self.route_for(&analysis, "COM_STMT_PREPARE").await;
         let req = Request {
             payload,
@@ -119,7 +120,8 @@ impl RoutedSession<'_> {
                 Err(e) => self.reply_err(reply_seq, &e).await,
             };
         }
-        let analysis = sql::analyze_prepared(&sql, &values);
+        let read = self.read(&sql);
+        let analysis = sql::analyze_prepared(&read, &values);
         let route = self.route_for(&analysis, "COM_STMT_EXECUTE").await;
         let ex = Execution { client_id, sql: &sql, params, types: types.as_ref(), types_version, long: &long };
         let req = Request {
@@ -166,7 +168,8 @@ impl RoutedSession<'_> {
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
         self.ps.registry.end_cursor(client_id);
-        let analysis = sql::analyze_prepared(&sql, &vec![Value::Unknown; usize::from(params)]);
+        let read = self.read(&sql);
+        let analysis = sql::analyze_prepared(&read, &vec![Value::Unknown; usize::from(params)]);
         let route = self.route_for(&analysis, "COM_STMT_BULK_EXECUTE").await;
         let long = crate::session::prepared::LongData::default();
         let ex = Execution { client_id, sql: &sql, params, types: types.as_ref(), types_version, long: &long };

@@ -19,14 +19,14 @@ impl RoutedSession<'_> {
     pub(super) async fn text_statement(
         &mut self,
         payload: &[u8],
+        read: &str,
         a: &Analysis<'_>,
         reply_seq: u8,
     ) -> Result<Option<Flow>, SessionError> {
         if a.statements != 1 || !matches!(a.kind, StmtKind::Prepare | StmtKind::Execute | StmtKind::Deallocate) {
             return Ok(None);
         }
-        let text = String::from_utf8_lossy(&payload[1..]);
-        let Some(ps) = text::parse(&text) else { return Ok(None) };
+        let Some(ps) = text::parse(read) else { return Ok(None) };
         match ps {
             TextPs::Prepare { name, source } => match source.resolve(&self.state) {
                 Some(sql) if kill::is_kill(&sql) && kill::template(&sql).is_none() => {
@@ -54,7 +54,8 @@ impl RoutedSession<'_> {
                         Err(e) => self.reply_err(reply_seq, &e).await.map(Some),
                     };
                 }
-                let analysis = sql::analyze_prepared(&stmt.sql, &values);
+                let read = self.read(&stmt.sql);
+                let analysis = sql::analyze_prepared(&read, &values);
                 let route = self.route_for(&analysis, "COM_QUERY").await;
                 let prep = Prep::Text { name: &name, generation: stmt.generation, sql: &stmt.sql };
                 let req = Request {
@@ -98,7 +99,8 @@ impl RoutedSession<'_> {
             self.ps.epoch += 1;
             return self.reply_err(reply_seq, &e.to_err()).await;
         }
-        let inner = sql::analyze(sql);
+        let read = self.read(sql);
+        let inner = sql::analyze(&read);
         let route = self.route_for(&inner, "COM_QUERY").await;
         let req =
             Request { payload, shape: Shape::Results, reply_seq, cmd: "query", prep: Prep::TextPrepare, log_sql: None };

@@ -4,8 +4,8 @@
 //! `SET @user = expr` (`=` or `:=`), `SET NAMES cs [COLLATE co]`, `SET CHARACTER SET cs`,
 //! `SET [GLOBAL|SESSION] TRANSACTION …`, comma-separated; expressions kept verbatim.
 
-use super::scan::{scan, Mode, Tok, Token};
 use super::value::{decode_string, SetValue};
+use crate::sql::lexer::{Kind, Lexer, Mode, Op};
 
 /// What one assignment of a `SET` statement sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub struct Assignment {
 /// `SET` this parser understands (`SET ROLE`, `SET STATEMENT … FOR`, versioned comments, …).
 /// `SET PASSWORD` sets no session state: an empty list.
 pub fn parse_set(sql: &[u8], mode: Mode) -> Option<Vec<Assignment>> {
-    let toks = scan(sql, mode)?;
+    let toks = tokens(sql, mode)?;
     let toks = strip_semicolon(&toks);
     let mut p = Parser { sql, toks, pos: 0, mode };
     if !p.kw("SET") {
@@ -62,6 +62,60 @@ pub fn parse_set(sql: &[u8], mode: Mode) -> Option<Vec<Assignment>> {
         }
         p.punct(b',').then_some(())?;
     }
+}
+
+/// Token kinds as this parser reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok {
+    /// Unquoted identifier, keyword or introducer (`_utf8mb4`).
+    Word,
+    /// Back-quoted identifier (or double-quoted under `ANSI_QUOTES`), quotes included.
+    Ident,
+    /// String literal, quotes included.
+    Str,
+    /// Any literal read as written: numbers, `0x…`, `X'…'`, unusual forms (`1e`, `.5`).
+    Number,
+    /// `@name`, `@'name'`, `@"name"`, `` @`name` `` (span includes `@`).
+    UserVar,
+    /// `@@name`, `@@scope.name` (span includes `@@`).
+    SysVar,
+    /// `:=`.
+    Assign,
+    /// Any other byte (the first byte of a multi-byte operator).
+    Punct(u8),
+}
+
+/// A token and its span in the statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Token {
+    tok: Tok,
+    start: usize,
+    end: usize,
+}
+
+/// The statement's tokens ([`crate::sql::lexer`]), comments left out; `None` when it holds a
+/// versioned comment or an unterminated quote or comment, so nothing is ever guessed.
+fn tokens(sql: &[u8], mode: Mode) -> Option<Vec<Token>> {
+    let mut out = Vec::new();
+    for t in Lexer::new(sql, mode) {
+        let first = sql[t.start as usize];
+        let tok = match t.kind {
+            Kind::Comment => continue,
+            Kind::Versioned | Kind::Unterminated => return None,
+            Kind::Word => Tok::Word,
+            Kind::Quoted => Tok::Ident,
+            Kind::Str => Tok::Str,
+            Kind::Number | Kind::Hex => Tok::Number,
+            Kind::Odd if first.is_ascii_digit() || first == b'.' => Tok::Number,
+            Kind::UserVar => Tok::UserVar,
+            Kind::SysVar => Tok::SysVar,
+            Kind::Op(Op::Assign) => Tok::Assign,
+            Kind::Punct(c) => Tok::Punct(c),
+            Kind::Placeholder | Kind::Op(_) | Kind::Odd => Tok::Punct(first),
+        };
+        out.push(Token { tok, start: t.start as usize, end: t.end as usize });
+    }
+    Some(out)
 }
 
 fn strip_semicolon(toks: &[Token]) -> &[Token] {

@@ -90,7 +90,7 @@ fn primary<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {
     let v = match t.kind {
         Kind::Number => value::number(c.text(t)),
         Kind::Str => string(c.text(t), None),
-        Kind::Hex => Value::Hex(Cow::Owned(value::hex(c.text(t).as_bytes())?)),
+        Kind::Hex => Value::Hex(Cow::Owned(value::hex(crate::sql::lexer::hex_digits(c.text(t)).as_bytes())?)),
         Kind::Placeholder => {
             c.bump();
             return Some(Operand::Value(Value::Placeholder(c.placeholder_index())));

@@ -77,7 +77,7 @@ fn set_item<'a>(c: &mut Cursor<'_, 'a>, an: &mut Analysis<'a>) -> Option<()> {
         }
         Kind::SysVar => {
             c.bump();
-            sys_var(c, c.text(t))?
+            sys_var(c.text(t))?
         }
         Kind::Word => {
             let global = c.kw("GLOBAL");
@@ -116,15 +116,15 @@ fn set_item<'a>(c: &mut Cursor<'_, 'a>, an: &mut Analysis<'a>) -> Option<()> {
     Some(())
 }
 
-/// `@@v`, `@@global.v`, `@@session.v`, `@@local.v`.
-fn sys_var<'a>(c: &mut Cursor<'_, 'a>, first: &'a str) -> Option<(SetFlags, &'a str)> {
-    if !c.punct(b'.') {
-        return Some((SetFlags::SESSION, first));
-    }
-    let name = c.next_word()?;
-    if first.eq_ignore_ascii_case("global") {
+/// `@@v`, `@@global.v`, `@@session.v`, `@@local.v` (the token's text).
+fn sys_var(text: &str) -> Option<(SetFlags, &str)> {
+    let name = text.strip_prefix("@@")?;
+    let Some((scope, name)) = name.split_once('.') else {
+        return Some((SetFlags::SESSION, name));
+    };
+    if scope.eq_ignore_ascii_case("global") {
         Some((SetFlags::GLOBAL, name))
-    } else if first.eq_ignore_ascii_case("session") || first.eq_ignore_ascii_case("local") {
+    } else if scope.eq_ignore_ascii_case("session") || scope.eq_ignore_ascii_case("local") {
         Some((SetFlags::SESSION, name))
     } else {
         None
