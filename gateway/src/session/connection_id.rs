@@ -8,15 +8,16 @@
 //! (`CAST(7 AS UNSIGNED) AS `CONNECTION_ID()``); the value is a `BIGINT UNSIGNED` like the
 //! built-in's.
 
+use crate::sql::lexer::{first_word, Kind, Lexer, Mode, Token};
+
 /// Select-list tracking stops below this many nested parentheses (the value is still replaced).
 const MAX_DEPTH: usize = 64;
 
-/// The statement with every `CONNECTION_ID()` replaced by `id`; `None` when it has none (by
-/// far the common case: one pass over the bytes, no allocation).
-pub fn rewrite(sql: &str, id: u32) -> Option<String> {
-    let b = sql.as_bytes();
+/// The statement, read in `mode`, with every `CONNECTION_ID()` replaced by `id`; `None` when
+/// it has none (by far the common case: one search of the bytes, no allocation).
+pub fn rewrite(sql: &str, id: u32, mode: Mode) -> Option<String> {
     // Cheap filter first: no `connection_id` anywhere, nothing to do.
-    if !contains_ignore_case(b, b"connection_id") {
+    if !contains_ignore_case(sql.as_bytes(), b"connection_id") {
         return None;
     }
     let first = first_word(sql);
@@ -29,8 +30,8 @@ pub fn rewrite(sql: &str, id: u32) -> Option<String> {
         // literal id baked into its definition would be wrong for every other session.
         return None;
     }
-    let strings_are_code = first.eq_ignore_ascii_case("prepare");
-    let calls = find_calls(b, strings_are_code);
+    let mut calls = Vec::new();
+    find_calls(sql, 0, mode, first.eq_ignore_ascii_case("prepare"), &mut calls);
     if calls.is_empty() {
         return None;
     }
@@ -53,35 +54,6 @@ pub fn rewrite(sql: &str, id: u32) -> Option<String> {
 /// First words of statements that store SQL text for later (`CREATE PROCEDURE …`, `ALTER VIEW …`).
 const STORED_DEFINITIONS: [&str; 2] = ["create", "alter"];
 
-/// `sql` after any leading whitespace and comments (`/* … */`, `-- …`, `# …`); executable
-/// comments (`/*! … */`) are kept, they are statement text.
-pub fn skip_leading_comments(sql: &str) -> &str {
-    let mut t = sql;
-    loop {
-        t = t.trim_start();
-        if t.starts_with("/*") && !t.starts_with("/*!") && !t.starts_with("/*M!") {
-            match t[2..].find("*/") {
-                Some(end) => t = &t[2 + end + 2..],
-                None => return "",
-            }
-        } else if t.starts_with("-- ") || t.starts_with("--\t") || t == "--" || t.starts_with('#') {
-            match t.find('\n') {
-                Some(end) => t = &t[end + 1..],
-                None => return "",
-            }
-        } else {
-            return t;
-        }
-    }
-}
-
-/// The first word of a statement (after leading comments).
-pub fn first_word(sql: &str) -> &str {
-    let t = skip_leading_comments(sql);
-    let end = t.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(t.len());
-    &t[..end]
-}
-
 /// One `CONNECTION_ID()` call: its byte span and whether it is a whole select-list item.
 #[derive(Debug, PartialEq, Eq)]
 struct Call {
@@ -98,111 +70,83 @@ enum Prev {
     Other,
 }
 
-fn find_calls(b: &[u8], strings_are_code: bool) -> Vec<Call> {
-    let mut calls = Vec::new();
+/// The calls in `sql` (which starts at byte `base` of the statement), in order. Executable
+/// comments are read as code; with `strings_are_code` (a `PREPARE`), so are the strings' bodies.
+fn find_calls(sql: &str, base: usize, mode: Mode, strings_are_code: bool, calls: &mut Vec<Call>) {
+    let b = sql.as_bytes();
+    let toks: Vec<Token> = Lexer::new(b, mode).entering_versioned().filter(|t| t.kind != Kind::Comment).collect();
     // Per parenthesis depth: whether that level is in a select list.
     let mut select_list: Vec<bool> = vec![false];
     let mut prev = Prev::Other;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'\'' | b'"' if !strings_are_code => i = skip_quoted(b, i, c),
-            b'`' => i = skip_quoted(b, i, c),
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                if b.get(i + 2) == Some(&b'!') || b.get(i + 2..i + 4) == Some(b"M!") {
-                    i += 2; // executable comment: its body is scanned as code
-                } else {
-                    i = find(b, i + 2, b"*/").map_or(b.len(), |e| e + 2);
-                }
+    let mut k = 0;
+    while let Some(&t) = toks.get(k) {
+        let word = &b[t.range()];
+        prev = match t.kind {
+            Kind::Str if strings_are_code && word.len() >= 2 => {
+                let body = &sql[t.start as usize + 1..t.end as usize - 1];
+                find_calls(body, base + t.start as usize + 1, mode, false, calls);
+                Prev::Other
             }
-            b'-' if b.get(i + 1) == Some(&b'-') && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) => {
-                i = line_end(b, i)
-            }
-            b'#' => i = line_end(b, i),
-            b'(' => {
+            Kind::Punct(b'(') => {
                 if select_list.len() < MAX_DEPTH {
                     select_list.push(false);
                 }
-                prev = Prev::Other;
-                i += 1;
+                Prev::Other
             }
-            b')' => {
+            Kind::Punct(b')') => {
                 if select_list.len() > 1 {
                     select_list.pop();
                 }
+                Prev::Other
+            }
+            Kind::Punct(b',') if select_list.last() == Some(&true) => Prev::ItemStart,
+            Kind::Punct(b'.') => Prev::Dot,
+            Kind::Word
+                if word.eq_ignore_ascii_case(b"connection_id") && prev != Prev::Dot && empty_parens(&toks[k + 1..]) =>
+            {
+                let item_start = prev == Prev::ItemStart && select_list.last() == Some(&true);
+                let end = toks[k + 2].end as usize;
+                calls.push(Call {
+                    start: base + t.start as usize,
+                    end: base + end,
+                    whole_item: item_start && ends_item(b, toks.get(k + 3)),
+                });
+                k += 3;
                 prev = Prev::Other;
-                i += 1;
+                continue;
             }
-            b',' => {
-                prev = if select_list.last() == Some(&true) { Prev::ItemStart } else { Prev::Other };
-                i += 1;
-            }
-            b'.' => {
-                prev = Prev::Dot;
-                i += 1;
-            }
-            c if is_word(c) => {
-                let end = b[i..].iter().position(|&c| !is_word(c)).map_or(b.len(), |n| i + n);
-                let word = &b[i..end];
-                if word.eq_ignore_ascii_case(b"connection_id") && prev != Prev::Dot {
-                    if let Some(call_end) = empty_parens(b, end) {
-                        let item_start = prev == Prev::ItemStart && select_list.last() == Some(&true);
-                        calls.push(Call {
-                            start: i,
-                            end: call_end,
-                            whole_item: item_start && ends_item(b, call_end, strings_are_code),
-                        });
-                        prev = Prev::Other;
-                        i = call_end;
-                        continue;
-                    }
-                }
+            Kind::Word => {
+                let select = word.eq_ignore_ascii_case(b"select");
                 if let Some(top) = select_list.last_mut() {
-                    if word.eq_ignore_ascii_case(b"select") {
+                    if select {
                         *top = true;
                     } else if ends_select_list(word) {
                         *top = false;
                     }
                 }
-                prev = if word.eq_ignore_ascii_case(b"select") { Prev::ItemStart } else { Prev::Other };
-                i = end;
+                if select {
+                    Prev::ItemStart
+                } else {
+                    Prev::Other
+                }
             }
-            c if c.is_ascii_whitespace() => i += 1,
-            _ => {
-                prev = Prev::Other;
-                i += 1;
-            }
-        }
+            _ => Prev::Other,
+        };
+        k += 1;
     }
-    calls
 }
 
-fn is_word(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+/// Whether the tokens start with `(` `)`.
+fn empty_parens(toks: &[Token]) -> bool {
+    matches!(toks, [open, close, ..] if open.kind == Kind::Punct(b'(') && close.kind == Kind::Punct(b')'))
 }
 
-/// `(` `)` with only whitespace around and between, right after a name: the end of the `)`.
-fn empty_parens(b: &[u8], mut i: usize) -> Option<usize> {
-    i = skip_ws(b, i);
-    if b.get(i) != Some(&b'(') {
-        return None;
-    }
-    i = skip_ws(b, i + 1);
-    (b.get(i) == Some(&b')')).then_some(i + 1)
-}
-
-/// Whether what follows `i` ends a select-list item: `,`, `)`, `;`, the end, or a clause word
-/// (or the closing quote of a `PREPARE` text).
-fn ends_item(b: &[u8], i: usize, strings_are_code: bool) -> bool {
-    let i = skip_ws(b, i);
-    match b.get(i) {
-        None | Some(b',') | Some(b')') | Some(b';') => true,
-        Some(b'\'' | b'"') => strings_are_code,
-        Some(&c) if is_word(c) => {
-            let end = b[i..].iter().position(|&c| !is_word(c)).map_or(b.len(), |n| i + n);
-            ends_select_list(&b[i..end])
-        }
+/// Whether the token after a call ends a select-list item: `,`, `)`, `;`, the end, or a clause
+/// word.
+fn ends_item(b: &[u8], next: Option<&Token>) -> bool {
+    match next.map(|t| t.kind) {
+        None | Some(Kind::Punct(b',' | b')' | b';')) => true,
+        Some(Kind::Word) => next.is_some_and(|t| ends_select_list(&b[t.range()])),
         _ => false,
     }
 }
@@ -228,41 +172,6 @@ fn ends_select_list(word: &[u8]) -> bool {
     WORDS.iter().any(|w| word.eq_ignore_ascii_case(w))
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while b.get(i).is_some_and(|c| c.is_ascii_whitespace()) {
-        i += 1;
-    }
-    i
-}
-
-/// The index after the closing quote of the literal opened at `start` (backslash escapes and
-/// doubled quotes; backquoted names have no backslash escapes).
-fn skip_quoted(b: &[u8], start: usize, quote: u8) -> usize {
-    let mut i = start + 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' if quote != b'`' => i += 2,
-            c if c == quote => {
-                if b.get(i + 1) == Some(&quote) {
-                    i += 2;
-                } else {
-                    return i + 1;
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    b.len()
-}
-
-fn line_end(b: &[u8], i: usize) -> usize {
-    b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |n| i + n + 1)
-}
-
-fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    b.get(from..)?.windows(needle.len()).position(|w| w == needle).map(|n| from + n)
-}
-
 fn contains_ignore_case(b: &[u8], needle: &[u8]) -> bool {
     b.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
@@ -272,7 +181,7 @@ mod tests {
     use super::*;
 
     fn rw(s: &str) -> Option<String> {
-        rewrite(s, 42)
+        rewrite(s, 42, Mode::default())
     }
 
     #[test]
@@ -313,7 +222,7 @@ mod tests {
         );
         assert_eq!(
             rw("/*!50000 SELECT CONNECTION_ID() */").as_deref(),
-            Some("/*!50000 SELECT CAST(42 AS UNSIGNED) */")
+            Some("/*!50000 SELECT CAST(42 AS UNSIGNED) AS `CONNECTION_ID()` */")
         );
     }
 
@@ -368,10 +277,17 @@ mod tests {
     }
 
     #[test]
-    fn leading_comments_are_skipped() {
-        assert_eq!(skip_leading_comments("/* a */ -- b\n # c\n SHOW PROCESSLIST"), "SHOW PROCESSLIST");
-        assert_eq!(skip_leading_comments("/*!40101 SET x=1 */"), "/*!40101 SET x=1 */");
-        assert_eq!(skip_leading_comments("/* open"), "");
-        assert_eq!(first_word("/**/Kill 5"), "Kill");
+    fn the_sql_mode_decides_what_is_a_string() {
+        let nbe = Mode { nbe: true, ansi_quotes: false };
+        assert_eq!(
+            rewrite(r"SELECT 'a\', CONNECTION_ID()", 42, nbe).as_deref(),
+            Some(r"SELECT 'a\', CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`")
+        );
+        let ansi = Mode { nbe: false, ansi_quotes: true };
+        assert_eq!(rewrite(r#"SELECT "connection_id"()"#, 42, ansi), None);
+        assert_eq!(
+            rewrite("SELECT CONNECTION_ID() /* c */ FROM t", 42, ansi).as_deref(),
+            Some("SELECT CAST(42 AS UNSIGNED) AS `CONNECTION_ID()` /* c */ FROM t")
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::protocol::message::ErrPacket;
 use crate::protocol::{codes, command};
-use crate::session::connection_id::{first_word, skip_leading_comments};
+use crate::sql::lexer::{first_word, skip_leading_comments};
 use crate::sql::Value;
 
 /// ER_WRONG_ARGUMENTS.

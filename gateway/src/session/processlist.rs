@@ -10,10 +10,10 @@
 use crate::protocol::codes;
 use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::{ColumnKind, TextResultSet};
-use crate::session::connection_id::skip_leading_comments;
 use crate::session::kill::Kill;
 use crate::session::routed::registry::SessionInfo;
 use crate::session::Shared;
+use crate::sql::lexer::skip_leading_comments;
 
 /// ER_KILL_DENIED_ERROR.
 pub const KILL_DENIED: u16 = 1095;

@@ -269,6 +269,30 @@ pub fn hex_digits(text: &str) -> &str {
     }
 }
 
+/// `sql` after any leading whitespace and comments (`/* … */`, `-- …`, `# …`); executable
+/// comments (`/*! … */`) are kept, they are statement text. Empty when an unterminated comment
+/// is all there is.
+pub fn skip_leading_comments(sql: &str) -> &str {
+    for t in Lexer::new(sql.as_bytes(), Mode::default()) {
+        let text = sql.get(t.range()).unwrap_or("");
+        match t.kind {
+            Kind::Comment => continue,
+            Kind::Unterminated if text.starts_with("/*") && !text.starts_with("/*!") && !text.starts_with("/*M!") => {
+                return ""
+            }
+            _ => return sql.get(t.start as usize..).unwrap_or(""),
+        }
+    }
+    ""
+}
+
+/// The first word of a statement (after leading comments); empty when it starts otherwise.
+pub fn first_word(sql: &str) -> &str {
+    let t = skip_leading_comments(sql);
+    let end = t.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(t.len());
+    &t[..end]
+}
+
 /// The name of an unquoted user variable token (`@v` → `v`); `None` for a quoted name.
 pub fn bare_user_var(text: &str) -> Option<&str> {
     text.strip_prefix('@').filter(|n| !n.starts_with(['\'', '"', '`', '@']))

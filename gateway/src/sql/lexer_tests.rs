@@ -127,3 +127,13 @@ fn hostile_text_lexes_in_one_pass() {
         assert!(covered <= bytes.len());
     }
 }
+
+#[test]
+fn leading_comments_are_skipped() {
+    assert_eq!(skip_leading_comments("/* a */ -- b\n # c\n SHOW PROCESSLIST"), "SHOW PROCESSLIST");
+    assert_eq!(skip_leading_comments("/*!40101 SET x=1 */"), "/*!40101 SET x=1 */");
+    assert_eq!(skip_leading_comments("/* open"), "");
+    assert_eq!(skip_leading_comments(" -- only"), "");
+    assert_eq!(first_word("/**/Kill 5"), "Kill");
+    assert_eq!(first_word("'x'"), "");
+}

@@ -25,7 +25,7 @@ use crate::session::prepared::registry::ParamTypes;
 use crate::session::prepared::text::{self as text_ps, Arg, Source, TextPs};
 use crate::session::processlist::{self, Asker, Victim};
 use crate::session::SessionError;
-use crate::sql::Value;
+use crate::sql::{Mode, Value};
 
 /// Prepared KILL statements of a session beyond which preparing another one is refused.
 const MAX_PREPARED_KILLS: usize = 256;
@@ -99,7 +99,7 @@ impl Session<'_> {
                 return Ok(Outcome::Continue);
             }
         }
-        let first = connection_id::first_word(&text);
+        let first = crate::sql::lexer::first_word(&text);
         if ["prepare", "execute", "deallocate", "drop"].iter().any(|w| first.eq_ignore_ascii_case(w)) {
             if let Some(ps) = text_ps::parse(&text) {
                 if let Some(outcome) = self.text_ps(payload, &ps, reply_seq).await? {
@@ -107,8 +107,11 @@ impl Session<'_> {
                 }
             }
         }
-        let with_id =
-            if glance.mentions(Word::ConnectionId) { connection_id::rewrite(&text, self.front.id) } else { None };
+        let with_id = if glance.mentions(Word::ConnectionId) {
+            connection_id::rewrite(&text, self.front.id, Mode::default())
+        } else {
+            None
+        };
         match with_id {
             Some(sql) => self.forward(&[&[command::QUERY], sql.as_bytes()].concat(), shape).await?,
             None => self.forward(payload, shape).await?,
@@ -195,7 +198,7 @@ impl Session<'_> {
             self.relay_answer(payload, shape, reply).await?;
             return Ok(Outcome::Continue);
         }
-        match connection_id::rewrite(&sql, self.front.id) {
+        match connection_id::rewrite(&sql, self.front.id, Mode::default()) {
             Some(text) => self.forward(&[&[command::STMT_PREPARE], text.as_bytes()].concat(), shape).await?,
             None => self.forward(payload, shape).await?,
         };

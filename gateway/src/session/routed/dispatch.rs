@@ -38,7 +38,7 @@ impl RoutedSession<'_> {
         // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
         let with_id = glance
             .mentions(Word::ConnectionId)
-            .then(|| crate::session::connection_id::rewrite(&text, self.front.id))
+            .then(|| crate::session::connection_id::rewrite(&text, self.front.id, self.state.mode()))
             .flatten()
             .map(|sql| [&[command::QUERY], sql.as_bytes()].concat());
         let (payload, text) = match &with_id {

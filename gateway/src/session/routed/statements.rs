@@ -70,7 +70,7 @@ impl RoutedSession<'_> {
             return self.reply_err(reply_seq, &kill::unsupported()).await;
         }
         // CONNECTION_ID() answers the gateway's id (`session::connection_id`).
-        let with_id = connection_id::rewrite(&sql, self.front.id).map(|text| {
+        let with_id = connection_id::rewrite(&sql, self.front.id, self.state.mode()).map(|text| {
             let p = [&[command::STMT_PREPARE], text.as_bytes()].concat();
             sql = text;
             p

@@ -97,7 +97,7 @@ fn every_parser(sql: &str) {
     payload.extend_from_slice(sql.as_bytes());
     let _ = internal::recognise(&payload);
     let _ = kill::parse(&payload, 1);
-    let _ = connection_id::rewrite(sql, 1);
+    let _ = connection_id::rewrite(sql, 1, crate::sql::Mode::default());
     let _ = crate::session::processlist::recognise(sql);
     let _ = crate::session::processlist::recognise_table(sql, 1);
     let _ = admin::recognise(sql);
