@@ -253,6 +253,12 @@ impl ClientState {
     /// when the statement is not a `SET` the parser understands; the caller should then pin.
     pub fn observe_statement(&mut self, sql: &[u8], conn: Option<&mut ConnSync>) -> bool {
         let Some(items) = parse_set(sql, self.mode) else { return false };
+        self.observe_set(items, conn);
+        true
+    }
+
+    /// Records the assignments of a client `SET` ([`parse_set`]), as [`Self::observe_statement`].
+    pub fn observe_set(&mut self, items: Vec<Assignment>, conn: Option<&mut ConnSync>) {
         let executed = conn.is_some();
         let was_in_sync = conn.as_deref().is_some_and(|c| self.in_sync(c));
         for a in items {
@@ -261,20 +267,17 @@ impl ClientState {
         if let (true, Some(c)) = (was_in_sync, conn) {
             c.version = self.version;
         }
-        true
     }
 
     /// Records the assignments of a `SET` that the gateway answered itself, except those to the
     /// system variables named in `skip` (kept by the gateway only): they reach servers with the
-    /// next sync. Returns `false` when the statement is not a `SET` the parser understands.
-    pub fn observe_answered_set(&mut self, sql: &[u8], skip: &[&str]) -> bool {
-        let Some(items) = parse_set(sql, self.mode) else { return false };
+    /// next sync.
+    pub fn observe_answered_set(&mut self, items: Vec<Assignment>, skip: &[&str]) {
         for a in items {
             if !matches!(&a.target, Target::System(n) if skip.contains(&n.as_str())) {
                 self.apply(a, false);
             }
         }
-        true
     }
 
     /// Applies the session-state block of a server OK that answered a client request on `conn`.

@@ -21,6 +21,7 @@ use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::TextResultSet;
 use crate::session::glance::{Glance, Word};
 use crate::session::pool::PoolError;
+use crate::session::state::{parse_set, Assignment};
 use crate::session::SessionError;
 use crate::sql::{self, Analysis, StmtKind};
 
@@ -48,7 +49,11 @@ impl RoutedSession<'_> {
         let read = self.read(&text);
         let analysis = sql::analyze(&read);
         let txn = classify(&read, &analysis);
-        if let Some(flow) = self.local_query(&text, glance, &analysis, &txn, reply_seq).await? {
+        // A lone SET is parsed once: for its local answer and for what the session learns.
+        let mut set = (analysis.kind == StmtKind::Set && analysis.statements == 1)
+            .then(|| parse_set(text.as_bytes(), self.state.mode()))
+            .flatten();
+        if let Some(flow) = self.local_query(&text, glance, &txn, &mut set, reply_seq).await? {
             self.shared.metrics.statement(analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);
         }
@@ -65,7 +70,7 @@ impl RoutedSession<'_> {
         let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "query", prep: Prep::None, log_sql: None };
         let served = self.serve(&req, route, &analysis).await?;
         if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
-            self.learn_query(&mut conn, &tracker, &text, &analysis, &txn);
+            self.learn_query(&mut conn, &tracker, &text, &analysis, &txn, set);
             self.keep_or_release(conn);
         } else if txn == TxnStatement::XaEnd {
             self.txn.xa = false;
@@ -78,8 +83,8 @@ impl RoutedSession<'_> {
         &mut self,
         text: &str,
         glance: Glance,
-        analysis: &Analysis<'_>,
         txn: &TxnStatement,
+        set: &mut Option<Vec<Assignment>>,
         reply_seq: u8,
     ) -> Result<Option<Flow>, SessionError> {
         // The classifier may not see through leading comments (`/* app */ SHOW PROCESSLIST`).
@@ -108,20 +113,18 @@ impl RoutedSession<'_> {
                 return self.tx_read_only(&column, reply_seq).await.map(Some);
             }
         }
-        if analysis.kind == StmtKind::Set && analysis.statements == 1 {
-            match local::set_action(text.as_bytes(), self.state.mode(), self.route_vars) {
-                SetAction::Route(vars) => {
-                    self.route_vars = vars;
-                    // OceanBase connections get `ob_read_consistency` with the next sync.
-                    self.state.observe_answered_set(text.as_bytes(), &local::GATEWAY_ONLY);
-                    return self.reply_ok(reply_seq).await.map(Some);
-                }
-                SetAction::Hold => {
-                    self.state.observe_statement(text.as_bytes(), None);
-                    return self.reply_ok(reply_seq).await.map(Some);
-                }
-                SetAction::Forward => {}
+        match local::set_action(set.as_deref(), self.route_vars) {
+            SetAction::Route(vars) => {
+                self.route_vars = vars;
+                // OceanBase connections get `ob_read_consistency` with the next sync.
+                self.state.observe_answered_set(set.take().unwrap_or_default(), &local::GATEWAY_ONLY);
+                return self.reply_ok(reply_seq).await.map(Some);
             }
+            SetAction::Hold => {
+                self.state.observe_set(set.take().unwrap_or_default(), None);
+                return self.reply_ok(reply_seq).await.map(Some);
+            }
+            SetAction::Forward => {}
         }
         Ok(None)
     }

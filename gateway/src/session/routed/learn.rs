@@ -18,6 +18,7 @@ use crate::protocol::response::ResponseTracker;
 use crate::protocol::status;
 use crate::route::{Consistency, RankedCandidate};
 use crate::session::pool::PooledConn;
+use crate::session::state::{parse_set, Assignment};
 use crate::sql::{self, Analysis, StmtKind};
 
 impl RoutedSession<'_> {
@@ -29,6 +30,7 @@ impl RoutedSession<'_> {
         text: &str,
         a: &Analysis<'_>,
         txn: &TxnStatement,
+        set: Option<Vec<Assignment>>,
     ) {
         if let Some(st) = tracker.last_status {
             self.txn.after_status(st, a.kind, txn);
@@ -37,27 +39,38 @@ impl RoutedSession<'_> {
             if a.statements > 1 {
                 let mode = self.state.mode();
                 for stmt in sql::split::statements_in(text, mode) {
-                    self.learn_statement(conn, stmt, &sql::analyze_statement(&sql::in_default_mode(stmt, mode)));
+                    let read = sql::in_default_mode(stmt, mode);
+                    self.learn_statement(conn, stmt, &sql::analyze_statement(&read), None);
                 }
             } else {
-                self.learn_statement(conn, text, a);
+                self.learn_statement(conn, text, a, set);
             }
         }
         self.observe_ok(conn, tracker);
     }
 
-    pub(super) fn learn_statement(&mut self, conn: &mut PooledConn, text: &str, a: &Analysis<'_>) {
+    /// What one statement that ran on `conn` teaches; `set`: its assignments when the caller
+    /// parsed them already (else a SET is parsed here).
+    pub(super) fn learn_statement(
+        &mut self,
+        conn: &mut PooledConn,
+        text: &str,
+        a: &Analysis<'_>,
+        set: Option<Vec<Assignment>>,
+    ) {
         match a.kind {
-            StmtKind::Set => {
-                // A SET the server ran may also have set a route variable (OceanBase knows
-                // `ob_read_consistency`): route by it too.
-                self.route_vars = super::local::route_vars_after(text.as_bytes(), self.state.mode(), self.route_vars);
-                if !self.state.observe_statement(text.as_bytes(), Some(&mut conn.sync)) {
-                    self.pin(PinReason::UnreplayableSet);
-                } else if self.state.has_expressions() {
-                    self.pin(PinReason::SetExpression);
+            StmtKind::Set => match set.or_else(|| parse_set(text.as_bytes(), self.state.mode())) {
+                Some(items) => {
+                    // A SET the server ran may also have set a route variable (OceanBase knows
+                    // `ob_read_consistency`): route by it too.
+                    self.route_vars = super::local::route_vars_after(&items, self.route_vars);
+                    self.state.observe_set(items, Some(&mut conn.sync));
+                    if self.state.has_expressions() {
+                        self.pin(PinReason::SetExpression);
+                    }
                 }
-            }
+                None => self.pin(PinReason::UnreplayableSet),
+            },
             StmtKind::Use => {
                 if let Some(db) = &a.database {
                     self.state.set_database(db, Some(&mut conn.sync));

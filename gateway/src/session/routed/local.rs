@@ -14,7 +14,7 @@
 //! * `SHOW [FULL] PROCESSLIST` (docs/routing.md §13, see [`crate::session::processlist`]).
 
 use crate::route::ReadConsistency;
-use crate::session::state::{parse_set, Mode, SetValue, Target};
+use crate::session::state::{Assignment, SetValue, Target};
 
 /// Route variables that no server knows (`SELECT @@ob_route_policy` on an OceanBase 4.3.5
 /// kernel: ERROR 1193): kept by the gateway alone. Every other route variable is also the
@@ -41,9 +41,10 @@ pub enum SetAction {
     Forward,
 }
 
-/// Decides how to treat a `SET` statement, given the current route variables.
-pub fn set_action(sql: &[u8], mode: Mode, current: RouteVars) -> SetAction {
-    let Some(items) = parse_set(sql, mode) else { return SetAction::Forward };
+/// Decides how to treat a `SET` statement's assignments (`None`: one the parser does not
+/// understand), given the current route variables.
+pub fn set_action(items: Option<&[Assignment]>, current: RouteVars) -> SetAction {
+    let Some(items) = items else { return SetAction::Forward };
     if items.is_empty() {
         return SetAction::Forward;
     }
@@ -56,7 +57,7 @@ pub fn set_action(sql: &[u8], mode: Mode, current: RouteVars) -> SetAction {
         return SetAction::Hold;
     }
     let mut vars = current;
-    for a in &items {
+    for a in items {
         match &a.target {
             // A value the gateway does not know goes to the server, which answers the error.
             Target::System(n) if n == "ob_read_consistency" => match consistency(&a.value) {
@@ -74,9 +75,9 @@ pub fn set_action(sql: &[u8], mode: Mode, current: RouteVars) -> SetAction {
 /// `DEFAULT` is STRONG. `None`: not a value of the variable.
 /// The route variables after a `SET` that a server ran (one that also set other variables):
 /// its route-variable assignments with a known value applied to `current`.
-pub fn route_vars_after(sql: &[u8], mode: Mode, current: RouteVars) -> RouteVars {
+pub fn route_vars_after(items: &[Assignment], current: RouteVars) -> RouteVars {
     let mut vars = current;
-    for a in parse_set(sql, mode).unwrap_or_default() {
+    for a in items {
         match &a.target {
             Target::System(n) if n == "ob_read_consistency" => {
                 vars.read_consistency = consistency(&a.value).or(vars.read_consistency);
@@ -188,27 +189,34 @@ mod tests {
 
     #[test]
     fn set_actions() {
-        let m = Mode::default();
+        let parse = |sql: &[u8]| crate::session::state::parse_set(sql, crate::sql::Mode::default());
         let none = RouteVars::default();
-        let weak = set_action(b"SET ob_read_consistency = 'WEAK'", m, none);
+        let weak = set_action(parse(b"SET ob_read_consistency = 'WEAK'").as_deref(), none);
         assert_eq!(
             weak,
             SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Weak), route_policy: None })
         );
         assert_eq!(
-            set_action(b"SET @@session.ob_route_policy = ONLY_READONLY_ZONE", m, none),
+            set_action(parse(b"SET @@session.ob_route_policy = ONLY_READONLY_ZONE").as_deref(), none),
             SetAction::Route(RouteVars { read_consistency: None, route_policy: Some(2) })
         );
-        assert_eq!(set_action(b"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", m, none), SetAction::Hold);
-        assert_eq!(set_action(b"SET insert_id = 5", m, none), SetAction::Hold);
-        assert_eq!(set_action(b"SET time_zone = '+01:00'", m, none), SetAction::Forward);
-        assert_eq!(set_action(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'", m, none), SetAction::Forward);
-        assert_eq!(set_action(b"SET ob_read_consistency = 'SOMETIMES'", m, none), SetAction::Forward);
+        assert_eq!(
+            set_action(parse(b"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").as_deref(), none),
+            SetAction::Hold
+        );
+        assert_eq!(set_action(parse(b"SET insert_id = 5").as_deref(), none), SetAction::Hold);
+        assert_eq!(set_action(parse(b"SET time_zone = '+01:00'").as_deref(), none), SetAction::Forward);
+        assert_eq!(
+            set_action(parse(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'").as_deref(), none),
+            SetAction::Forward
+        );
+        assert_eq!(set_action(parse(b"SET ob_read_consistency = 'SOMETIMES'").as_deref(), none), SetAction::Forward);
         let strong =
             SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Strong), route_policy: None });
-        assert_eq!(set_action(b"SET ob_read_consistency = DEFAULT", m, none), strong);
-        let mixed = route_vars_after(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'", m, none);
+        assert_eq!(set_action(parse(b"SET ob_read_consistency = DEFAULT").as_deref(), none), strong);
+        let mixed =
+            route_vars_after(&parse(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'").unwrap_or_default(), none);
         assert_eq!(mixed.read_consistency, Some(ReadConsistency::Weak));
-        assert_eq!(route_vars_after(b"SET time_zone = '+01:00'", m, mixed), mixed);
+        assert_eq!(route_vars_after(&parse(b"SET time_zone = '+01:00'").unwrap_or_default(), mixed), mixed);
     }
 }

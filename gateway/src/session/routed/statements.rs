@@ -137,7 +137,7 @@ impl RoutedSession<'_> {
             self.release_unless_sticky();
             return Ok(Flow::Continue);
         };
-        self.learn_query(&mut conn, &tracker, &sql, &analysis, &TxnStatement::Other);
+        self.learn_query(&mut conn, &tracker, &sql, &analysis, &TxnStatement::Other, None);
         let opened = !tracker.failed && tracker.last_status.is_some_and(|st| st & status::CURSOR_EXISTS != 0);
         if opened {
             self.ps.registry.open_cursor(client_id, u64::from(conn.thread_id()));
@@ -186,7 +186,7 @@ impl RoutedSession<'_> {
             self.release_unless_sticky();
             return Ok(Flow::Continue);
         };
-        self.learn_query(&mut conn, &tracker, &sql, &analysis, &TxnStatement::Other);
+        self.learn_query(&mut conn, &tracker, &sql, &analysis, &TxnStatement::Other, None);
         self.keep_or_release(conn);
         Ok(Flow::Continue)
     }

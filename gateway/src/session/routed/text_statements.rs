@@ -69,7 +69,7 @@ impl RoutedSession<'_> {
                 let served = self.serve(&req, route, &analysis).await?;
                 if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
                     let txn = classify(&stmt.sql, &analysis);
-                    self.learn_query(&mut conn, &tracker, &stmt.sql, &analysis, &txn);
+                    self.learn_query(&mut conn, &tracker, &stmt.sql, &analysis, &txn, None);
                     self.keep_or_release(conn);
                 }
                 Ok(Some(Flow::Continue))

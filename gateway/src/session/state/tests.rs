@@ -254,7 +254,8 @@ fn server_reports_are_ground_truth() {
 #[test]
 fn oceanbase_variables_reach_oceanbase_connections_only() {
     let mut s = st();
-    assert!(s.observe_answered_set(b"SET ob_read_consistency = 'WEAK', ob_route_policy = 1", &["ob_route_policy"]));
+    let items = parse_set(b"SET ob_read_consistency = 'WEAK', ob_route_policy = 1", s.mode()).unwrap();
+    s.observe_answered_set(items, &["ob_route_policy"]);
     set(&mut s, "SET time_zone = '+01:00'");
     let ob = ConnSync::new(Some("test"), 45).on_oceanbase(true);
     assert_eq!(queries(&s.plan(&ob)), ["SET @@session.ob_read_consistency = 'WEAK', @@session.time_zone = '+01:00'"]);
@@ -264,7 +265,7 @@ fn oceanbase_variables_reach_oceanbase_connections_only() {
     let mut my = fresh_conn();
     let plan = s.plan(&my);
     s.synced(&mut my, &plan);
-    assert!(s.observe_answered_set(b"SET ob_read_consistency = STRONG", &[]));
+    s.observe_answered_set(parse_set(b"SET ob_read_consistency = STRONG", s.mode()).unwrap(), &[]);
     assert!(s.plan(&my).is_empty());
     let mut relogged = ob.clone();
     relogged.relogin(None, 45);
