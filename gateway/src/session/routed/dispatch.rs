@@ -48,7 +48,8 @@ impl RoutedSession<'_> {
         };
         let read = self.read(&text);
         let analysis = sql::analyze(&read);
-        let txn = classify(&read, &analysis);
+        // The original text: a held start is replayed to the server as the client wrote it.
+        let txn = classify(&text, &analysis);
         // A lone SET is parsed once: for its local answer and for what the session learns.
         let mut set = (analysis.kind == StmtKind::Set && analysis.statements == 1)
             .then(|| parse_set(text.as_bytes(), self.state.mode()))

@@ -4,6 +4,7 @@
 
 use super::xa_start::XaStartSyntax;
 use crate::protocol::status;
+use crate::sql::lexer::{Kind, Lexer, Mode, Token};
 use crate::sql::{Analysis, Pins, StmtKind, TxnFlags};
 
 /// Pins that keep a session on its connection for good.
@@ -75,19 +76,15 @@ pub fn classify(sql: &str, a: &Analysis<'_>) -> TxnStatement {
     }
 }
 
-/// The first `n` words of a statement, lower case, without comments or a trailing `;`.
+/// The first `n` tokens of a statement ([`crate::sql::lexer`]), lower case, without comments; a
+/// `;` that ends the statement is not one.
 fn words(sql: &str, n: usize) -> Vec<String> {
-    let mut s = sql.trim_start();
-    while let Some(rest) = s.strip_prefix("/*") {
-        s = rest.split_once("*/").map_or("", |(_, r)| r).trim_start();
+    let mut toks = Lexer::new(sql.as_bytes(), Mode::default()).filter(|t| t.kind != Kind::Comment);
+    let mut out: Vec<Token> = toks.by_ref().take(n + 1).collect();
+    if out.last().is_some_and(|t| t.kind == Kind::Punct(b';')) && toks.next().is_none() {
+        out.pop();
     }
-    s.trim_end()
-        .trim_end_matches(';')
-        .split(|c: char| c.is_ascii_whitespace() || c == '(' || c == '\'')
-        .filter(|w| !w.is_empty())
-        .take(n + 1)
-        .map(str::to_ascii_lowercase)
-        .collect()
+    out.iter().map(|t| sql.get(t.range()).unwrap_or("").to_ascii_lowercase()).collect()
 }
 
 /// Transaction and pin state of one session.
@@ -263,6 +260,10 @@ mod tests {
         assert_eq!(c("ROLLBACK WORK;"), TxnStatement::End);
         assert_eq!(c("ROLLBACK TO SAVEPOINT a"), TxnStatement::Other);
         assert_eq!(c("XA COMMIT 'x1'"), TxnStatement::XaEnd);
+        // Comments are not words, wherever they are.
+        assert_eq!(c("COMMIT /* app */"), TxnStatement::End);
+        assert_eq!(c("/* app */ XA ROLLBACK 'x1'"), TxnStatement::XaEnd);
+        assert_eq!(c("ROLLBACK /* a */ WORK -- b"), TxnStatement::End);
         assert_eq!(c("BEGIN; SELECT 1"), TxnStatement::Other);
         assert_eq!(c("SELECT 1"), TxnStatement::Other);
     }
