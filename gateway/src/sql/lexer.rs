@@ -346,13 +346,12 @@ fn hex_end(b: &[u8], i: usize) -> Option<usize> {
     (end > i && b.get(end).is_none_or(|&c| !is_word(c))).then_some(end)
 }
 
-/// `X'…'` at `i`: hex digits only (at least one), else an odd literal.
+/// `X'…'` at `i`: hex digits only (`X''` is the empty string), else an odd literal.
 fn hex_string(b: &[u8], i: usize) -> (Kind, usize) {
     let Some(end) = quote_end(b, i + 1, false) else {
         return (Kind::Unterminated, b.len());
     };
-    let digits = &b[i + 2..end - 1];
-    let hex = !digits.is_empty() && digits.iter().all(u8::is_ascii_hexdigit);
+    let hex = b[i + 2..end - 1].iter().all(u8::is_ascii_hexdigit);
     (if hex { Kind::Hex } else { Kind::Odd }, end)
 }
 
