@@ -45,7 +45,7 @@ pub enum Kind {
     Quoted,
     /// String literal (quotes included; an introducer or `N` before it is a separate word).
     Str,
-    /// Unsigned numeric literal: digits, an optional fraction, an optional exponent.
+    /// Unsigned numeric literal: `1`, `1.`, `1.5`, `.5`, each with an optional exponent.
     Number,
     /// `0x…` or `X'…'` (the whole literal; [`hex_digits`] gives the digits).
     Hex,
@@ -63,8 +63,8 @@ pub enum Kind {
     Comment,
     /// A versioned comment `/*! … */` or `/*M! … */`, whose body the server executes.
     Versioned,
-    /// A literal-like token of an unusual form (`1abc`, `1.`, `.5`, `0b1`, `0xZZ`, `X'zz'`, a
-    /// lone `@`) or a control byte.
+    /// A literal-like token of an unusual form (`1abc`, `1e`, `0b1`, `0xZZ`, `X'zz'`, a lone
+    /// `@`) or a control byte.
     Odd,
     /// An unterminated quote or comment: the rest of the text.
     Unterminated,
@@ -172,7 +172,10 @@ impl<'a> Lexer<'a> {
                 Some(end) => (Kind::Number, end),
                 None => (Kind::Odd, loose_end(b, i)),
             },
-            b'.' if next.is_some_and(|c| c.is_ascii_digit()) => (Kind::Odd, loose_end(b, i + 1)),
+            b'.' if next.is_some_and(|c| c.is_ascii_digit()) => match number_end(b, i) {
+                Some(end) => (Kind::Number, end),
+                None => (Kind::Odd, loose_end(b, i + 1)),
+            },
             b'x' | b'X' if next == Some(b'\'') => hex_string(b, i),
             c if is_word(c) => self.word(i),
             b'?' => (Kind::Placeholder, i + 1),
@@ -355,14 +358,16 @@ fn hex_string(b: &[u8], i: usize) -> (Kind, usize) {
     (if hex { Kind::Hex } else { Kind::Odd }, end)
 }
 
-/// End of a numeric literal `digits[.digits][e[±]digits]` at `i`; `None` for other forms that
-/// start with a digit (`1abc`, `1.`, `1e`, `0b1`).
+/// End of a numeric literal at `i`: `digits`, `digits.`, `digits.digits` or `.digits`, then an
+/// optional exponent `e[±]digits`; `None` for other forms that start with a digit or a dot
+/// (`1abc`, `1e`, `0b1`, `1.2.3`).
 fn number_end(b: &[u8], i: usize) -> Option<usize> {
     let digits = |j: usize| j + b[j.min(b.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
     let mut j = digits(i);
+    let whole = j > i;
     if b.get(j) == Some(&b'.') {
         let k = digits(j + 1);
-        if k == j + 1 {
+        if !whole && k == j + 1 {
             return None;
         }
         j = k;

@@ -86,11 +86,14 @@ fn the_sql_mode_decides_what_quotes_and_backslashes_mean() {
 
 #[test]
 fn unusual_literals_are_odd_tokens() {
-    for odd in ["1abc", "1.", "1e", ".5", "0b1", "0xZZ", "X'zz'", "@"] {
+    for odd in ["1abc", "1e", "1.2.3", "1.e", "0b1", "0xZZ", "X'zz'", "@"] {
         let kinds: Vec<_> = toks(odd, Mode::default()).into_iter().map(|(k, _)| k).collect();
         assert_eq!(kinds, [Kind::Odd], "{odd}");
     }
     assert_eq!(toks("\u{1}", Mode::default()), [(Kind::Odd, "\u{1}")]);
+    for number in ["1.", "1.e7", "8.E-7", ".5", ".5e3", "12.50"] {
+        assert_eq!(toks(number, Mode::default()), [(Kind::Number, number)]);
+    }
     // The empty hex string is a literal (the partition reader locates rows keyed by it).
     assert_eq!(toks("X''", Mode::default()), [(Kind::Hex, "X''")]);
 }
