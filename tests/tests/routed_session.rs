@@ -453,14 +453,20 @@ async fn statements_are_read_in_the_clients_sql_mode() {
     let mut n = r.conn("root", "").await;
     n.query_drop("SET sql_mode = 'NO_BACKSLASH_ESCAPES'").await.unwrap();
     for (sql, leader, partition) in [
-        (r"SELECT c2 FROM t0 WHERE c2 <> 'C:' AND c1 = 123 /* nbe1 */", 1, "p3"),
-        (r"SELECT c2 FROM t0 WHERE c2 <> 'C:' AND c1 = 8 /* nbe2 */", 0, "p0"),
+        (r"SELECT c2 FROM t0 WHERE c2 <> 'C:\' AND c1 = 123 /* nbe1 */", 1, "p3"),
+        (r"SELECT c2 FROM t0 WHERE c2 <> 'C:\' AND c1 = 8 /* nbe2 */", 0, "p0"),
     ] {
         n.query_drop(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
         let marker = &sql[sql.find("/*").unwrap_or(0)..];
         assert_eq!(r.ran_on(marker), vec![leader], "{sql}");
         assert_eq!(field(&r.logged(marker), "partition"), partition, "{sql}");
     }
+    // A KILL after such a string is a second statement: refused, as among any statements
+    // (sent on, it would name a server thread, maybe another client's connection).
+    let sql = r"SELECT 'C:\'; KILL 999999 /* nbe3 */";
+    let e = n.query_drop(sql).await.unwrap_err();
+    assert_eq!(gateway_tests::mysql::err_code(&e), Some(1235), "{sql}: {e:?}");
+    assert_eq!(r.ran_on("nbe3"), Vec::<usize>::new(), "{sql}");
 }
 
 /// Indexes of the servers whose general log has a `command` entry (`Prepare`, `Execute`, …)

@@ -7,6 +7,7 @@ use super::kill::{self, Kill};
 use crate::protocol::codes;
 use crate::protocol::command::{self, Handling, Shape};
 use crate::protocol::message::ErrPacket;
+use crate::sql::Mode;
 
 /// What a client command asks of its session.
 #[derive(Debug)]
@@ -29,8 +30,8 @@ pub enum ClientCommand {
 
 impl ClientCommand {
     /// Reads the command `payload` (its command byte first) of the session whose gateway id is
-    /// `own_id` (what `KILL CONNECTION_ID()` names).
-    pub fn read(payload: &[u8], own_id: u32) -> ClientCommand {
+    /// `own_id` (what `KILL CONNECTION_ID()` names), its text read in the SQL `mode`.
+    pub fn read(payload: &[u8], own_id: u32, mode: Mode) -> ClientCommand {
         if let Some(internal) = internal::recognise(payload) {
             return ClientCommand::Internal(internal);
         }
@@ -43,7 +44,7 @@ impl ClientCommand {
                     if let Some(k) = kill::parse(payload, own_id) {
                         return ClientCommand::Kill(k);
                     }
-                    if kill::refused(payload) {
+                    if kill::refused(payload, mode) {
                         return ClientCommand::Refused(kill::unsupported());
                     }
                 }
@@ -76,17 +77,20 @@ mod tests {
     #[test]
     fn gateway_answers_and_server_commands_apart() {
         assert!(matches!(
-            ClientCommand::read(&query("KILL 7"), 3),
+            ClientCommand::read(&query("KILL 7"), 3, Mode::default()),
             ClientCommand::Kill(Kill { query_only: false, id: 7 })
         ));
         assert!(matches!(
-            ClientCommand::read(&query("KILL QUERY CONNECTION_ID()"), 3),
+            ClientCommand::read(&query("KILL QUERY CONNECTION_ID()"), 3, Mode::default()),
             ClientCommand::Kill(Kill { query_only: true, id: 3 })
         ));
         let mut process_kill = vec![command::PROCESS_KILL];
         process_kill.extend_from_slice(&9u32.to_le_bytes());
-        assert!(matches!(ClientCommand::read(&process_kill, 3), ClientCommand::Kill(Kill { id: 9, .. })));
-        let refused = |p: &[u8]| match ClientCommand::read(p, 3) {
+        assert!(matches!(
+            ClientCommand::read(&process_kill, 3, Mode::default()),
+            ClientCommand::Kill(Kill { id: 9, .. })
+        ));
+        let refused = |p: &[u8]| match ClientCommand::read(p, 3, Mode::default()) {
             ClientCommand::Refused(err) => err.code,
             other => panic!("{other:?}"),
         };
@@ -95,15 +99,24 @@ mod tests {
         assert_eq!(refused(&[command::BINLOG_DUMP]), codes::NOT_SUPPORTED);
         assert_eq!(refused(&[0x7f]), codes::UNKNOWN_COMMAND);
         assert_eq!(refused(&[]), codes::UNKNOWN_COMMAND);
-        assert!(matches!(ClientCommand::read(&query("KILL PROXYSESSION 7"), 3), ClientCommand::Internal(_)));
-        assert!(matches!(ClientCommand::read(&[command::QUIT], 3), ClientCommand::Quit));
-        assert!(matches!(ClientCommand::read(&[command::CHANGE_USER, 0], 3), ClientCommand::ChangeUser));
-        match ClientCommand::read(&query("SELECT CONNECTION_ID() FROM t -- skill"), 3) {
+        assert!(matches!(
+            ClientCommand::read(&query("KILL PROXYSESSION 7"), 3, Mode::default()),
+            ClientCommand::Internal(_)
+        ));
+        assert!(matches!(ClientCommand::read(&[command::QUIT], 3, Mode::default()), ClientCommand::Quit));
+        assert!(matches!(
+            ClientCommand::read(&[command::CHANGE_USER, 0], 3, Mode::default()),
+            ClientCommand::ChangeUser
+        ));
+        match ClientCommand::read(&query("SELECT CONNECTION_ID() FROM t -- skill"), 3, Mode::default()) {
             ClientCommand::Forward(Shape::Results, glance) => {
                 assert!(glance.mentions(Word::ConnectionId) && !glance.mentions(Word::Kill))
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(ClientCommand::read(&[command::PING], 3), ClientCommand::Forward(Shape::Single, _)));
+        assert!(matches!(
+            ClientCommand::read(&[command::PING], 3, Mode::default()),
+            ClientCommand::Forward(Shape::Single, _)
+        ));
     }
 }

@@ -64,14 +64,15 @@ pub fn is_kill(sql: &str) -> bool {
     first_word(sql).eq_ignore_ascii_case("kill")
 }
 
-/// Whether a COM_QUERY holds a KILL statement that [`parse`] does not take: a form the gateway
-/// refuses, or a KILL among several statements (sent on, it would name a server thread).
-pub fn refused(payload: &[u8]) -> bool {
+/// Whether a COM_QUERY, read in the SQL `mode`, holds a KILL statement that [`parse`] does not
+/// take: a form the gateway refuses, or a KILL among several statements (sent on, it would name
+/// a server thread).
+pub fn refused(payload: &[u8], mode: crate::sql::Mode) -> bool {
     if payload.first() != Some(&command::QUERY) || !payload.windows(4).any(|w| w.eq_ignore_ascii_case(b"kill")) {
         return false;
     }
     let text = String::from_utf8_lossy(&payload[1..]);
-    crate::sql::split::statements(&text).any(is_kill)
+    crate::sql::split::statements_in(&text, mode).any(is_kill)
 }
 
 /// The error for a KILL statement the gateway does not take (see the module doc).
@@ -179,7 +180,13 @@ mod tests {
         ] {
             assert_eq!(parse1(&q(s)), None, "{s}");
         }
-        assert!(refused(&q("SELECT 1; KILL 5")) && refused(&q("KILL USER bob")) && !refused(&q("SELECT 'kill'")));
+        let m = crate::sql::Mode::default();
+        assert!(
+            refused(&q("SELECT 1; KILL 5"), m) && refused(&q("KILL USER bob"), m) && !refused(&q("SELECT 'kill'"), m)
+        );
+        // Where a statement ends depends on the client's SQL mode.
+        let nbe = crate::sql::Mode { nbe: true, ansi_quotes: false };
+        assert!(!refused(&q(r"SELECT 'a\'; KILL 5"), m) && refused(&q(r"SELECT 'a\'; KILL 5"), nbe));
         assert!(
             is_kill("/* x */ kill user bob")
                 && is_kill("KILL (5)")

@@ -304,7 +304,8 @@ impl<'a> Session<'a> {
                 }
             };
             let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
-            let asked = ClientCommand::read(&packet.payload, self.front.id);
+            // The 1:1 session does not follow the client's sql_mode (docs/routing.md §11).
+            let asked = ClientCommand::read(&packet.payload, self.front.id, crate::sql::Mode::default());
             if let ClientCommand::Internal(internal) = &asked {
                 let caller = internal::Caller {
                     shared: self.shared,

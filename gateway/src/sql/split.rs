@@ -49,6 +49,10 @@ fn statement_end(b: &[u8], i: usize, mode: Mode) -> usize {
 
 /// Whether a statement holds nothing but comments and blanks (an unterminated comment included).
 fn only_comments(stmt: &str, mode: Mode) -> bool {
+    // The statement is trimmed: one that starts with no comment has something else.
+    if !matches!(stmt.as_bytes().first(), Some(b'/' | b'#' | b'-')) {
+        return false;
+    }
     Lexer::new(stmt.as_bytes(), mode).all(|t| match t.kind {
         Kind::Comment => true,
         Kind::Unterminated => stmt.as_bytes()[t.range()].starts_with(b"/*") && !is_versioned(&stmt[t.range()]),
