@@ -8,9 +8,10 @@ use tracing::debug;
 
 use super::failover;
 use super::local::{self, SetAction};
+use super::query::Query;
 use super::request::{Prep, Request, Route, Sent, Served, Tie};
 use super::statements::is_statement_command;
-use super::transaction::{classify, PinReason, StickyReason, TxnStatement, DEPENDENT_PINS};
+use super::transaction::{PinReason, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::{Flow, RoutedSession};
 use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
@@ -21,7 +22,6 @@ use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::TextResultSet;
 use crate::session::glance::{Glance, Word};
 use crate::session::pool::PoolError;
-use crate::session::state::{parse_set, Assignment};
 use crate::session::SessionError;
 use crate::sql::{self, Analysis, StmtKind};
 
@@ -47,18 +47,12 @@ impl RoutedSession<'_> {
             None => (payload, text),
         };
         let read = self.read(&text);
-        let analysis = sql::analyze(&read);
-        // The original text: a held start is replayed to the server as the client wrote it.
-        let txn = classify(&text, &analysis);
-        // A lone SET is parsed once: for its local answer and for what the session learns.
-        let mut set = (analysis.kind == StmtKind::Set && analysis.statements == 1)
-            .then(|| parse_set(text.as_bytes(), self.state.mode()))
-            .flatten();
-        if let Some(flow) = self.local_query(&text, glance, &txn, &mut set, reply_seq).await? {
-            self.shared.metrics.statement(analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
+        let mut q = Query::read(&text, sql::analyze(&read), self.state.mode());
+        if let Some(flow) = self.local_query(&mut q, glance, reply_seq).await? {
+            self.shared.metrics.statement(q.analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);
         }
-        if let Some(flow) = self.text_statement(payload, &read, &analysis, reply_seq).await? {
+        if let Some(flow) = self.text_statement(payload, &read, &q.analysis, reply_seq).await? {
             return Ok(flow);
         }
         let rewritten;
@@ -67,13 +61,13 @@ impl RoutedSession<'_> {
             rewritten = [&[command::QUERY], sql.as_bytes()].concat();
             payload = &rewritten;
         }
-        let route = self.route_for(&analysis, "COM_QUERY").await;
+        let route = self.route_for(&q.analysis, "COM_QUERY").await;
         let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "query", prep: Prep::None, log_sql: None };
-        let served = self.serve(&req, route, &analysis).await?;
+        let served = self.serve(&req, route, &q.analysis).await?;
         if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
-            self.learn_query(&mut conn, &tracker, &text, &analysis, &txn, set);
+            self.learn_query(&mut conn, &tracker, q);
             self.keep_or_release(conn);
-        } else if txn == TxnStatement::XaEnd {
+        } else if q.txn == TxnStatement::XaEnd {
             self.txn.xa = false;
         }
         Ok(Flow::Continue)
@@ -82,19 +76,18 @@ impl RoutedSession<'_> {
     /// Statements answered without a server. `None`: not one of them.
     async fn local_query(
         &mut self,
-        text: &str,
+        q: &mut Query<'_>,
         glance: Glance,
-        txn: &TxnStatement,
-        set: &mut Option<Vec<Assignment>>,
         reply_seq: u8,
     ) -> Result<Option<Flow>, SessionError> {
+        let text = q.text;
         // The classifier may not see through leading comments (`/* app */ SHOW PROCESSLIST`).
         if glance.mentions(Word::Processlist) {
             if let Some(full) = crate::session::processlist::recognise(text) {
                 return self.processlist(full, reply_seq).await.map(Some);
             }
         }
-        match txn {
+        match &q.txn {
             TxnStatement::Start(held)
                 if self.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() =>
             {
@@ -114,15 +107,15 @@ impl RoutedSession<'_> {
                 return self.tx_read_only(&column, reply_seq).await.map(Some);
             }
         }
-        match local::set_action(set.as_deref(), self.route_vars) {
+        match local::set_action(q.set.as_deref(), self.route_vars) {
             SetAction::Route(vars) => {
                 self.route_vars = vars;
                 // OceanBase connections get `ob_read_consistency` with the next sync.
-                self.state.observe_answered_set(set.take().unwrap_or_default(), &local::GATEWAY_ONLY);
+                self.state.observe_answered_set(q.set.take().unwrap_or_default(), &local::GATEWAY_ONLY);
                 return self.reply_ok(reply_seq).await.map(Some);
             }
             SetAction::Hold => {
-                self.state.observe_set(set.take().unwrap_or_default(), None);
+                self.state.observe_set(q.set.take().unwrap_or_default(), None);
                 return self.reply_ok(reply_seq).await.map(Some);
             }
             SetAction::Forward => {}

@@ -5,10 +5,11 @@
 
 use tracing::{debug, info, warn};
 
+use super::query::Query;
 use super::registry::Sticky;
 use super::request::{Request, Served, Tie};
 use super::route_log::{sql_head, RouteRecord};
-use super::transaction::{PinReason, TxnStatement, SESSION_PINS};
+use super::transaction::{PinReason, SESSION_PINS};
 use super::RoutedSession;
 use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
@@ -23,17 +24,10 @@ use crate::sql::{self, Analysis, StmtKind};
 
 impl RoutedSession<'_> {
     /// Learns from a COM_QUERY answer: transaction status, session state, pins.
-    pub(super) fn learn_query(
-        &mut self,
-        conn: &mut PooledConn,
-        tracker: &ResponseTracker,
-        text: &str,
-        a: &Analysis<'_>,
-        txn: &TxnStatement,
-        set: Option<Vec<Assignment>>,
-    ) {
+    pub(super) fn learn_query(&mut self, conn: &mut PooledConn, tracker: &ResponseTracker, q: Query<'_>) {
+        let Query { text, analysis: a, txn, set } = q;
         if let Some(st) = tracker.last_status {
-            self.txn.after_status(st, a.kind, txn);
+            self.txn.after_status(st, a.kind, &txn);
         }
         if !tracker.failed {
             if a.statements > 1 {
@@ -43,7 +37,7 @@ impl RoutedSession<'_> {
                     self.learn_statement(conn, stmt, &sql::analyze_statement(&read), None);
                 }
             } else {
-                self.learn_statement(conn, text, a, set);
+                self.learn_statement(conn, text, &a, set);
             }
         }
         self.observe_ok(conn, tracker);

@@ -29,6 +29,7 @@ mod learn;
 mod link;
 mod local;
 mod processlist;
+mod query;
 pub mod registry;
 mod request;
 pub mod route_log;

@@ -2,6 +2,7 @@
 //! EXECUTE is planned with its bound values and runs wherever that leads, the statement being
 //! prepared there on first use; an open cursor keeps its connection until the cursor ends.
 
+use super::query::Query;
 use super::request::{Execution, Prep, Request, Route, Served};
 use super::statement_conn::no_cursor;
 use super::transaction::{StickyReason, TxnStatement};
@@ -137,7 +138,7 @@ impl RoutedSession<'_> {
             self.release_unless_sticky();
             return Ok(Flow::Continue);
         };
-        self.learn_query(&mut conn, &tracker, &sql, &analysis, &TxnStatement::Other, None);
+        self.learn_query(&mut conn, &tracker, Query::executed(&sql, analysis));
         let opened = !tracker.failed && tracker.last_status.is_some_and(|st| st & status::CURSOR_EXISTS != 0);
         if opened {
             self.ps.registry.open_cursor(client_id, u64::from(conn.thread_id()));
@@ -186,7 +187,7 @@ impl RoutedSession<'_> {
             self.release_unless_sticky();
             return Ok(Flow::Continue);
         };
-        self.learn_query(&mut conn, &tracker, &sql, &analysis, &TxnStatement::Other, None);
+        self.learn_query(&mut conn, &tracker, Query::executed(&sql, analysis));
         self.keep_or_release(conn);
         Ok(Flow::Continue)
     }

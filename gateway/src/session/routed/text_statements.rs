@@ -4,9 +4,10 @@
 //! reaches the connections when the session next uses them. A `PREPARE … FROM @v` whose value the
 //! gateway does not know is left to the caller, which pins the session.
 
+use super::query::Query;
 use super::request::Prep;
 use super::request::Request;
-use super::transaction::{classify, TxnStatement};
+use super::transaction::TxnStatement;
 use super::{Flow, RoutedSession};
 use crate::protocol::command::Shape;
 use crate::session::prepared::text::{self, TextPs};
@@ -68,8 +69,8 @@ impl RoutedSession<'_> {
                 };
                 let served = self.serve(&req, route, &analysis).await?;
                 if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
-                    let txn = classify(&stmt.sql, &analysis);
-                    self.learn_query(&mut conn, &tracker, &stmt.sql, &analysis, &txn, None);
+                    let q = Query::read(&stmt.sql, analysis, self.state.mode());
+                    self.learn_query(&mut conn, &tracker, q);
                     self.keep_or_release(conn);
                 }
                 Ok(Some(Flow::Continue))
