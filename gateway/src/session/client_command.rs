@@ -30,8 +30,9 @@ pub enum ClientCommand {
 
 impl ClientCommand {
     /// Reads the command `payload` (its command byte first) of the session whose gateway id is
-    /// `own_id` (what `KILL CONNECTION_ID()` names), its text read in the SQL `mode`.
-    pub fn read(payload: &[u8], own_id: u32, mode: Mode) -> ClientCommand {
+    /// `own_id` (what `KILL CONNECTION_ID()` names), its text read in the SQL `modes` (the
+    /// session's, or [`Mode::ALL`] when the session does not follow its client's `sql_mode`).
+    pub fn read(payload: &[u8], own_id: u32, modes: &[Mode]) -> ClientCommand {
         if let Some(internal) = internal::recognise(payload) {
             return ClientCommand::Internal(internal);
         }
@@ -44,7 +45,7 @@ impl ClientCommand {
                     if let Some(k) = kill::parse(payload, own_id) {
                         return ClientCommand::Kill(k);
                     }
-                    if kill::refused(payload, mode) {
+                    if kill::refused(payload, modes) {
                         return ClientCommand::Refused(kill::unsupported());
                     }
                 }
@@ -77,20 +78,20 @@ mod tests {
     #[test]
     fn gateway_answers_and_server_commands_apart() {
         assert!(matches!(
-            ClientCommand::read(&query("KILL 7"), 3, Mode::default()),
+            ClientCommand::read(&query("KILL 7"), 3, &[Mode::default()]),
             ClientCommand::Kill(Kill { query_only: false, id: 7 })
         ));
         assert!(matches!(
-            ClientCommand::read(&query("KILL QUERY CONNECTION_ID()"), 3, Mode::default()),
+            ClientCommand::read(&query("KILL QUERY CONNECTION_ID()"), 3, &[Mode::default()]),
             ClientCommand::Kill(Kill { query_only: true, id: 3 })
         ));
         let mut process_kill = vec![command::PROCESS_KILL];
         process_kill.extend_from_slice(&9u32.to_le_bytes());
         assert!(matches!(
-            ClientCommand::read(&process_kill, 3, Mode::default()),
+            ClientCommand::read(&process_kill, 3, &[Mode::default()]),
             ClientCommand::Kill(Kill { id: 9, .. })
         ));
-        let refused = |p: &[u8]| match ClientCommand::read(p, 3, Mode::default()) {
+        let refused = |p: &[u8]| match ClientCommand::read(p, 3, &[Mode::default()]) {
             ClientCommand::Refused(err) => err.code,
             other => panic!("{other:?}"),
         };
@@ -100,22 +101,22 @@ mod tests {
         assert_eq!(refused(&[0x7f]), codes::UNKNOWN_COMMAND);
         assert_eq!(refused(&[]), codes::UNKNOWN_COMMAND);
         assert!(matches!(
-            ClientCommand::read(&query("KILL PROXYSESSION 7"), 3, Mode::default()),
+            ClientCommand::read(&query("KILL PROXYSESSION 7"), 3, &[Mode::default()]),
             ClientCommand::Internal(_)
         ));
-        assert!(matches!(ClientCommand::read(&[command::QUIT], 3, Mode::default()), ClientCommand::Quit));
+        assert!(matches!(ClientCommand::read(&[command::QUIT], 3, &[Mode::default()]), ClientCommand::Quit));
         assert!(matches!(
-            ClientCommand::read(&[command::CHANGE_USER, 0], 3, Mode::default()),
+            ClientCommand::read(&[command::CHANGE_USER, 0], 3, &[Mode::default()]),
             ClientCommand::ChangeUser
         ));
-        match ClientCommand::read(&query("SELECT CONNECTION_ID() FROM t -- skill"), 3, Mode::default()) {
+        match ClientCommand::read(&query("SELECT CONNECTION_ID() FROM t -- skill"), 3, &[Mode::default()]) {
             ClientCommand::Forward(Shape::Results, glance) => {
                 assert!(glance.mentions(Word::ConnectionId) && !glance.mentions(Word::Kill))
             }
             other => panic!("{other:?}"),
         }
         assert!(matches!(
-            ClientCommand::read(&[command::PING], 3, Mode::default()),
+            ClientCommand::read(&[command::PING], 3, &[Mode::default()]),
             ClientCommand::Forward(Shape::Single, _)
         ));
     }

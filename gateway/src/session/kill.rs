@@ -64,15 +64,15 @@ pub fn is_kill(sql: &str) -> bool {
     first_word(sql).eq_ignore_ascii_case("kill")
 }
 
-/// Whether a COM_QUERY, read in the SQL `mode`, holds a KILL statement that [`parse`] does not
-/// take: a form the gateway refuses, or a KILL among several statements (sent on, it would name
-/// a server thread).
-pub fn refused(payload: &[u8], mode: crate::sql::Mode) -> bool {
+/// Whether a COM_QUERY, read in any of the SQL `modes` (the session's, or every one when it is
+/// not known), holds a KILL statement that [`parse`] does not take: a form the gateway refuses,
+/// or a KILL among several statements (sent on, it would name a server thread).
+pub fn refused(payload: &[u8], modes: &[crate::sql::Mode]) -> bool {
     if payload.first() != Some(&command::QUERY) || !payload.windows(4).any(|w| w.eq_ignore_ascii_case(b"kill")) {
         return false;
     }
     let text = String::from_utf8_lossy(&payload[1..]);
-    crate::sql::split::statements_in(&text, mode).any(is_kill)
+    modes.iter().any(|&mode| crate::sql::split::statements_in(&text, mode).any(is_kill))
 }
 
 /// The error for a KILL statement the gateway does not take (see the module doc).
@@ -180,13 +180,17 @@ mod tests {
         ] {
             assert_eq!(parse1(&q(s)), None, "{s}");
         }
-        let m = crate::sql::Mode::default();
+        let m = &[crate::sql::Mode::default()];
         assert!(
             refused(&q("SELECT 1; KILL 5"), m) && refused(&q("KILL USER bob"), m) && !refused(&q("SELECT 'kill'"), m)
         );
-        // Where a statement ends depends on the client's SQL mode.
-        let nbe = crate::sql::Mode { nbe: true, ansi_quotes: false };
+        // Where a statement ends depends on the client's SQL mode; a session whose mode is not
+        // known refuses a KILL that any mode reads as a statement of its own.
+        let nbe = &[crate::sql::Mode { nbe: true, ansi_quotes: false }];
         assert!(!refused(&q(r"SELECT 'a\'; KILL 5"), m) && refused(&q(r"SELECT 'a\'; KILL 5"), nbe));
+        let all = &crate::sql::Mode::ALL;
+        assert!(refused(&q(r"SELECT 'a\'; KILL 5"), all) && refused(&q(r#"SELECT "a\"; KILL 5"#), all));
+        assert!(!refused(&q(r#"SELECT 'x; KILL 5', "y; KILL 6""#), all), "inside quotes in every mode");
         assert!(
             is_kill("/* x */ kill user bob")
                 && is_kill("KILL (5)")

@@ -304,8 +304,9 @@ impl<'a> Session<'a> {
                 }
             };
             let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
-            // The 1:1 session does not follow the client's sql_mode (docs/routing.md §11).
-            let asked = ClientCommand::read(&packet.payload, self.front.id, crate::sql::Mode::default());
+            // The 1:1 session does not follow the client's sql_mode (docs/routing.md §11): a KILL
+            // among statements is looked for in every reading.
+            let asked = ClientCommand::read(&packet.payload, self.front.id, &crate::sql::Mode::ALL);
             if let ClientCommand::Internal(internal) = &asked {
                 let caller = internal::Caller {
                     shared: self.shared,

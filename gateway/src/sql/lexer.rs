@@ -23,6 +23,14 @@ pub struct Mode {
 }
 
 impl Mode {
+    /// Every combination of the flags: the readings of a text whose session's mode is not known.
+    pub const ALL: [Mode; 4] = [
+        Mode { nbe: false, ansi_quotes: false },
+        Mode { nbe: true, ansi_quotes: false },
+        Mode { nbe: false, ansi_quotes: true },
+        Mode { nbe: true, ansi_quotes: true },
+    ];
+
     /// The flags implied by an `sql_mode` value (combination modes included).
     pub fn from_sql_mode(value: &str) -> Mode {
         let has = |m: &str| value.split(',').any(|w| w.trim().eq_ignore_ascii_case(m));

@@ -365,7 +365,7 @@ impl<'a> RoutedSession<'a> {
     }
 
     async fn command(&mut self, cmd: u8, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
-        match ClientCommand::read(payload, self.front.id, self.state.mode()) {
+        match ClientCommand::read(payload, self.front.id, &[self.state.mode()]) {
             ClientCommand::Internal(internal) => {
                 let caller = super::internal::Caller {
                     shared: self.shared,
