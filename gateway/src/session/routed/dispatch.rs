@@ -47,7 +47,7 @@ impl RoutedSession<'_> {
             None => (payload, text),
         };
         let read = self.read(&text);
-        let mut q = Query::read(&text, sql::analyze(&read), self.state.mode());
+        let mut q = Query::read(&text, &read, None, self.state.mode());
         if let Some(flow) = self.local_query(&mut q, glance, reply_seq).await? {
             self.shared.metrics.statement(q.analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);
@@ -65,7 +65,7 @@ impl RoutedSession<'_> {
         let req = Request { payload, shape: Shape::Results, reply_seq, cmd: "query", prep: Prep::None, log_sql: None };
         let served = self.serve(&req, route, &q.analysis).await?;
         if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
-            self.learn_query(&mut conn, &tracker, q);
+            self.learn_query(&mut conn, &tracker, &mut q);
             self.keep_or_release(conn);
         } else if q.txn == TxnStatement::XaEnd {
             self.txn.xa = false;

@@ -24,10 +24,10 @@ use crate::sql::{self, Analysis, StmtKind};
 
 impl RoutedSession<'_> {
     /// Learns from a COM_QUERY answer: transaction status, session state, pins.
-    pub(super) fn learn_query(&mut self, conn: &mut PooledConn, tracker: &ResponseTracker, q: Query<'_>) {
-        let Query { text, analysis: a, txn, set } = q;
+    pub(super) fn learn_query(&mut self, conn: &mut PooledConn, tracker: &ResponseTracker, q: &mut Query<'_>) {
+        let (text, a, set) = (q.text, &q.analysis, q.set.take());
         if let Some(st) = tracker.last_status {
-            self.txn.after_status(st, a.kind, &txn);
+            self.txn.after_status(st, a.kind, &q.txn);
         }
         if !tracker.failed {
             if a.statements > 1 {
@@ -37,7 +37,7 @@ impl RoutedSession<'_> {
                     self.learn_statement(conn, stmt, &sql::analyze_statement(&read), None);
                 }
             } else {
-                self.learn_statement(conn, text, &a, set);
+                self.learn_statement(conn, text, a, set);
             }
         }
         self.observe_ok(conn, tracker);

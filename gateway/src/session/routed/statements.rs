@@ -138,7 +138,7 @@ impl RoutedSession<'_> {
             self.release_unless_sticky();
             return Ok(Flow::Continue);
         };
-        self.learn_query(&mut conn, &tracker, Query::executed(&sql, analysis));
+        self.learn_query(&mut conn, &tracker, &mut Query::executed(&sql, analysis));
         let opened = !tracker.failed && tracker.last_status.is_some_and(|st| st & status::CURSOR_EXISTS != 0);
         if opened {
             self.ps.registry.open_cursor(client_id, u64::from(conn.thread_id()));
@@ -187,7 +187,7 @@ impl RoutedSession<'_> {
             self.release_unless_sticky();
             return Ok(Flow::Continue);
         };
-        self.learn_query(&mut conn, &tracker, Query::executed(&sql, analysis));
+        self.learn_query(&mut conn, &tracker, &mut Query::executed(&sql, analysis));
         self.keep_or_release(conn);
         Ok(Flow::Continue)
     }

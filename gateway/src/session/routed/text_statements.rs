@@ -56,8 +56,8 @@ impl RoutedSession<'_> {
                     };
                 }
                 let read = self.read(&stmt.sql);
-                let analysis = sql::analyze_prepared(&read, &values);
-                let route = self.route_for(&analysis, "COM_QUERY").await;
+                let mut q = Query::read(&stmt.sql, &read, Some(&values), self.state.mode());
+                let route = self.route_for(&q.analysis, "COM_QUERY").await;
                 let prep = Prep::Text { name: &name, generation: stmt.generation, sql: &stmt.sql };
                 let req = Request {
                     payload,
@@ -67,10 +67,9 @@ impl RoutedSession<'_> {
                     prep,
                     log_sql: Some(&stmt.sql),
                 };
-                let served = self.serve(&req, route, &analysis).await?;
+                let served = self.serve(&req, route, &q.analysis).await?;
                 if let (Some(mut conn), Some(tracker)) = (served.conn, served.tracker) {
-                    let q = Query::read(&stmt.sql, analysis, self.state.mode());
-                    self.learn_query(&mut conn, &tracker, q);
+                    self.learn_query(&mut conn, &tracker, &mut q);
                     self.keep_or_release(conn);
                 }
                 Ok(Some(Flow::Continue))
