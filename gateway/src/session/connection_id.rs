@@ -30,22 +30,22 @@ pub fn rewrite(sql: &str, id: u32, mode: Mode) -> Option<String> {
         // literal id baked into its definition would be wrong for every other session.
         return None;
     }
-    let mut calls = Vec::new();
-    find_calls(sql, 0, mode, first.eq_ignore_ascii_case("prepare"), &mut calls);
-    if calls.is_empty() {
+    replace(sql, id, mode, first.eq_ignore_ascii_case("prepare"))
+}
+
+/// `sql` with its calls replaced by `id`; `None` when it has none.
+fn replace(sql: &str, id: u32, mode: Mode, strings_are_code: bool) -> Option<String> {
+    let mut edits = Vec::new();
+    find_calls(sql, id, mode, strings_are_code, &mut edits);
+    if edits.is_empty() {
         return None;
     }
-    let mut out = String::with_capacity(sql.len() + calls.len() * 40);
+    let mut out = String::with_capacity(sql.len() + edits.len() * 40);
     let mut at = 0;
-    for call in calls {
-        out.push_str(&sql[at..call.start]);
-        let text = &sql[call.start..call.end];
-        if call.whole_item {
-            out.push_str(&format!("CAST({id} AS UNSIGNED) AS `{text}`"));
-        } else {
-            out.push_str(&format!("CAST({id} AS UNSIGNED)"));
-        }
-        at = call.end;
+    for edit in edits {
+        out.push_str(&sql[at..edit.start]);
+        out.push_str(&edit.text);
+        at = edit.end;
     }
     out.push_str(&sql[at..]);
     Some(out)
@@ -54,12 +54,12 @@ pub fn rewrite(sql: &str, id: u32, mode: Mode) -> Option<String> {
 /// First words of statements that store SQL text for later (`CREATE PROCEDURE …`, `ALTER VIEW …`).
 const STORED_DEFINITIONS: [&str; 2] = ["create", "alter"];
 
-/// One `CONNECTION_ID()` call: its byte span and whether it is a whole select-list item.
+/// A span of the statement and its replacement.
 #[derive(Debug, PartialEq, Eq)]
-struct Call {
+struct Edit {
     start: usize,
     end: usize,
-    whole_item: bool,
+    text: String,
 }
 
 /// What the previous significant token was (select-list items start after `SELECT` or `,`).
@@ -70,9 +70,9 @@ enum Prev {
     Other,
 }
 
-/// The calls in `sql` (which starts at byte `base` of the statement), in order. Executable
-/// comments are read as code; with `strings_are_code` (a `PREPARE`), so are the strings' bodies.
-fn find_calls(sql: &str, base: usize, mode: Mode, strings_are_code: bool, calls: &mut Vec<Call>) {
+/// The edits that replace the calls in `sql`, in order. Executable comments are read as code;
+/// with `strings_are_code` (a `PREPARE`), so are the strings, which are then written anew.
+fn find_calls(sql: &str, id: u32, mode: Mode, strings_are_code: bool, edits: &mut Vec<Edit>) {
     let b = sql.as_bytes();
     let toks: Vec<Token> = Lexer::new(b, mode).entering_versioned().filter(|t| t.kind != Kind::Comment).collect();
     // Per parenthesis depth: whether that level is in a select list.
@@ -82,9 +82,10 @@ fn find_calls(sql: &str, base: usize, mode: Mode, strings_are_code: bool, calls:
     while let Some(&t) = toks.get(k) {
         let word = &b[t.range()];
         prev = match t.kind {
-            Kind::Str if strings_are_code && word.len() >= 2 => {
-                let body = &sql[t.start as usize + 1..t.end as usize - 1];
-                find_calls(body, base + t.start as usize + 1, mode, false, calls);
+            Kind::Str if strings_are_code => {
+                if let Some(text) = prepared_text(&sql[t.range()], mode).and_then(|s| replace(&s, id, mode, false)) {
+                    edits.push(Edit { start: t.start as usize, end: t.end as usize, text: literal(&text, mode) });
+                }
                 Prev::Other
             }
             Kind::Punct(b'(') => {
@@ -105,12 +106,13 @@ fn find_calls(sql: &str, base: usize, mode: Mode, strings_are_code: bool, calls:
                 if word.eq_ignore_ascii_case(b"connection_id") && prev != Prev::Dot && empty_parens(&toks[k + 1..]) =>
             {
                 let item_start = prev == Prev::ItemStart && select_list.last() == Some(&true);
-                let end = toks[k + 2].end as usize;
-                calls.push(Call {
-                    start: base + t.start as usize,
-                    end: base + end,
-                    whole_item: item_start && ends_item(b, toks.get(k + 3)),
-                });
+                let (start, end) = (t.start as usize, toks[k + 2].end as usize);
+                let text = if item_start && ends_item(b, toks.get(k + 3)) {
+                    format!("CAST({id} AS UNSIGNED) AS `{}`", &sql[start..end])
+                } else {
+                    format!("CAST({id} AS UNSIGNED)")
+                };
+                edits.push(Edit { start, end, text });
                 k += 3;
                 prev = Prev::Other;
                 continue;
@@ -133,6 +135,28 @@ fn find_calls(sql: &str, base: usize, mode: Mode, strings_are_code: bool, calls:
             _ => Prev::Other,
         };
         k += 1;
+    }
+}
+
+/// The text a string literal (quotes included) stands for, read in `mode`.
+fn prepared_text(literal: &str, mode: Mode) -> Option<String> {
+    let quote = *literal.as_bytes().first()?;
+    let body = literal.get(1..literal.len().checked_sub(1)?)?;
+    let bytes = if mode.escapes(quote) {
+        crate::sql::value::unescape(body.as_bytes(), quote).into_owned()
+    } else {
+        let q = char::from(quote).to_string();
+        body.replace(&q.repeat(2), &q).into_bytes()
+    };
+    String::from_utf8(bytes).ok()
+}
+
+/// `text` as a single-quoted string literal that `mode` reads back as `text`.
+fn literal(text: &str, mode: Mode) -> String {
+    if mode.nbe {
+        format!("'{}'", text.replace('\'', "''"))
+    } else {
+        format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
     }
 }
 
@@ -263,6 +287,17 @@ mod tests {
         assert_eq!(
             rw("PREPARE s FROM 'SELECT CONNECTION_ID()'").as_deref(),
             Some("PREPARE s FROM 'SELECT CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`'")
+        );
+        // The string is the statement: its escapes are read, and it is written anew.
+        assert_eq!(
+            rw(r"PREPARE s FROM 'SELECT \'a\', CONNECTION_ID()'").as_deref(),
+            Some(r"PREPARE s FROM 'SELECT \'a\', CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`'")
+        );
+        assert_eq!(rw("PREPARE s FROM 'SELECT ''a'''"), None);
+        let nbe = Mode { nbe: true, ansi_quotes: false };
+        assert_eq!(
+            rewrite(r"PREPARE s FROM 'SELECT ''a\'' x, CONNECTION_ID()'", 42, nbe).as_deref(),
+            Some(r"PREPARE s FROM 'SELECT ''a\'' x, CAST(42 AS UNSIGNED) AS `CONNECTION_ID()`'")
         );
     }
 
