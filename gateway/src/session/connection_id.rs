@@ -8,6 +8,8 @@
 //! (`CAST(7 AS UNSIGNED) AS `CONNECTION_ID()``); the value is a `BIGINT UNSIGNED` like the
 //! built-in's.
 
+use std::collections::VecDeque;
+
 use crate::sql::lexer::{first_word, Kind, Lexer, Mode, Token};
 
 /// Select-list tracking stops below this many nested parentheses (the value is still replaced).
@@ -74,12 +76,19 @@ enum Prev {
 /// with `strings_are_code` (a `PREPARE`), so are the strings, which are then written anew.
 fn find_calls(sql: &str, id: u32, mode: Mode, strings_are_code: bool, edits: &mut Vec<Edit>) {
     let b = sql.as_bytes();
-    let toks: Vec<Token> = Lexer::new(b, mode).entering_versioned().filter(|t| t.kind != Kind::Comment).collect();
+    // Streamed with three tokens of look-ahead: a statement of millions of tokens is never
+    // held as a list.
+    let mut lexer = Lexer::new(b, mode).entering_versioned().filter(|t| t.kind != Kind::Comment);
+    let mut ahead: VecDeque<Token> = VecDeque::with_capacity(4);
     // Per parenthesis depth: whether that level is in a select list.
     let mut select_list: Vec<bool> = vec![false];
     let mut prev = Prev::Other;
-    let mut k = 0;
-    while let Some(&t) = toks.get(k) {
+    loop {
+        while ahead.len() < 4 {
+            let Some(t) = lexer.next() else { break };
+            ahead.push_back(t);
+        }
+        let Some(t) = ahead.pop_front() else { break };
         let word = &b[t.range()];
         prev = match t.kind {
             Kind::Str if strings_are_code => {
@@ -102,20 +111,17 @@ fn find_calls(sql: &str, id: u32, mode: Mode, strings_are_code: bool, edits: &mu
             }
             Kind::Punct(b',') if select_list.last() == Some(&true) => Prev::ItemStart,
             Kind::Punct(b'.') => Prev::Dot,
-            Kind::Word
-                if word.eq_ignore_ascii_case(b"connection_id") && prev != Prev::Dot && empty_parens(&toks[k + 1..]) =>
-            {
+            Kind::Word if word.eq_ignore_ascii_case(b"connection_id") && prev != Prev::Dot && empty_parens(&ahead) => {
                 let item_start = prev == Prev::ItemStart && select_list.last() == Some(&true);
-                let (start, end) = (t.start as usize, toks[k + 2].end as usize);
-                let text = if item_start && ends_item(b, toks.get(k + 3)) {
+                let (start, end) = (t.start as usize, ahead[1].end as usize);
+                let text = if item_start && ends_item(b, ahead.get(2)) {
                     format!("CAST({id} AS UNSIGNED) AS `{}`", &sql[start..end])
                 } else {
                     format!("CAST({id} AS UNSIGNED)")
                 };
                 edits.push(Edit { start, end, text });
-                k += 3;
-                prev = Prev::Other;
-                continue;
+                ahead.drain(..2);
+                Prev::Other
             }
             Kind::Word => {
                 let select = word.eq_ignore_ascii_case(b"select");
@@ -134,7 +140,6 @@ fn find_calls(sql: &str, id: u32, mode: Mode, strings_are_code: bool, edits: &mu
             }
             _ => Prev::Other,
         };
-        k += 1;
     }
 }
 
@@ -160,9 +165,10 @@ fn literal(text: &str, mode: Mode) -> String {
     }
 }
 
-/// Whether the tokens start with `(` `)`.
-fn empty_parens(toks: &[Token]) -> bool {
-    matches!(toks, [open, close, ..] if open.kind == Kind::Punct(b'(') && close.kind == Kind::Punct(b')'))
+/// Whether the tokens ahead start with `(` `)`.
+fn empty_parens(ahead: &VecDeque<Token>) -> bool {
+    ahead.front().is_some_and(|t| t.kind == Kind::Punct(b'('))
+        && ahead.get(1).is_some_and(|t| t.kind == Kind::Punct(b')'))
 }
 
 /// Whether the token after a call ends a select-list item: `,`, `)`, `;`, the end, or a clause
