@@ -25,7 +25,13 @@ pub fn in_default_mode(sql: &str, mode: Mode) -> Cow<'_, str> {
         let Some(text) = sql.get(t.range()) else { continue };
         let rewritten = match t.kind {
             Kind::Quoted if text.starts_with('"') => backquoted(text),
-            Kind::Str | Kind::UserVar if literal_backslashes(text, mode) => text.replace('\\', "\\\\"),
+            // Unterminated in `mode`: written so that the default mode finds no end either.
+            Kind::Unterminated if mode.ansi_quotes && text.starts_with('"') => {
+                format!("`{}", text[1..].replace("\"\"", "\"").replace('`', "``"))
+            }
+            Kind::Str | Kind::UserVar | Kind::Unterminated if literal_backslashes(text, mode) => {
+                text.replace('\\', "\\\\")
+            }
             _ => continue,
         };
         out.push_str(&sql[copied..t.start as usize]);
@@ -83,7 +89,13 @@ mod tests {
     #[test]
     fn comments_and_unterminated_text_are_kept() {
         assert_eq!(in_default_mode("SELECT \"a\" /* \"b\" */", ANSI), "SELECT `a` /* \"b\" */");
-        assert_eq!(in_default_mode("SELECT \"a", ANSI), "SELECT \"a");
+        assert_eq!(in_default_mode("SELECT \"a", ANSI), "SELECT `a");
+        // Found by the fuzz target: unterminated in its mode, it must stay so in the default one.
+        for (sql, mode) in [(r#"SET @"a\"" = 1"#, ANSI), (r#"SELECT "a\"" x"#, ANSI), (r"SELECT 'a\", NBE)] {
+            let kinds = |sql: &str, mode| Lexer::new(sql.as_bytes(), mode).map(|t| t.kind).collect::<Vec<_>>();
+            let read = in_default_mode(sql, mode);
+            assert_eq!(kinds(sql, mode), kinds(&read, Mode::default()), "{sql:?} read as {read:?}");
+        }
     }
 
     /// The property the fuzz target `sql_fast` checks, on texts of the bytes that matter to modes.
