@@ -35,8 +35,15 @@ pub fn in_default_mode(sql: &str, mode: Mode) -> Cow<'_, str> {
             _ => continue,
         };
         out.push_str(&sql[copied..t.start as usize]);
+        // A back-quote written next to another would read as one doubled back-quote.
+        if rewritten.starts_with('`') && out.ends_with('`') {
+            out.push(' ');
+        }
         out.push_str(&rewritten);
         copied = t.end as usize;
+        if rewritten.ends_with('`') && sql[copied..].starts_with('`') {
+            out.push(' ');
+        }
     }
     out.push_str(&sql[copied..]);
     Cow::Owned(out)
@@ -91,7 +98,13 @@ mod tests {
         assert_eq!(in_default_mode("SELECT \"a\" /* \"b\" */", ANSI), "SELECT `a` /* \"b\" */");
         assert_eq!(in_default_mode("SELECT \"a", ANSI), "SELECT `a");
         // Found by the fuzz target: unterminated in its mode, it must stay so in the default one.
-        for (sql, mode) in [(r#"SET @"a\"" = 1"#, ANSI), (r#"SELECT "a\"" x"#, ANSI), (r"SELECT 'a\", NBE)] {
+        for (sql, mode) in [
+            (r#"SET @"a\"" = 1"#, ANSI),
+            (r#"SELECT "a\"" x"#, ANSI),
+            (r"SELECT 'a\", NBE),
+            ("SELECT \"a\\\"`#x", ANSI),
+            ("SELECT `x`\"a", ANSI),
+        ] {
             let kinds = |sql: &str, mode| Lexer::new(sql.as_bytes(), mode).map(|t| t.kind).collect::<Vec<_>>();
             let read = in_default_mode(sql, mode);
             assert_eq!(kinds(sql, mode), kinds(&read, Mode::default()), "{sql:?} read as {read:?}");
