@@ -69,6 +69,13 @@ mod tests {
     const ANSI: Mode = Mode { nbe: false, ansi_quotes: true };
     const NBE: Mode = Mode { nbe: true, ansi_quotes: false };
 
+    /// `sql` rewritten for the default mode lexes there into the token kinds it has in `mode`.
+    fn assert_reads_alike(sql: &str, mode: Mode) {
+        let kinds = |sql: &str, mode| Lexer::new(sql.as_bytes(), mode).map(|t| t.kind).collect::<Vec<_>>();
+        let read = in_default_mode(sql, mode);
+        assert_eq!(kinds(sql, mode), kinds(&read, Mode::default()), "{sql:?} in {mode:?} read as {read:?}");
+    }
+
     #[test]
     fn the_default_mode_text_is_borrowed() {
         let sql = r#"SELECT "a\b" FROM t"#;
@@ -105,9 +112,7 @@ mod tests {
             ("SELECT \"a\\\"`#x", ANSI),
             ("SELECT `x`\"a", ANSI),
         ] {
-            let kinds = |sql: &str, mode| Lexer::new(sql.as_bytes(), mode).map(|t| t.kind).collect::<Vec<_>>();
-            let read = in_default_mode(sql, mode);
-            assert_eq!(kinds(sql, mode), kinds(&read, Mode::default()), "{sql:?} read as {read:?}");
+            assert_reads_alike(sql, mode);
         }
     }
 
@@ -127,9 +132,7 @@ mod tests {
                 })
                 .collect();
             for mode in [ANSI, NBE, Mode { nbe: true, ansi_quotes: true }] {
-                let kinds = |sql: &str, mode| Lexer::new(sql.as_bytes(), mode).map(|t| t.kind).collect::<Vec<_>>();
-                let read = in_default_mode(&text, mode);
-                assert_eq!(kinds(&text, mode), kinds(&read, Mode::default()), "{text:?} in {mode:?} read as {read:?}");
+                assert_reads_alike(&text, mode);
             }
         }
     }
