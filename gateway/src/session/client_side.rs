@@ -94,6 +94,16 @@ impl ClientSide<'_> {
         self.wire.write_packet(seq, &ok).await.map(drop).map_err(SessionError::Client)
     }
 
+    /// Writes an answer the gateway made (result sets shaped for the client's capabilities).
+    pub async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
+        let answer = if self.ext & crate::protocol::ext_caps::EXTENDED_TYPE_INFO != 0 {
+            crate::protocol::resultset::with_extended_type_info(answer)
+        } else {
+            answer
+        };
+        self.wire.write_raw(&answer).await.map_err(SessionError::Client)
+    }
+
     /// Answers with `err`.
     pub async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
         self.wire.write_packet(seq, &err.encode()).await.map(drop).map_err(SessionError::Client)

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod client_auth;
 pub mod client_command;
 pub mod client_side;
+mod command_loop;
 pub mod connection_id;
 pub mod glance;
 pub mod greeting;

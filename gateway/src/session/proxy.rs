@@ -14,17 +14,21 @@ use crate::tls::{self, Stream};
 
 use super::backend::{self, Backend, LoginOutcome, LoginRequest};
 use super::client_auth::{self, ClientLogin};
-use super::client_command::ClientCommand;
 use super::client_side::{ClientSide, Waited};
+use super::command_loop::{self, Flow, SessionKind};
+use super::glance::Glance;
+use super::kill::Kill;
+use super::next_command::NextCommand;
 use super::relay::{self, RelayError};
 use super::routed::registry::{Registration, SessionInfo};
 use super::{internal, SessionError, Shared};
-use crate::protocol::command;
+use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::ErrPacket;
 use crate::protocol::response::ResponseTracker;
 use crate::protocol::{caps, codes, ProtocolError};
+use crate::sql::Mode;
 
 /// Serves one accepted client connection until it ends; never panics, logs why it ended.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
@@ -131,18 +135,15 @@ async fn run(
             return super::routed::serve(client, shared, planner, id, (peer, dialled), login).await;
         }
     }
-    let mut session = Session::open(client, shared, login, peer, id, backend_addr).await?;
-    session.front.dialled = dialled;
-    // Listed by SHOW PROXYSESSION (and SHOW PROCESSLIST of routed sessions), ended by KILL.
-    let reg = session.register(id, backend_addr);
+    let mut session = Session::open(client, shared, login, (peer, dialled), id, backend_addr).await?;
     if let Some(splice) = session.splice.take() {
-        reg.start("Spliced", None);
+        session.reg.start("Spliced", None);
         return session.spliced(splice).await;
     }
     // A kill ends an idle session at once and a streaming answer with the kill's error (the
     // relay watches the signal); other steps of a command finish first.
-    session.killed = Some(reg.killed.clone());
-    session.command_loop(&reg).await
+    session.killed = Some(session.reg.killed.clone());
+    command_loop::run(&mut session).await
 }
 
 /// An authenticated session with its backend connection.
@@ -171,6 +172,8 @@ struct Session<'a> {
     out: Vec<u8>,
     /// The session's kill signal (KILL CONNECTION), watched while an answer streams.
     killed: relay::KillSignal,
+    /// The session's entry in the session list (SHOW PROCESSLIST, SHOW PROXYSESSION, KILL).
+    reg: Registration<'a>,
 }
 
 /// Largest send buffer a session keeps between commands.
@@ -181,7 +184,7 @@ impl<'a> Session<'a> {
         client: &'a mut Wire<Stream>,
         shared: &'a Shared,
         login: ClientLogin,
-        peer: SocketAddr,
+        (peer, dialled): (SocketAddr, Option<SocketAddr>),
         id: u32,
         backend_addr: SocketAddr,
     ) -> Result<Session<'a>, SessionError> {
@@ -245,7 +248,17 @@ impl<'a> Session<'a> {
         let client_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED & backend.greeting.ext_capabilities;
         let salt = login.salt;
         let kills = ids::PreparedKills::default();
-        let front = ClientSide { wire: client, id, peer, dialled: None, caps: client_caps, ext: client_ext, salt };
+        let front = ClientSide { wire: client, id, peer, dialled, caps: client_caps, ext: client_ext, salt };
+        // Listed by SHOW PROXYSESSION (and SHOW PROCESSLIST of routed sessions), ended by KILL.
+        let reg = register(
+            shared,
+            &front,
+            id,
+            &user,
+            &database,
+            (&tenant, &cluster),
+            (backend_addr, backend.greeting.connection_id),
+        );
         Ok(Session {
             front,
             backend,
@@ -260,6 +273,7 @@ impl<'a> Session<'a> {
             kills,
             out: Vec::new(),
             killed: None,
+            reg,
         })
     }
 
@@ -271,92 +285,8 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Registers the session in the process-wide session list.
-    fn register(&self, id: u32, server: SocketAddr) -> Registration<'a> {
-        let shared: &'a Shared = self.shared;
-        shared.sessions.register(
-            id,
-            SessionInfo {
-                user: self.user.clone(),
-                cluster: self.cluster.clone().unwrap_or_default(),
-                tenant: self.statement_context().tenant.to_string(),
-                host: self.front.peer.to_string(),
-                db: self.database.clone(),
-                command: "Sleep",
-                since: Instant::now(),
-                info: None,
-                current: Some((server, self.backend.greeting.connection_id)),
-            },
-        )
-    }
-
-    async fn command_loop(&mut self, reg: &Registration<'_>) -> Result<(), SessionError> {
-        loop {
-            // A backend that goes away while the client is idle ends the session: the client sees
-            // its connection close (as with a server), not an in-band error on its next command.
-            let gone = backend_gone(&mut self.backend.wire);
-            let packet = match self.front.next_command(self.shared, &mut self.killed, gone).await? {
-                Waited::Command(packet) => packet,
-                Waited::Closed | Waited::Killed => return Ok(()),
-                Waited::Ended(why) => {
-                    info!(why, "backend connection ended while the client was idle; closing the client");
-                    return Ok(());
-                }
-            };
-            let (cmd, reply_seq) = (packet.cmd, packet.reply_seq);
-            // The 1:1 session does not follow the client's sql_mode (docs/routing.md §11): a KILL
-            // among statements is looked for in every reading.
-            let asked = ClientCommand::read(&packet.payload, self.front.id, &crate::sql::Mode::ALL);
-            if let ClientCommand::Internal(internal) = &asked {
-                let caller = internal::Caller {
-                    shared: self.shared,
-                    planner: self.shared.planner.as_ref(),
-                    ctx: self.statement_context(),
-                    client_caps: self.front.caps,
-                    user: &self.user,
-                    id: reg.id(),
-                };
-                let answer = internal::answer(internal, &caller).await;
-                self.write_made(answer).await?;
-                continue;
-            }
-            started(reg, cmd, &packet.payload);
-            match asked {
-                ClientCommand::Internal(_) => {}
-                ClientCommand::Kill(k) => {
-                    if let ids::Outcome::Close = self.kill(k, reply_seq).await? {
-                        return Ok(());
-                    }
-                }
-                ClientCommand::Forward(shape, glance) => {
-                    if let ids::Outcome::Close = self.command(&packet.payload, shape, glance, reply_seq).await? {
-                        return Ok(());
-                    }
-                }
-                ClientCommand::Quit => {
-                    let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
-                    return Ok(());
-                }
-                // A refused COM_CHANGE_USER leaves the session as it was (MariaDB keeps the
-                // old user; the backend restored it too): the error, then the next command.
-                ClientCommand::ChangeUser => match self.change_user(&packet.payload).await {
-                    Err(SessionError::Refused { err, seq }) => {
-                        info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
-                        self.front.reply_err(seq, &err).await?;
-                    }
-                    other => other?,
-                },
-                ClientCommand::Refused(err) => {
-                    debug!(cmd, code = err.code, "command refused");
-                    self.front.reply_err(reply_seq, &err).await?;
-                }
-            }
-            reg.rest(self.database.as_deref());
-        }
-    }
-
     /// Sends a command to the backend and relays its answer; `true` when the answer was an error.
-    async fn forward(&mut self, payload: &[u8], shape: command::Shape) -> Result<bool, SessionError> {
+    async fn exchange(&mut self, payload: &[u8], shape: command::Shape) -> Result<bool, SessionError> {
         let reply_seq = self.send(payload).await?;
         self.relay_answer(payload, shape, reply_seq).await
     }
@@ -405,16 +335,6 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Writes an answer the gateway made (result sets shaped for the client's capabilities).
-    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
-        let answer = if self.front.ext & crate::protocol::ext_caps::EXTENDED_TYPE_INFO != 0 {
-            crate::protocol::resultset::with_extended_type_info(answer)
-        } else {
-            answer
-        };
-        self.front.wire.write_raw(&answer).await.map_err(SessionError::Client)
-    }
-
     /// Routing facts of this session for the planner.
     fn statement_context(&self) -> crate::planner::StatementContext {
         let default_tenant = self.shared.config().routing.as_ref().map(|r| r.default_tenant.clone());
@@ -442,7 +362,7 @@ impl<'a> Session<'a> {
     }
 
     /// COM_CHANGE_USER: authenticate the new user here, then switch the backend connection.
-    async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
+    async fn switch_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
         let resp = parse_change_user(payload, self.front.caps)
             .map_err(|_| SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"))?;
         let mut ex = self.front.change_user_exchange(self.shared);
@@ -495,14 +415,107 @@ async fn backend_gone(backend: &mut Wire<Stream>) -> String {
     }
 }
 
-/// Shows a command as running in the session list (the backend connection stays listed); the
-/// statement text goes into the buffer the previous one left.
-fn started(reg: &Registration<'_>, cmd: u8, payload: &[u8]) {
-    if cmd == command::QUERY {
-        reg.start_text("Query", &String::from_utf8_lossy(&payload[1..]));
-    } else {
-        reg.start(command::process_name(cmd), None);
+impl SessionKind for Session<'_> {
+    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
+        self.front.write_made(answer).await
     }
+
+    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
+        self.front.reply_err(seq, err).await
+    }
+
+    /// A backend that goes away while the client is idle ends the session: the client sees its
+    /// connection close (as with a server), not an in-band error on its next command.
+    async fn next(&mut self) -> Result<Option<NextCommand>, SessionError> {
+        let gone = backend_gone(&mut self.backend.wire);
+        match self.front.next_command(self.shared, &mut self.killed, gone).await? {
+            Waited::Command(next) => Ok(Some(next)),
+            Waited::Closed | Waited::Killed => Ok(None),
+            Waited::Ended(why) => {
+                info!(why, "backend connection ended while the client was idle; closing the client");
+                Ok(None)
+            }
+        }
+    }
+
+    fn id(&self) -> u32 {
+        self.front.id
+    }
+
+    /// The 1:1 session does not follow the client's sql_mode (docs/routing.md §11): a KILL among
+    /// statements is looked for in every reading.
+    fn modes(&self) -> &[Mode] {
+        &Mode::ALL
+    }
+
+    fn caller(&self) -> internal::Caller<'_> {
+        internal::Caller {
+            shared: self.shared,
+            planner: self.shared.planner.as_ref(),
+            ctx: self.statement_context(),
+            client_caps: self.front.caps,
+            user: &self.user,
+            id: self.front.id,
+        }
+    }
+
+    /// Shows a command as running in the session list (the backend connection stays listed);
+    /// the statement text goes into the buffer the previous one left.
+    fn started(&mut self, next: &NextCommand) {
+        if next.cmd == command::QUERY {
+            self.reg.start_text("Query", &String::from_utf8_lossy(&next.payload[1..]));
+        } else {
+            self.reg.start(command::process_name(next.cmd), None);
+        }
+    }
+
+    async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
+        self.kill_session(k, reply_seq).await
+    }
+
+    async fn forward(&mut self, next: &NextCommand, shape: Shape, glance: Glance) -> Result<Flow, SessionError> {
+        self.command(&next.payload, shape, glance, next.reply_seq).await
+    }
+
+    async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
+        self.switch_user(payload).await
+    }
+
+    async fn quit(&mut self) {
+        let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
+    }
+
+    async fn finished(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError> {
+        self.reg.rest(self.database.as_deref());
+        flow
+    }
+}
+
+/// Registers a 1:1 session in the process-wide session list, with its backend connection.
+fn register<'a>(
+    shared: &'a Shared,
+    front: &ClientSide<'_>,
+    id: u32,
+    user: &str,
+    database: &Option<String>,
+    (tenant, cluster): (&Option<String>, &Option<String>),
+    current: (SocketAddr, u32),
+) -> Registration<'a> {
+    let default_tenant = shared.config().routing.as_ref().map(|r| r.default_tenant.clone());
+    shared.sessions.register(
+        id,
+        SessionInfo {
+            user: user.to_string(),
+            cluster: cluster.clone().unwrap_or_default(),
+            tenant: tenant.clone().or(default_tenant).unwrap_or_default(),
+            host: front.peer.to_string(),
+            db: database.clone(),
+            command: "Sleep",
+            since: Instant::now(),
+            info: None,
+            current: Some(current),
+        },
+    )
 }
 
 /// Gives a backend-side refusal the client's sequence id.

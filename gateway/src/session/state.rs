@@ -214,6 +214,11 @@ impl ClientState {
         self.mode
     }
 
+    /// [`Self::mode`], as the one mode statements are read in.
+    pub fn modes(&self) -> &[Mode] {
+        std::slice::from_ref(&self.mode)
+    }
+
     /// The value of session system variable `name` set by the client (or reported by a server).
     pub fn system(&self, name: &str) -> Option<&SetValue> {
         self.find(&Slot::System(name.to_ascii_lowercase())).map(|e| &e.assignment.value)

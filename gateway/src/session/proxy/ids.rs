@@ -14,6 +14,7 @@ use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{HEADER, MAX_FRAME};
 use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::GATEWAY_STATUS;
+use crate::session::command_loop::Flow;
 use crate::session::connection_id;
 use crate::session::glance::{Glance, Word};
 use crate::session::kill::{self, Kill, Template};
@@ -29,13 +30,6 @@ use crate::sql::{Mode, Value};
 
 /// Prepared KILL statements of a session beyond which preparing another one is refused.
 const MAX_PREPARED_KILLS: usize = 256;
-
-/// What the command loop does after a command.
-pub(super) enum Outcome {
-    Continue,
-    /// The session killed itself.
-    Close,
-}
 
 /// The session's prepared KILL statements: binary ones by the backend's statement id (the
 /// backend prepares them too, so ids never clash), text ones by lower-cased name.
@@ -57,7 +51,7 @@ impl Session<'_> {
         shape: Shape,
         glance: Glance,
         reply_seq: u8,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<Flow, SessionError> {
         match payload[0] {
             command::PROCESS_INFO => self.processlist(false, reply_seq).await,
             command::QUERY => self.query(payload, glance, shape, reply_seq).await,
@@ -65,16 +59,16 @@ impl Session<'_> {
             command::STMT_EXECUTE => {
                 match execute::statement_id(payload).ok().and_then(|id| self.kills.binary.get(&id).cloned()) {
                     Some(prepared) => self.stmt_execute_kill(payload, prepared, reply_seq).await,
-                    None => self.forward(payload, shape).await.map(|_| Outcome::Continue),
+                    None => self.exchange(payload, shape).await.map(|_| Flow::Continue),
                 }
             }
             command::STMT_CLOSE => {
                 if let Some(id) = payload.get(1..5).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes) {
                     self.kills.binary.remove(&id);
                 }
-                self.forward(payload, shape).await.map(|_| Outcome::Continue)
+                self.exchange(payload, shape).await.map(|_| Flow::Continue)
             }
-            _ => self.forward(payload, shape).await.map(|_| Outcome::Continue),
+            _ => self.exchange(payload, shape).await.map(|_| Flow::Continue),
         }
     }
 
@@ -85,7 +79,7 @@ impl Session<'_> {
         glance: Glance,
         shape: Shape,
         reply_seq: u8,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<Flow, SessionError> {
         let text = String::from_utf8_lossy(&payload[1..]);
         if glance.mentions(Word::Processlist) {
             if let Some(full) = processlist::recognise(&text) {
@@ -95,8 +89,8 @@ impl Session<'_> {
                 let tenant = self.asker_tenant();
                 let asker = Asker { id: self.front.id, user: &self.user, tenant: &tenant };
                 let rs = processlist::table(self.shared, asker, &q);
-                self.write_made(rs.encode(reply_seq, self.front.caps, GATEWAY_STATUS)).await?;
-                return Ok(Outcome::Continue);
+                self.front.write_made(rs.encode(reply_seq, self.front.caps, GATEWAY_STATUS)).await?;
+                return Ok(Flow::Continue);
             }
         }
         let first = crate::sql::lexer::first_word(&text);
@@ -113,28 +107,28 @@ impl Session<'_> {
             None
         };
         match with_id {
-            Some(sql) => self.forward(&[&[command::QUERY], sql.as_bytes()].concat(), shape).await?,
-            None => self.forward(payload, shape).await?,
+            Some(sql) => self.exchange(&[&[command::QUERY], sql.as_bytes()].concat(), shape).await?,
+            None => self.exchange(payload, shape).await?,
         };
-        Ok(Outcome::Continue)
+        Ok(Flow::Continue)
     }
 
     /// The gateway's process list.
-    async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Outcome, SessionError> {
+    async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Flow, SessionError> {
         let tenant = self.asker_tenant();
         let rs = processlist::list(self.shared, Asker { id: self.front.id, user: &self.user, tenant: &tenant }, full);
-        self.write_made(rs.encode(reply_seq, self.front.caps, GATEWAY_STATUS)).await?;
-        Ok(Outcome::Continue)
+        self.front.write_made(rs.encode(reply_seq, self.front.caps, GATEWAY_STATUS)).await?;
+        Ok(Flow::Continue)
     }
 
     /// KILL on a gateway connection id: `KILL [QUERY] <thread>` on this session's backend for a
     /// session on the same server; a KILL CONNECTION also ends the victim's gateway session.
-    pub(super) async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Outcome, SessionError> {
+    pub(super) async fn kill_session(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
         let tenant = self.asker_tenant();
         let victim =
             processlist::victim(self.shared, Asker { id: self.front.id, user: &self.user, tenant: &tenant }, k);
         let (current, own) = match victim {
-            Err(err) => return self.front.reply_err(reply_seq, &err).await.map(|()| Outcome::Continue),
+            Err(err) => return self.front.reply_err(reply_seq, &err).await.map(|()| Flow::Continue),
             Ok(Victim::Itself) => (Some((self.backend_addr, self.backend.greeting.connection_id)), true),
             Ok(Victim::Other(info)) => (info.current, false),
         };
@@ -157,11 +151,11 @@ impl Session<'_> {
         match answer {
             Ok(()) => {
                 self.reply_ok(reply_seq).await?;
-                Ok(Outcome::Continue)
+                Ok(Flow::Continue)
             }
             Err(err) => {
                 self.front.reply_err(reply_seq, &err).await?;
-                Ok(if own && !k.query_only { Outcome::Close } else { Outcome::Continue })
+                Ok(if own && !k.query_only { Flow::Close } else { Flow::Continue })
             }
         }
     }
@@ -183,12 +177,12 @@ impl Session<'_> {
 
     /// COM_STMT_PREPARE: `CONNECTION_ID()` rewritten; a KILL is prepared on the backend and
     /// remembered by its id, so that its EXECUTE is the gateway's.
-    async fn stmt_prepare(&mut self, payload: &[u8], shape: Shape, reply_seq: u8) -> Result<Outcome, SessionError> {
+    async fn stmt_prepare(&mut self, payload: &[u8], shape: Shape, reply_seq: u8) -> Result<Flow, SessionError> {
         let sql = String::from_utf8_lossy(&payload[1..]);
         if kill::is_kill(&sql) {
             let template = match kill::template(&sql) {
                 Some(t) if self.kills.binary.len() < MAX_PREPARED_KILLS => t,
-                _ => return self.front.reply_err(reply_seq, &kill::unsupported()).await.map(|()| Outcome::Continue),
+                _ => return self.front.reply_err(reply_seq, &kill::unsupported()).await.map(|()| Flow::Continue),
             };
             let reply = self.send(payload).await?;
             let (len, _) = self.backend.wire.need_frame(MAX_FRAME).await.map_err(|e| super::lost_backend(e, reply))?;
@@ -196,13 +190,13 @@ impl Session<'_> {
                 self.kills.binary.insert(ok.statement_id, (template, None));
             }
             self.relay_answer(payload, shape, reply).await?;
-            return Ok(Outcome::Continue);
+            return Ok(Flow::Continue);
         }
         match connection_id::rewrite(&sql, self.front.id, Mode::default()) {
-            Some(text) => self.forward(&[&[command::STMT_PREPARE], text.as_bytes()].concat(), shape).await?,
-            None => self.forward(payload, shape).await?,
+            Some(text) => self.exchange(&[&[command::STMT_PREPARE], text.as_bytes()].concat(), shape).await?,
+            None => self.exchange(payload, shape).await?,
         };
-        Ok(Outcome::Continue)
+        Ok(Flow::Continue)
     }
 
     /// COM_STMT_EXECUTE of a prepared KILL: its bound id is a gateway id.
@@ -211,7 +205,7 @@ impl Session<'_> {
         payload: &[u8],
         (t, types): (Template, Option<ParamTypes>),
         reply_seq: u8,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<Flow, SessionError> {
         let bound = Execute::parse(payload, t.params()).map_err(|e| e.to_err()).and_then(|ex| {
             let types = ex.types.map(ParamTypes::new).or(types);
             let long = LongData::default();
@@ -221,19 +215,19 @@ impl Session<'_> {
         });
         let (values, types) = match bound {
             Ok(b) => b,
-            Err(e) => return self.front.reply_err(reply_seq, &e).await.map(|()| Outcome::Continue),
+            Err(e) => return self.front.reply_err(reply_seq, &e).await.map(|()| Flow::Continue),
         };
         if let Ok(id) = execute::statement_id(payload) {
             self.kills.binary.insert(id, (t, types));
         }
         match t.bind(&values, self.front.id) {
-            Ok(k) => self.kill(k, reply_seq).await,
-            Err(e) => self.front.reply_err(reply_seq, &e).await.map(|()| Outcome::Continue),
+            Ok(k) => self.kill_session(k, reply_seq).await,
+            Err(e) => self.front.reply_err(reply_seq, &e).await.map(|()| Flow::Continue),
         }
     }
 
     /// Text `PREPARE` / `EXECUTE` / `DEALLOCATE` of a KILL; `None`: not one (forward it).
-    async fn text_ps(&mut self, payload: &[u8], ps: &TextPs, reply_seq: u8) -> Result<Option<Outcome>, SessionError> {
+    async fn text_ps(&mut self, payload: &[u8], ps: &TextPs, reply_seq: u8) -> Result<Option<Flow>, SessionError> {
         match ps {
             TextPs::Prepare { name, source } => {
                 self.kills.text.remove(&name.to_ascii_lowercase());
@@ -248,13 +242,13 @@ impl Session<'_> {
                             .front
                             .reply_err(reply_seq, &kill::unsupported())
                             .await
-                            .map(|()| Some(Outcome::Continue))
+                            .map(|()| Some(Flow::Continue))
                     }
                 };
-                if !self.forward(payload, Shape::Results).await? {
+                if !self.exchange(payload, Shape::Results).await? {
                     self.kills.text.insert(name.to_ascii_lowercase(), template);
                 }
-                Ok(Some(Outcome::Continue))
+                Ok(Some(Flow::Continue))
             }
             TextPs::Execute { name, using } => {
                 let Some(t) = self.kills.text.get(&name.to_ascii_lowercase()).copied() else { return Ok(None) };
@@ -267,8 +261,8 @@ impl Session<'_> {
                     });
                 }
                 match t.bind(&values, self.front.id) {
-                    Ok(k) => self.kill(k, reply_seq).await.map(Some),
-                    Err(e) => self.front.reply_err(reply_seq, &e).await.map(|()| Some(Outcome::Continue)),
+                    Ok(k) => self.kill_session(k, reply_seq).await.map(Some),
+                    Err(e) => self.front.reply_err(reply_seq, &e).await.map(|()| Some(Flow::Continue)),
                 }
             }
             TextPs::Deallocate { name } => {

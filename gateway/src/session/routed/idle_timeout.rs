@@ -8,8 +8,11 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use tokio::time::Sleep;
 
 use crate::protocol::buf::Reader;
 use crate::protocol::message::{is_terminator, ERR};
@@ -21,7 +24,7 @@ use crate::session::state::ClientState;
 const MAX_SECS: u64 = 31_536_000;
 
 /// Longer than any limit: a timer set to it is moved to the first real deadline.
-pub(super) const NEVER: Duration = Duration::from_secs(MAX_SECS + 1);
+const NEVER: Duration = Duration::from_secs(MAX_SECS + 1);
 
 /// Servers' defaults are read again after this.
 const REFRESH: Duration = Duration::from_secs(60);
@@ -50,6 +53,39 @@ impl Defaults {
             self.interactive
         } else {
             self.wait
+        }
+    }
+}
+
+/// A session's idle limit: the servers' defaults, and one timer for the session, moved only when
+/// it would fire late (a shorter limit) or fired early (activity since it was set): not a timer
+/// per command.
+pub(super) struct Idle {
+    /// The servers' idle limits for this client, unless it sets `wait_timeout`.
+    pub defaults: Defaults,
+    timer: Pin<Box<Sleep>>,
+}
+
+impl Default for Idle {
+    fn default() -> Self {
+        Idle { defaults: Defaults::default(), timer: Box::pin(tokio::time::sleep(NEVER)) }
+    }
+}
+
+impl Idle {
+    /// Resolves once the client has been idle for `limit` from now (the timer may have been set
+    /// further out by an earlier, longer limit: then it is moved in and waited on again).
+    pub async fn expired(&mut self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        if self.timer.deadline() > deadline {
+            self.timer.as_mut().reset(deadline);
+        }
+        loop {
+            self.timer.as_mut().await;
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            self.timer.as_mut().reset(deadline);
         }
     }
 }

@@ -49,9 +49,11 @@ use tracing::{debug, info};
 
 use super::backend::LoginRequest;
 use super::client_auth::ClientLogin;
-use super::client_command::ClientCommand;
 use super::client_side::{ClientSide, Waited};
+use super::command_loop::{self, Flow, SessionKind};
 use super::glance::Glance;
+use super::kill::Kill;
+use super::next_command::NextCommand;
 use super::pool::{scrubs_done, PoolKey, PooledConn};
 use super::state::ClientState;
 use super::{Credential, SessionError, Shared};
@@ -106,8 +108,9 @@ pub struct RoutedSession<'a> {
     ps: statement_conn::Statements,
     /// Kernel splice once pinned for good ([`splice`]).
     splice: splice::PinSplice,
-    /// The servers' idle limit for this client, unless it sets `wait_timeout` ([`idle_timeout`]).
-    idle_default: idle_timeout::Defaults,
+    /// The servers' idle limit for this client, unless it sets `wait_timeout`, and the session's
+    /// idle timer ([`idle_timeout`]).
+    idle: idle_timeout::Idle,
 }
 
 /// Serves an authenticated client in routed mode until it quits, is killed or fails.
@@ -161,7 +164,7 @@ pub async fn serve(
         ps: statement_conn::Statements::default(),
         // The gateway does not terminate TLS yet: the client leg is plain.
         splice: splice::PinSplice::new(shared, client_tls),
-        idle_default: idle_timeout::Defaults::default(),
+        idle: idle_timeout::Idle::default(),
     };
     if let Err(err) = s.validate_login().await {
         return Err(SessionError::Refused { err, seq });
@@ -172,7 +175,7 @@ pub async fn serve(
     s.reg.idle(s.state.database());
     // A kill ends an idle session at once and a streaming answer with the kill's error (the
     // relay watches the signal); other steps of a request finish first.
-    let result = s.command_loop().await;
+    let result = command_loop::run(&mut s).await;
     // Killed or failed: connections in use are closed (in-flight ones close themselves). Else
     // they are reset before they are idle again: nothing of this client stays on them.
     if let Some(mut held) = s.link.take_held() {
@@ -206,10 +209,80 @@ fn identity(shared: &Shared, login: &ClientLogin) -> Identity {
     }
 }
 
-/// What the command loop does next.
-enum Flow {
-    Continue,
-    Close,
+impl SessionKind for RoutedSession<'_> {
+    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
+        self.front.write_made(answer).await
+    }
+
+    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
+        self.front.reply_err(seq, err).await
+    }
+
+    /// The client's next command, unless it stays idle longer than its `wait_timeout`.
+    async fn next(&mut self) -> Result<Option<NextCommand>, SessionError> {
+        let mut killed = Some(self.reg.killed.clone());
+        let limit = idle_timeout::limit(&self.state, self.idle.defaults.for_client(self.front.caps));
+        let idle_out = self.idle.expired(limit);
+        match self.front.next_command(self.shared, &mut killed, idle_out).await? {
+            Waited::Command(next) => Ok(Some(next)),
+            Waited::Closed | Waited::Killed => Ok(None),
+            Waited::Ended(()) => {
+                info!(idle_secs = limit.as_secs(), "wait_timeout passed: session closed");
+                Ok(None)
+            }
+        }
+    }
+
+    fn id(&self) -> u32 {
+        self.front.id
+    }
+
+    /// The client's SQL mode (docs/routing.md §11).
+    fn modes(&self) -> &[crate::sql::Mode] {
+        self.state.modes()
+    }
+
+    fn caller(&self) -> super::internal::Caller<'_> {
+        super::internal::Caller {
+            shared: self.shared,
+            planner: Some(&self.planner),
+            ctx: self.context(),
+            client_caps: self.front.caps,
+            user: &self.ident.user,
+            id: self.front.id,
+        }
+    }
+
+    /// Each request says what it runs as it starts ([`Self::request`]).
+    fn started(&mut self, _next: &NextCommand) {}
+
+    async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
+        self.kill_session(k, reply_seq).await
+    }
+
+    async fn forward(
+        &mut self,
+        next: &NextCommand,
+        shape: command::Shape,
+        glance: Glance,
+    ) -> Result<Flow, SessionError> {
+        self.request(next.cmd, &next.payload, glance, shape, next.reply_seq).await
+    }
+
+    async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
+        self.switch_user(payload).await
+    }
+
+    /// Nothing to tell the servers: the pooled connections stay for other clients.
+    async fn quit(&mut self) {}
+
+    /// The answer that pinned the session may hand it to the kernel ([`splice`]); the session
+    /// list shows it idle.
+    async fn finished(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError> {
+        let flow = self.after_request(flow).await?;
+        self.reg.idle(self.state.database());
+        Ok(flow)
+    }
 }
 
 impl<'a> RoutedSession<'a> {
@@ -304,7 +377,7 @@ impl<'a> RoutedSession<'a> {
                         let timeout = self.shared.pool.config().connect_timeout();
                         if let Some(d) = idle_timeout::server_defaults(&mut conn, cand.addr, timeout).await {
                             conn.set_in_flight(false);
-                            self.idle_default = d;
+                            self.idle.defaults = d;
                         }
                         return Ok(());
                     }
@@ -323,80 +396,6 @@ impl<'a> RoutedSession<'a> {
     fn max_attempts(&self, d: &crate::route::RouteDecision) -> usize {
         let retries = self.shared.config().routing.as_ref().map_or(3, |r| r.connect_observer_max_retries.clamp(2, 5));
         d.max_attempts(retries)
-    }
-
-    async fn command_loop(&mut self) -> Result<(), SessionError> {
-        let mut killed = Some(self.reg.killed.clone());
-        // One idle timer for the session, moved only when it would fire late (a shorter limit)
-        // or fired early (activity since it was set): not a timer per command.
-        let mut timer = std::pin::pin!(tokio::time::sleep(idle_timeout::NEVER));
-        loop {
-            let idle = idle_timeout::limit(&self.state, self.idle_default.for_client(self.front.caps));
-            let deadline = tokio::time::Instant::now() + idle;
-            if timer.deadline() > deadline {
-                timer.as_mut().reset(deadline);
-            }
-            // Fires once the client was idle for the whole limit (the timer may have been set
-            // further out by an earlier, longer limit: then it is moved in and waited on again).
-            let idle_out = async {
-                loop {
-                    timer.as_mut().await;
-                    if tokio::time::Instant::now() >= deadline {
-                        break;
-                    }
-                    timer.as_mut().reset(deadline);
-                }
-            };
-            let next = match self.front.next_command(self.shared, &mut killed, idle_out).await? {
-                Waited::Command(next) => next,
-                Waited::Closed | Waited::Killed => return Ok(()),
-                Waited::Ended(()) => {
-                    info!(idle_secs = idle.as_secs(), "wait_timeout passed: session closed");
-                    return Ok(());
-                }
-            };
-            let flow = self.command(next.cmd, &next.payload, next.reply_seq).await;
-            let flow = self.after_request(flow).await?;
-            self.reg.idle(self.state.database());
-            if let Flow::Close = flow {
-                return Ok(());
-            }
-        }
-    }
-
-    async fn command(&mut self, cmd: u8, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
-        match ClientCommand::read(payload, self.front.id, &[self.state.mode()]) {
-            ClientCommand::Internal(internal) => {
-                let caller = super::internal::Caller {
-                    shared: self.shared,
-                    planner: Some(&self.planner),
-                    ctx: self.context(),
-                    client_caps: self.front.caps,
-                    user: &self.ident.user,
-                    id: self.front.id,
-                };
-                let answer = super::internal::answer(&internal, &caller).await;
-                self.front.wire.write_raw(&answer).await.map_err(SessionError::Client)?;
-                Ok(Flow::Continue)
-            }
-            ClientCommand::Kill(k) => self.kill(k, reply_seq).await,
-            ClientCommand::Forward(shape, glance) => self.request(cmd, payload, glance, shape, reply_seq).await,
-            ClientCommand::Quit => Ok(Flow::Close),
-            // A refused COM_CHANGE_USER leaves the session with its user, as MariaDB does.
-            ClientCommand::ChangeUser => match self.change_user(payload).await {
-                Err(SessionError::Refused { err, seq }) => {
-                    info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
-                    // As on MariaDB: the session's state is cleared all the same.
-                    self.reset().await;
-                    self.reply_err(seq, &err).await
-                }
-                other => other.map(|()| Flow::Continue),
-            },
-            ClientCommand::Refused(err) => {
-                debug!(cmd, code = err.code, "command refused");
-                self.reply_err(reply_seq, &err).await
-            }
-        }
     }
 
     /// A forwarded command: the local ones first, then dispatch.
@@ -439,12 +438,20 @@ impl<'a> RoutedSession<'a> {
     }
 
     /// COM_CHANGE_USER: authenticate here, drop everything of the old user, validate the new
-    /// login on a tenant server.
-    async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
+    /// login on a tenant server. Refused: the session keeps its user, its state is cleared all
+    /// the same (as on MariaDB).
+    async fn switch_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
         let resp = parse_change_user(payload, self.front.caps)
             .map_err(|_| SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"))?;
         let mut ex = self.front.change_user_exchange(self.shared);
-        let login = ex.login(resp).await?;
+        let login = match ex.login(resp).await {
+            Ok(login) => login,
+            Err(refused @ SessionError::Refused { .. }) => {
+                self.reset().await;
+                return Err(refused);
+            }
+            Err(e) => return Err(e),
+        };
         let seq = login.seq;
         let before = (self.ident.clone(), self.planner.clone());
         self.ident = identity(self.shared, &login);
@@ -470,6 +477,7 @@ impl<'a> RoutedSession<'a> {
                 i.cluster = cluster;
                 i.tenant = tenant;
             });
+            self.reset().await;
             return Err(SessionError::Refused { err, seq });
         }
         let ok = OkPacket::with_status(self.txn.status()).encode(self.front.caps);

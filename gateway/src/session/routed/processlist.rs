@@ -57,7 +57,7 @@ impl RoutedSession<'_> {
     }
 
     /// KILL on a gateway connection id.
-    pub(super) async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
+    pub(super) async fn kill_session(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
         let target = match processlist::victim(self.shared, self.asker(), k) {
             Ok(Victim::Itself) if k.query_only => return self.reply_ok(reply_seq).await,
             Ok(Victim::Itself) => {

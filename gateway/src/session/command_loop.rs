@@ -1,0 +1,111 @@
+//! The one command loop of both kinds of session (1:1 with its fixed server connection, routed
+//! with its pooled ones): wait for the client's next command, read it once
+//! ([`ClientCommand::read`]), answer what the gateway answers itself, and hand the rest to the
+//! kind of session through [`SessionKind`].
+
+use tracing::{debug, info};
+
+use super::client_command::ClientCommand;
+#[cfg(doc)]
+use super::client_side::ClientSide;
+use super::glance::Glance;
+use super::internal;
+use super::kill::Kill;
+use super::next_command::NextCommand;
+use super::SessionError;
+use crate::protocol::command::Shape;
+use crate::protocol::message::ErrPacket;
+use crate::sql::Mode;
+
+/// What the command loop does after a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flow {
+    /// Wait for the next command.
+    Continue,
+    /// The session ends (it killed itself, or it was handed to the kernel and is over).
+    Close,
+}
+
+/// What the command loop asks of a kind of session.
+pub(super) trait SessionKind {
+    /// Writes an answer the gateway made ([`ClientSide::write_made`]).
+    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError>;
+
+    /// Answers `err` at `seq` ([`ClientSide::reply_err`]).
+    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError>;
+
+    /// Waits for the client's next command. `None`: the session ends (the client closed, it was
+    /// killed, or the kind's own end condition fired; logged by the kind).
+    async fn next(&mut self) -> Result<Option<NextCommand>, SessionError>;
+
+    /// Gateway connection id of the session.
+    fn id(&self) -> u32;
+
+    /// The SQL modes a statement is read in (a KILL hidden among statements is looked for in each).
+    fn modes(&self) -> &[Mode];
+
+    /// What an internal statement (`SHOW PROXY…`, `EXPLAIN ROUTE`, …) is answered for.
+    fn caller(&self) -> internal::Caller<'_>;
+
+    /// The session list shows `next` as running (for the kinds that do not say more themselves).
+    fn started(&mut self, next: &NextCommand);
+
+    /// KILL of a gateway connection id.
+    async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError>;
+
+    /// A command for the servers.
+    async fn forward(&mut self, next: &NextCommand, shape: Shape, glance: Glance) -> Result<Flow, SessionError>;
+
+    /// COM_CHANGE_USER. A refusal (`SessionError::Refused`) leaves the session with its user and
+    /// its state cleared, as MariaDB does; the loop answers it and goes on.
+    async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError>;
+
+    /// COM_QUIT.
+    async fn quit(&mut self);
+
+    /// A command ended with `flow`: what the kind does at the end of every command.
+    async fn finished(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError>;
+}
+
+/// Serves the session's commands until it ends.
+pub(super) async fn run<S: SessionKind>(s: &mut S) -> Result<(), SessionError> {
+    while let Some(next) = s.next().await? {
+        let flow = command(s, &next).await;
+        if s.finished(flow).await? == Flow::Close {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// One command.
+async fn command<S: SessionKind>(s: &mut S, next: &NextCommand) -> Result<Flow, SessionError> {
+    let reply_seq = next.reply_seq;
+    let asked = ClientCommand::read(&next.payload, s.id(), s.modes());
+    if let ClientCommand::Internal(internal) = &asked {
+        let answer = internal::answer(internal, &s.caller()).await;
+        s.write_made(answer).await?;
+        return Ok(Flow::Continue);
+    }
+    s.started(next);
+    match asked {
+        ClientCommand::Internal(_) => Ok(Flow::Continue),
+        ClientCommand::Kill(k) => s.kill(k, reply_seq).await,
+        ClientCommand::Forward(shape, glance) => s.forward(next, shape, glance).await,
+        ClientCommand::Quit => {
+            s.quit().await;
+            Ok(Flow::Close)
+        }
+        ClientCommand::ChangeUser => match s.change_user(&next.payload).await {
+            Err(SessionError::Refused { err, seq }) => {
+                info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
+                s.reply_err(seq, &err).await.map(|()| Flow::Continue)
+            }
+            other => other.map(|()| Flow::Continue),
+        },
+        ClientCommand::Refused(err) => {
+            debug!(cmd = next.cmd, code = err.code, "command refused");
+            s.reply_err(reply_seq, &err).await.map(|()| Flow::Continue)
+        }
+    }
+}
