@@ -361,3 +361,34 @@ async fn show_proxyroute_shows_non_admins_their_own_tables() {
     let seen = tables(query_values(&mut boss, "SHOW PROXYROUTE").await.unwrap());
     assert!(seen.contains(&"t0".to_string()), "the admin sees every table: {seen:?}");
 }
+
+/// A session that kills itself gets what a server answers its own `KILL <own id>` (the same
+/// error, then the connection is gone), and its own `KILL QUERY <own id>` what the server answers
+/// that (MariaDB interrupts the KILL itself: 1317), after which the session goes on. The
+/// gateway's answers are compared with the server's, asked directly.
+#[tokio::test(flavor = "multi_thread")]
+async fn killing_ones_own_session_answers_as_the_server_does() {
+    for mode in MODES {
+        let s = setup(mode);
+        let server = s.servers()[0];
+        let mut direct = connect(&server.url("alice", "alice-pw", Some("test"))).await.expect("direct");
+        let mut gw = s.conn("alice").await;
+        let mut answers = Vec::new();
+        for (what, conn) in [("direct", &mut direct), ("gateway", &mut gw)] {
+            let id: u32 = conn.query_first("SELECT CONNECTION_ID()").await.expect("id").expect("a row");
+            let answer = conn.query_drop(format!("KILL QUERY {id}")).await.map_err(|e| err_code(&e));
+            let n: Option<i64> = conn.query_first("SELECT 1").await.unwrap_or_else(|e| panic!("{mode} {what}: {e:?}"));
+            assert_eq!(n, Some(1), "{mode} {what}: the session went on after KILL QUERY of itself");
+            answers.push(answer);
+        }
+        eprintln!("{mode}: KILL QUERY of itself: direct {:?}, gateway {:?}", answers[0], answers[1]);
+        assert_eq!(answers[1], answers[0], "{mode}: KILL QUERY of itself");
+        let direct_id = direct.id();
+        let direct_err = direct.query_drop(format!("KILL {direct_id}")).await.expect_err("direct: KILL of itself");
+        let gw_id = gw.id();
+        let gw_err = gw.query_drop(format!("KILL {gw_id}")).await.expect_err("gateway: KILL of itself");
+        eprintln!("{mode}: KILL of itself: direct {direct_err:?}; gateway {gw_err:?}");
+        assert_eq!(err_code(&gw_err), err_code(&direct_err), "{mode}: KILL of itself");
+        assert!(gw.query_drop("SELECT 1").await.is_err(), "{mode}: the session survived KILL of itself");
+    }
+}

@@ -4,6 +4,7 @@
 use super::glance::{Glance, Word};
 use super::internal::{self, Internal};
 use super::kill::{self, Kill};
+use super::processlist;
 use crate::protocol::codes;
 use crate::protocol::command::{self, Handling, Shape};
 use crate::protocol::message::ErrPacket;
@@ -16,6 +17,8 @@ pub enum ClientCommand {
     Internal(Internal),
     /// KILL naming a gateway connection id (text or COM_PROCESS_KILL).
     Kill(Kill),
+    /// A question the gateway's process list answers (`SHOW PROCESSLIST`, COM_PROCESS_INFO, …).
+    Processlist(processlist::Question),
     /// A command for the session's server: the shape of its answer, and the words that tell the
     /// session's recognisers whether to run.
     Forward(Shape, Glance),
@@ -47,6 +50,15 @@ impl ClientCommand {
                     }
                     if kill::refused(payload, modes) {
                         return ClientCommand::Refused(kill::unsupported());
+                    }
+                }
+                if cmd == command::PROCESS_INFO {
+                    return ClientCommand::Processlist(processlist::Question::Show { full: false });
+                }
+                if glance.mentions(Word::Processlist) {
+                    let text = String::from_utf8_lossy(&payload[1..]);
+                    if let Some(q) = processlist::question(&text, own_id) {
+                        return ClientCommand::Processlist(q);
                     }
                 }
                 ClientCommand::Forward(shape, glance)
@@ -118,6 +130,22 @@ mod tests {
         assert!(matches!(
             ClientCommand::read(&[command::PING], 3, &[Mode::default()]),
             ClientCommand::Forward(Shape::Single, _)
+        ));
+        assert!(matches!(
+            ClientCommand::read(&[command::PROCESS_INFO], 3, &[Mode::default()]),
+            ClientCommand::Processlist(processlist::Question::Show { full: false })
+        ));
+        assert!(matches!(
+            ClientCommand::read(&query("/* app */ SHOW FULL PROCESSLIST"), 3, &[Mode::default()]),
+            ClientCommand::Processlist(processlist::Question::Show { full: true })
+        ));
+        assert!(matches!(
+            ClientCommand::read(&query("SELECT id FROM information_schema.processlist"), 3, &[Mode::default()]),
+            ClientCommand::Processlist(processlist::Question::Table(_))
+        ));
+        assert!(matches!(
+            ClientCommand::read(&query("SELECT 'SHOW PROCESSLIST'"), 3, &[Mode::default()]),
+            ClientCommand::Forward(..)
         ));
     }
 }

@@ -3,16 +3,20 @@
 //! ([`ClientCommand::read`]), answer what the gateway answers itself, and hand the rest to the
 //! kind of session through [`SessionKind`].
 
+use std::net::SocketAddr;
+
 use tracing::{debug, info};
 
 use super::client_command::ClientCommand;
 #[cfg(doc)]
 use super::client_side::ClientSide;
+use super::gateway_ids;
 use super::glance::Glance;
 use super::internal;
-use super::kill::Kill;
 use super::next_command::NextCommand;
-use super::SessionError;
+use super::pool::{PoolError, PooledConn};
+use super::processlist::Asker;
+use super::{SessionError, Shared};
 use crate::protocol::command::Shape;
 use crate::protocol::message::ErrPacket;
 use crate::sql::Mode;
@@ -50,8 +54,28 @@ pub(super) trait SessionKind {
     /// The session list shows `next` as running (for the kinds that do not say more themselves).
     fn started(&mut self, next: &NextCommand);
 
-    /// KILL of a gateway connection id.
-    async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError>;
+    /// Process state.
+    fn shared(&self) -> &Shared;
+
+    /// Who asks, for the process list and KILL.
+    fn asker(&self) -> Asker<'_>;
+
+    /// Capability flags of the client leg.
+    fn client_caps(&self) -> u32;
+
+    /// Server status flags of the session's gateway-made answers.
+    fn status(&self) -> u16;
+
+    /// Answers OK at `seq`.
+    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError>;
+
+    /// A pooled connection to `server` as the session's account, for a statement of the
+    /// gateway's own (a KILL).
+    async fn pooled(&self, server: SocketAddr) -> Result<PooledConn, PoolError>;
+
+    /// The session's KILL (or KILL QUERY) of itself, run on a server connection of its own: the
+    /// server's answer.
+    async fn kill_itself(&mut self, query_only: bool) -> Result<Result<(), ErrPacket>, SessionError>;
 
     /// A command for the servers.
     async fn forward(&mut self, next: &NextCommand, shape: Shape, glance: Glance) -> Result<Flow, SessionError>;
@@ -90,7 +114,8 @@ async fn command<S: SessionKind>(s: &mut S, next: &NextCommand) -> Result<Flow, 
     s.started(next);
     match asked {
         ClientCommand::Internal(_) => Ok(Flow::Continue),
-        ClientCommand::Kill(k) => s.kill(k, reply_seq).await,
+        ClientCommand::Kill(k) => gateway_ids::kill(s, k, reply_seq).await,
+        ClientCommand::Processlist(q) => gateway_ids::processlist(s, &q, reply_seq).await,
         ClientCommand::Forward(shape, glance) => s.forward(next, shape, glance).await,
         ClientCommand::Quit => {
             s.quit().await;

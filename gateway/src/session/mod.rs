@@ -1,5 +1,6 @@
 //! Client sessions: authentication of the client, the backend login, and the command loop.
 
+pub mod account;
 pub mod admin;
 pub mod backend;
 pub mod client_auth;
@@ -7,6 +8,7 @@ pub mod client_command;
 pub mod client_side;
 mod command_loop;
 pub mod connection_id;
+mod gateway_ids;
 pub mod glance;
 pub mod greeting;
 pub mod identity;

@@ -38,6 +38,31 @@ pub enum Victim {
     Other(Box<SessionInfo>),
 }
 
+/// A question the gateway's process list answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Question {
+    /// `SHOW [FULL] PROCESSLIST`, COM_PROCESS_INFO.
+    Show {
+        /// `FULL`: `Info` is not cut at 100 characters.
+        full: bool,
+    },
+    /// A simple query of `information_schema.PROCESSLIST`.
+    Table(TableQuery),
+}
+
+/// The question a COM_QUERY text of session `caller` asks of the process list, if it asks one.
+pub fn question(sql: &str, caller: u32) -> Option<Question> {
+    recognise(sql).map(|full| Question::Show { full }).or_else(|| recognise_table(sql, caller).map(Question::Table))
+}
+
+/// The answer to `q`.
+pub fn answer(shared: &Shared, asker: Asker<'_>, q: &Question) -> TextResultSet {
+    match q {
+        Question::Show { full } => list(shared, asker, *full),
+        Question::Table(t) => table(shared, asker, t),
+    }
+}
+
 /// `SHOW [FULL] PROCESSLIST` (comments allowed anywhere, as the server takes them): `Some(full)`.
 pub fn recognise(sql: &str) -> Option<bool> {
     if sql.len() > 1024 {

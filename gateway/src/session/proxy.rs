@@ -12,13 +12,16 @@ use tracing::{debug, info, Instrument};
 use super::greeting::{self, Answer, Hello};
 use crate::tls::{self, Stream};
 
-use super::backend::{self, Backend, LoginOutcome, LoginRequest};
+use super::account::{Account, Logins};
+use super::backend::{self, Backend, LoginOutcome};
 use super::client_auth::{self, ClientLogin};
 use super::client_side::{ClientSide, Waited};
 use super::command_loop::{self, Flow, SessionKind};
+use super::gateway_ids;
 use super::glance::Glance;
-use super::kill::Kill;
 use super::next_command::NextCommand;
+use super::pool::{PoolError, PoolKey, PooledConn};
+use super::processlist::Asker;
 use super::relay::{self, RelayError};
 use super::routed::registry::{Registration, SessionInfo};
 use super::{internal, SessionError, Shared};
@@ -27,6 +30,7 @@ use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::ErrPacket;
 use crate::protocol::response::ResponseTracker;
+use crate::protocol::resultset::GATEWAY_STATUS;
 use crate::protocol::{caps, codes, ProtocolError};
 use crate::sql::Mode;
 
@@ -153,19 +157,15 @@ struct Session<'a> {
     front: ClientSide<'a>,
     backend: Backend,
     shared: &'a Shared,
-    user: String,
-    /// The tenant the login name resolved to (docs/routing.md §14).
-    tenant: Option<String>,
+    /// Who the session logged in to its backend as (replaced by COM_CHANGE_USER).
+    account: Account,
+    /// The current database (COM_INIT_DB changes it).
     database: Option<String>,
     /// The client leg or the server leg is TLS. A TLS session is never spliced
     /// (docs/dataplane.md §3): its bytes are encrypted.
     tls: bool,
     /// Kernel splice prepared at login for a pinned session (`dataplane::splice`).
     splice: Option<crate::dataplane::splice::Prepared>,
-    /// The cluster the login name resolved to (SHOW PROXYSESSION).
-    cluster: Option<String>,
-    /// The backend server's address.
-    backend_addr: SocketAddr,
     /// Prepared KILL statements (answered by the gateway, [`ids`]).
     kills: ids::PreparedKills,
     /// The framed command being sent (reused from command to command).
@@ -190,26 +190,19 @@ impl<'a> Session<'a> {
     ) -> Result<Session<'a>, SessionError> {
         let seq = login.seq;
         let resp = &login.response;
-        let default_db = shared.config().user(&resp.user).and_then(|u| u.default_database.clone());
-        let database = resp.database.clone().or(default_db);
-        let req = LoginRequest {
-            user: &resp.user,
-            tenant: login.name.tenant.as_deref(),
-            credential: &login.credential,
-            database: database.as_deref(),
-            charset: resp.charset,
-            client_caps: login.capabilities,
-            // Relayed as they are: the backend's answers pass through (greeting::announced_ext).
-            client_ext_caps: resp.ext_capabilities & crate::protocol::ext_caps::RELAYED,
-            attributes: &resp.attributes,
-            tls: shared.server_tls(login.name.cluster.as_deref()),
-            identity: shared.client_identity(peer, id),
-        };
+        let account = Account::of(shared, &login, Logins::AsNamed);
+        let database = account.database.clone();
+        let tls = client.io.is_tls();
+        let front = ClientSide { wire: client, id, peer, dialled, caps: login.capabilities, ext: 0, salt: login.salt };
+        // Relayed as they are: the backend's answers pass through (greeting::announced_ext).
+        let asked_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED;
+        let req = account.login_request(shared, &front, database.as_deref(), asked_ext);
         let (wire, greeting) =
             backend::connect(backend_addr, shared.config().connect_timeout()).await.map_err(|e| at_seq(e, seq))?;
         shared.learn_profile(&greeting);
         let (mut backend, outcome) = backend::login(wire, greeting, &req).await.map_err(|e| at_seq(e, seq))?;
-        let tls = client.io.is_tls() || backend.wire.io.is_tls();
+        let tls = tls || backend.wire.io.is_tls();
+        let client = front.wire;
         let splice = match outcome {
             LoginOutcome::Ok(ok) => {
                 // Pinned (passthrough) session: both sockets enter the splice map before the
@@ -240,36 +233,21 @@ impl<'a> Session<'a> {
         if backend.capabilities & caps::DEPRECATE_EOF != login.capabilities & caps::DEPRECATE_EOF {
             tracing::warn!("client and backend legs disagree on DEPRECATE_EOF; answers may confuse the client");
         }
-        info!(user = %resp.user, db = ?database, backend = %backend_addr, backend_thread = backend.greeting.connection_id, "session open");
-        let user = resp.user.clone();
-        let tenant = login.name.tenant.clone();
-        let cluster = login.name.cluster.clone();
-        let client_caps = login.capabilities;
-        let client_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED & backend.greeting.ext_capabilities;
-        let salt = login.salt;
-        let kills = ids::PreparedKills::default();
-        let front = ClientSide { wire: client, id, peer, dialled, caps: client_caps, ext: client_ext, salt };
+        info!(user = %account.user, db = ?database, backend = %backend_addr, backend_thread = backend.greeting.connection_id, "session open");
+        let ext = asked_ext & backend.greeting.ext_capabilities;
+        let front = ClientSide { wire: client, ext, ..front };
         // Listed by SHOW PROXYSESSION (and SHOW PROCESSLIST of routed sessions), ended by KILL.
-        let reg = register(
-            shared,
-            &front,
-            id,
-            &user,
-            &database,
-            (&tenant, &cluster),
-            (backend_addr, backend.greeting.connection_id),
-        );
+        let current = (backend_addr, backend.greeting.connection_id);
+        let reg = register(shared, &front, &account, &database, current);
+        let kills = ids::PreparedKills::default();
         Ok(Session {
             front,
             backend,
             shared,
-            user,
-            tenant,
+            account,
             database,
             tls,
             splice,
-            cluster,
-            backend_addr,
             kills,
             out: Vec::new(),
             killed: None,
@@ -337,9 +315,8 @@ impl<'a> Session<'a> {
 
     /// Routing facts of this session for the planner.
     fn statement_context(&self) -> crate::planner::StatementContext {
-        let default_tenant = self.shared.config().routing.as_ref().map(|r| r.default_tenant.clone());
         crate::planner::StatementContext {
-            tenant: self.tenant.clone().or(default_tenant).unwrap_or_default().into(),
+            tenant: Arc::clone(&self.account.tenant),
             database: self.database.clone(),
             autocommit: true,
             ..Default::default()
@@ -375,29 +352,21 @@ impl<'a> Session<'a> {
             }
             Err(e) => return Err(e),
         };
-        let (resp, credential, seq) = (&login.response, &login.credential, login.seq);
-        let default_db = self.shared.config().user(&resp.user).and_then(|u| u.default_database.clone());
-        let database = resp.database.clone().or(default_db);
-        let req = LoginRequest {
-            user: &resp.user,
-            tenant: login.name.tenant.as_deref(),
-            credential,
-            database: database.as_deref(),
-            charset: resp.charset,
-            client_caps: self.front.caps,
-            // COM_CHANGE_USER keeps the connection's negotiated capabilities.
-            client_ext_caps: 0,
-            attributes: &resp.attributes,
-            tls: self.shared.server_tls(login.name.cluster.as_deref()),
-            identity: self.shared.client_identity(self.front.peer, self.front.id),
-        };
+        let seq = login.seq;
+        let account = Account::of(self.shared, &login, Logins::AsNamed);
+        // COM_CHANGE_USER keeps the connection's negotiated capabilities.
+        let req = account.login_request(self.shared, &self.front, account.database.as_deref(), 0);
         match self.backend.change_user(&req).await.map_err(|e| at_seq(e, seq))? {
             LoginOutcome::Ok(ok) => {
                 self.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
-                info!(user = %resp.user, tenant = ?login.name.tenant, "changed user");
-                self.user = resp.user.clone();
-                self.tenant = login.name.tenant.clone();
-                self.cluster = login.name.cluster.clone();
+                info!(user = %account.user, tenant = ?account.login_tenant, "changed user");
+                self.database = account.database.clone();
+                self.reg.update(|i| {
+                    i.user = account.user.to_string();
+                    i.cluster = account.cluster.clone().unwrap_or_default();
+                    i.tenant = account.tenant.to_string();
+                });
+                self.account = account;
                 Ok(())
             }
             LoginOutcome::Denied(err) => Err(SessionError::Refused { err, seq }),
@@ -454,7 +423,7 @@ impl SessionKind for Session<'_> {
             planner: self.shared.planner.as_ref(),
             ctx: self.statement_context(),
             client_caps: self.front.caps,
-            user: &self.user,
+            user: &self.account.user,
             id: self.front.id,
         }
     }
@@ -469,8 +438,46 @@ impl SessionKind for Session<'_> {
         }
     }
 
-    async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
-        self.kill_session(k, reply_seq).await
+    fn shared(&self) -> &Shared {
+        self.shared
+    }
+
+    fn asker(&self) -> Asker<'_> {
+        Asker { id: self.front.id, user: &self.account.user, tenant: &self.account.tenant }
+    }
+
+    fn client_caps(&self) -> u32 {
+        self.front.caps
+    }
+
+    /// The gateway's answers do not know the backend's status: autocommit, as a fresh session.
+    fn status(&self) -> u16 {
+        GATEWAY_STATUS
+    }
+
+    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError> {
+        self.front.reply_ok(seq, GATEWAY_STATUS).await
+    }
+
+    async fn pooled(&self, server: SocketAddr) -> Result<PooledConn, PoolError> {
+        let account = &self.account;
+        let key = PoolKey { server, tenant: Arc::clone(&account.tenant), user: Arc::clone(&account.user) };
+        let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS;
+        let login = account.login_request(self.shared, &self.front, self.database.as_deref(), ext);
+        self.shared.pool.get(&key, &login, super::state::new_client_id()).await
+    }
+
+    /// On the session's own backend connection.
+    async fn kill_itself(&mut self, query_only: bool) -> Result<Result<(), ErrPacket>, SessionError> {
+        let payload = gateway_ids::statement(self.backend.greeting.connection_id, query_only);
+        let timeout = gateway_ids::KILL_TIMEOUT;
+        match super::pool::command(&mut self.backend, &payload, timeout).await {
+            Ok(answer) => Ok(answer.map(drop)),
+            // The connection was killed before its answer could be read.
+            Err(_) if !query_only => Ok(Err(relay::connection_killed())),
+            // The next command finds the connection gone.
+            Err(e) => Ok(Err(ErrPacket::new(codes::BACKEND_LOST, format!("gateway: KILL QUERY failed: {e}")))),
+        }
     }
 
     async fn forward(&mut self, next: &NextCommand, shape: Shape, glance: Glance) -> Result<Flow, SessionError> {
@@ -495,19 +502,16 @@ impl SessionKind for Session<'_> {
 fn register<'a>(
     shared: &'a Shared,
     front: &ClientSide<'_>,
-    id: u32,
-    user: &str,
+    account: &Account,
     database: &Option<String>,
-    (tenant, cluster): (&Option<String>, &Option<String>),
     current: (SocketAddr, u32),
 ) -> Registration<'a> {
-    let default_tenant = shared.config().routing.as_ref().map(|r| r.default_tenant.clone());
     shared.sessions.register(
-        id,
+        front.id,
         SessionInfo {
-            user: user.to_string(),
-            cluster: cluster.clone().unwrap_or_default(),
-            tenant: tenant.clone().or(default_tenant).unwrap_or_default(),
+            user: account.user.to_string(),
+            cluster: account.cluster.clone().unwrap_or_default(),
+            tenant: account.tenant.to_string(),
             host: front.peer.to_string(),
             db: database.clone(),
             command: "Sleep",

@@ -43,6 +43,12 @@ const CHARSET_VARS: [&str; 4] =
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A pool client id no session state has (what a connection taken for one statement of the
+/// gateway's own, such as a KILL, is checked out as).
+pub fn new_client_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Where an assignment lives in the state: a later assignment to the same slot replaces it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Slot {
@@ -184,7 +190,7 @@ impl ClientState {
     /// The state of a client that logged in with `database` and handshake collation `collation`.
     pub fn new(database: Option<&str>, collation: u8) -> Self {
         ClientState {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id: new_client_id(),
             version: 0,
             database: database.map(str::to_string),
             collation,

@@ -1,30 +1,25 @@
 //! One id per session in 1:1 mode: the gateway's connection id is the one the client sees.
-//! `CONNECTION_ID()` is rewritten to it, `SHOW [FULL] PROCESSLIST` / COM_PROCESS_INFO and simple
-//! `information_schema.PROCESSLIST` queries are the gateway's list ([`crate::session::processlist`]), and KILL — text, COM_PROCESS_KILL, binary or
-//! text prepared — is translated to the backend thread of the session it names. The backend's
-//! thread id never reaches the client, so it can never name another client's session.
+//! `CONNECTION_ID()` is rewritten to it, and prepared KILL statements (binary or text) are
+//! remembered so that their EXECUTE is the gateway's KILL ([`crate::session::gateway_ids`], like
+//! every KILL and the process list). The backend's thread id never reaches the client, so it can
+//! never name another client's session.
 
 use std::collections::HashMap;
 
-use tracing::info;
-
 use super::Session;
-use crate::protocol::codes;
 use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{HEADER, MAX_FRAME};
-use crate::protocol::message::ErrPacket;
-use crate::protocol::resultset::GATEWAY_STATUS;
 use crate::session::command_loop::Flow;
 use crate::session::connection_id;
+use crate::session::gateway_ids;
 use crate::session::glance::{Glance, Word};
-use crate::session::kill::{self, Kill, Template};
+use crate::session::kill::{self, Template};
 use crate::session::prepared::answer::PrepareOk;
 use crate::session::prepared::binary;
 use crate::session::prepared::execute::{self, Execute};
 use crate::session::prepared::long_data::LongData;
 use crate::session::prepared::registry::ParamTypes;
 use crate::session::prepared::text::{self as text_ps, Arg, Source, TextPs};
-use crate::session::processlist::{self, Asker, Victim};
 use crate::session::SessionError;
 use crate::sql::{Mode, Value};
 
@@ -40,10 +35,6 @@ pub(super) struct PreparedKills {
 }
 
 impl Session<'_> {
-    fn asker_tenant(&self) -> String {
-        self.statement_context().tenant.to_string()
-    }
-
     /// One forwarded command, with the gateway's id answers and rewrites on the way.
     pub(super) async fn command(
         &mut self,
@@ -53,7 +44,6 @@ impl Session<'_> {
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
         match payload[0] {
-            command::PROCESS_INFO => self.processlist(false, reply_seq).await,
             command::QUERY => self.query(payload, glance, shape, reply_seq).await,
             command::STMT_PREPARE => self.stmt_prepare(payload, shape, reply_seq).await,
             command::STMT_EXECUTE => {
@@ -81,18 +71,6 @@ impl Session<'_> {
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
         let text = String::from_utf8_lossy(&payload[1..]);
-        if glance.mentions(Word::Processlist) {
-            if let Some(full) = processlist::recognise(&text) {
-                return self.processlist(full, reply_seq).await;
-            }
-            if let Some(q) = processlist::recognise_table(&text, self.front.id) {
-                let tenant = self.asker_tenant();
-                let asker = Asker { id: self.front.id, user: &self.user, tenant: &tenant };
-                let rs = processlist::table(self.shared, asker, &q);
-                self.front.write_made(rs.encode(reply_seq, self.front.caps, GATEWAY_STATUS)).await?;
-                return Ok(Flow::Continue);
-            }
-        }
         let first = crate::sql::lexer::first_word(&text);
         if ["prepare", "execute", "deallocate", "drop"].iter().any(|w| first.eq_ignore_ascii_case(w)) {
             if let Some(ps) = text_ps::parse(&text) {
@@ -111,68 +89,6 @@ impl Session<'_> {
             None => self.exchange(payload, shape).await?,
         };
         Ok(Flow::Continue)
-    }
-
-    /// The gateway's process list.
-    async fn processlist(&mut self, full: bool, reply_seq: u8) -> Result<Flow, SessionError> {
-        let tenant = self.asker_tenant();
-        let rs = processlist::list(self.shared, Asker { id: self.front.id, user: &self.user, tenant: &tenant }, full);
-        self.front.write_made(rs.encode(reply_seq, self.front.caps, GATEWAY_STATUS)).await?;
-        Ok(Flow::Continue)
-    }
-
-    /// KILL on a gateway connection id: `KILL [QUERY] <thread>` on this session's backend for a
-    /// session on the same server; a KILL CONNECTION also ends the victim's gateway session.
-    pub(super) async fn kill_session(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
-        let tenant = self.asker_tenant();
-        let victim =
-            processlist::victim(self.shared, Asker { id: self.front.id, user: &self.user, tenant: &tenant }, k);
-        let (current, own) = match victim {
-            Err(err) => return self.front.reply_err(reply_seq, &err).await.map(|()| Flow::Continue),
-            Ok(Victim::Itself) => (Some((self.backend_addr, self.backend.greeting.connection_id)), true),
-            Ok(Victim::Other(info)) => (info.current, false),
-        };
-        // The victim's session is marked first: when its backend connection then breaks under a
-        // streaming answer, its client gets the kill's error, not a broken stream.
-        if !k.query_only && !own {
-            self.shared.sessions.kill(k.id);
-            info!(victim = k.id, "session killed by KILL CONNECTION");
-        }
-        let answer = match current {
-            Some((server, thread)) if server == self.backend_addr => self.kill_on_backend(k, thread).await?,
-            // A session on another server (a routed session): its gateway session ends; its
-            // running statement cannot be reached from here.
-            _ if k.query_only => Err(ErrPacket::new(
-                codes::NOT_SUPPORTED,
-                format!("gateway: session {} is not on this session's server", k.id),
-            )),
-            _ => Ok(()),
-        };
-        match answer {
-            Ok(()) => {
-                self.reply_ok(reply_seq).await?;
-                Ok(Flow::Continue)
-            }
-            Err(err) => {
-                self.front.reply_err(reply_seq, &err).await?;
-                Ok(if own && !k.query_only { Flow::Close } else { Flow::Continue })
-            }
-        }
-    }
-
-    /// Runs `KILL [QUERY|CONNECTION] <thread>` on the backend; the server's answer, with an
-    /// unknown-thread error naming the gateway id (the session ended meanwhile: OK, as routed).
-    async fn kill_on_backend(&mut self, k: Kill, thread: u32) -> Result<Result<(), ErrPacket>, SessionError> {
-        let verb = if k.query_only { "KILL QUERY" } else { "KILL CONNECTION" };
-        let reply_seq = self.send(&[&[command::QUERY], format!("{verb} {thread}").as_bytes()].concat()).await?;
-        let packet = self.backend.wire.read_packet(MAX_FRAME).await.map_err(|e| super::lost_backend(e, reply_seq))?;
-        match packet.payload.first() {
-            Some(0xff) => {
-                let err = ErrPacket::parse(&packet.payload).map_err(SessionError::Backend)?;
-                Ok(if err.code == codes::NO_SUCH_THREAD { Ok(()) } else { Err(err) })
-            }
-            _ => Ok(Ok(())),
-        }
     }
 
     /// COM_STMT_PREPARE: `CONNECTION_ID()` rewritten; a KILL is prepared on the backend and
@@ -221,7 +137,7 @@ impl Session<'_> {
             self.kills.binary.insert(id, (t, types));
         }
         match t.bind(&values, self.front.id) {
-            Ok(k) => self.kill_session(k, reply_seq).await,
+            Ok(k) => gateway_ids::kill(self, k, reply_seq).await,
             Err(e) => self.front.reply_err(reply_seq, &e).await.map(|()| Flow::Continue),
         }
     }
@@ -261,7 +177,7 @@ impl Session<'_> {
                     });
                 }
                 match t.bind(&values, self.front.id) {
-                    Ok(k) => self.kill_session(k, reply_seq).await.map(Some),
+                    Ok(k) => gateway_ids::kill(self, k, reply_seq).await.map(Some),
                     Err(e) => self.front.reply_err(reply_seq, &e).await.map(|()| Some(Flow::Continue)),
                 }
             }
@@ -291,11 +207,6 @@ impl Session<'_> {
             Some([0xfb]) | None => Value::Null,
             Some(r) => lenenc_str(r).map_or(Value::Unknown, |s| Value::str(s.to_vec())),
         })
-    }
-
-    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError> {
-        let ok = crate::protocol::message::OkPacket::with_status(GATEWAY_STATUS).encode(self.front.caps);
-        self.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client).map(|_| ())
     }
 }
 

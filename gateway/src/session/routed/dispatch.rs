@@ -30,12 +30,6 @@ impl RoutedSession<'_> {
     pub(super) async fn query(&mut self, payload: &[u8], glance: Glance, reply_seq: u8) -> Result<Flow, SessionError> {
         // Borrowed unless the statement is not valid UTF-8.
         let text = String::from_utf8_lossy(&payload[1..]);
-        self.reg.start_text("Query", &text);
-        if glance.mentions(Word::Processlist) {
-            if let Some(q) = crate::session::processlist::recognise_table(&text, self.front.id) {
-                return self.processlist_table(&q, reply_seq).await;
-            }
-        }
         // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
         let with_id = glance
             .mentions(Word::ConnectionId)
@@ -48,7 +42,7 @@ impl RoutedSession<'_> {
         };
         let read = self.read(&text);
         let mut q = Query::read(&text, &read, None, self.state.mode());
-        if let Some(flow) = self.local_query(&mut q, glance, reply_seq).await? {
+        if let Some(flow) = self.local_query(&mut q, reply_seq).await? {
             self.shared.metrics.statement(q.analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);
         }
@@ -74,19 +68,8 @@ impl RoutedSession<'_> {
     }
 
     /// Statements answered without a server. `None`: not one of them.
-    async fn local_query(
-        &mut self,
-        q: &mut Query<'_>,
-        glance: Glance,
-        reply_seq: u8,
-    ) -> Result<Option<Flow>, SessionError> {
+    async fn local_query(&mut self, q: &mut Query<'_>, reply_seq: u8) -> Result<Option<Flow>, SessionError> {
         let text = q.text;
-        // The classifier may not see through leading comments (`/* app */ SHOW PROCESSLIST`).
-        if glance.mentions(Word::Processlist) {
-            if let Some(full) = crate::session::processlist::recognise(text) {
-                return self.processlist(full, reply_seq).await.map(Some);
-            }
-        }
         match &q.txn {
             TxnStatement::Start(held)
                 if self.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() =>
@@ -149,7 +132,6 @@ impl RoutedSession<'_> {
         if is_statement_command(cmd) {
             return self.statement_command(cmd, payload, reply_seq).await;
         }
-        self.reg.start(command::process_name(cmd), None);
         let analysis = sql::analyze("");
         let route = self.command_target().await;
         let req = Request { payload, shape, reply_seq, cmd: command::log_name(cmd), prep: Prep::None, log_sql: None };
@@ -337,7 +319,7 @@ impl RoutedSession<'_> {
                 Ok(c) => c,
                 Err(e) if e.is_retryable() => {
                     if matches!(e, PoolError::Connect { .. }) {
-                        failover::connect_feedback(&self.planner, &self.ident.tenant, planned);
+                        failover::connect_feedback(&self.planner, &self.account.tenant, planned);
                         self.shared.pool.clear_server(cand.addr);
                     }
                     last = Some(e.to_err_packet());
@@ -348,7 +330,7 @@ impl RoutedSession<'_> {
             match self.attempt(&mut conn, req, true).await {
                 Sent::Relayed(t) => {
                     if let Some(code) = t.error_code {
-                        failover::server_error_feedback(&self.planner, &self.ident.tenant, planned, code);
+                        failover::server_error_feedback(&self.planner, &self.account.tenant, planned, code);
                     }
                     let served = Served {
                         conn: Some(conn),
@@ -360,7 +342,7 @@ impl RoutedSession<'_> {
                     return Ok(served);
                 }
                 Sent::Retry(err) => {
-                    failover::server_error_feedback(&self.planner, &self.ident.tenant, planned, err.code);
+                    failover::server_error_feedback(&self.planner, &self.account.tenant, planned, err.code);
                     debug!(server = %cand.addr, error = %err, "retrying on the next candidate");
                     last = Some(err);
                 }
@@ -373,7 +355,7 @@ impl RoutedSession<'_> {
                 Sent::Fatal(e) => return Err(e),
             }
         }
-        failover::all_failed_feedback(&self.planner, &self.ident.tenant, planned);
+        failover::all_failed_feedback(&self.planner, &self.account.tenant, planned);
         let why = last.map_or_else(|| "no candidate".to_string(), |e| e.message);
         let err =
             ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: no server could serve the request: {why}"));

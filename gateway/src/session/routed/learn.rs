@@ -131,7 +131,7 @@ impl RoutedSession<'_> {
         warn!(
             target: "gateway::slow",
             conn = self.front.id,
-            user = %self.ident.user,
+            user = %self.account.user,
             db = %self.state.database().unwrap_or(""),
             server = ?served.target,
             elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),

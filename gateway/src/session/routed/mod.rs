@@ -14,7 +14,8 @@
 //!   value the gateway does not know, and `COM_SET_OPTION`.
 //! * Prepared statements ([`statements`], [`text_statements`], [`statement_conn`]): client ids,
 //!   each EXECUTE routed by its bound values, prepared on a connection when first run there.
-//! * Local answers ([`local`]), SHOW PROCESSLIST and KILL on gateway ids ([`processlist`]).
+//! * Local answers ([`local`]); SHOW PROCESSLIST and KILL on gateway ids are the command loop's
+//!   ([`crate::session::gateway_ids`]).
 //! * The client session's `wait_timeout` / `interactive_timeout` ([`idle_timeout`]): an idle
 //!   session is closed as its server would close it.
 //! * Kernel splice ([`splice`]): with `[dataplane] splice`, a session pinned for good is handed
@@ -28,7 +29,6 @@ mod idle_timeout;
 mod learn;
 mod link;
 mod local;
-mod processlist;
 mod query;
 pub mod registry;
 mod request;
@@ -47,16 +47,18 @@ use std::time::Instant;
 
 use tracing::{debug, info};
 
+use super::account::{Account, Logins};
 use super::backend::LoginRequest;
 use super::client_auth::ClientLogin;
 use super::client_side::{ClientSide, Waited};
 use super::command_loop::{self, Flow, SessionKind};
+use super::gateway_ids;
 use super::glance::Glance;
-use super::kill::Kill;
 use super::next_command::NextCommand;
 use super::pool::{scrubs_done, PoolKey, PooledConn};
+use super::processlist::Asker;
 use super::state::ClientState;
-use super::{Credential, SessionError, Shared};
+use super::{SessionError, Shared};
 use crate::planner::{Planner, StatementContext};
 use crate::protocol::codes;
 use crate::protocol::command;
@@ -67,21 +69,6 @@ use crate::tls::Stream;
 use registry::{Registration, SessionInfo};
 use transaction::{PinReason, StickyReason, Transaction};
 
-/// Who the session logs in to servers as.
-#[derive(Debug, Clone)]
-struct Identity {
-    /// Shared with every pool key the session builds (one per checkout).
-    user: Arc<str>,
-    tenant: Arc<str>,
-    credential: Credential,
-    charset: u8,
-    attributes: Vec<(Vec<u8>, Vec<u8>)>,
-    /// The database of the login (kept by COM_RESET_CONNECTION).
-    database: Option<String>,
-    /// The cluster the login name resolved to (server-leg TLS is chosen per cluster).
-    cluster: Option<String>,
-}
-
 /// One routed client session.
 pub struct RoutedSession<'a> {
     /// The client's connection and login. Its `ext`: the MariaDB extended capabilities the client
@@ -91,7 +78,8 @@ pub struct RoutedSession<'a> {
     shared: &'a Shared,
     /// The planner of the session's cluster (replaced by a COM_CHANGE_USER to another cluster).
     planner: Planner,
-    ident: Identity,
+    /// Who the session logs in to its servers as.
+    account: Account,
     state: ClientState,
     route_vars: local::RouteVars,
     txn: Transaction,
@@ -123,20 +111,20 @@ pub async fn serve(
     login: ClientLogin,
 ) -> Result<(), SessionError> {
     let seq = login.seq;
-    let ident = identity(shared, &login);
+    let account = Account::of(shared, &login, Logins::WithTenant);
     let info = SessionInfo {
-        user: ident.user.to_string(),
+        user: account.user.to_string(),
         cluster: login.name.cluster.clone().unwrap_or_default(),
-        tenant: ident.tenant.to_string(),
+        tenant: account.tenant.to_string(),
         host: peer.to_string(),
-        db: ident.database.clone(),
+        db: account.database.clone(),
         command: "Connect",
         since: Instant::now(),
         info: None,
         current: None,
     };
     let reg = shared.sessions.register(id, info);
-    let state = ClientState::new(ident.database.as_deref(), ident.charset);
+    let state = ClientState::new(account.database.as_deref(), account.charset);
     let client_tls = client.io.is_tls();
     let front = ClientSide {
         wire: client,
@@ -151,7 +139,7 @@ pub async fn serve(
         front,
         shared,
         planner,
-        ident,
+        account,
         state,
         route_vars: local::RouteVars::default(),
         // Until the login is validated on a server (`validate_login`, which reads it from there).
@@ -171,7 +159,7 @@ pub async fn serve(
     }
     let ok = OkPacket::with_status(s.txn.status()).encode(s.front.caps);
     s.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
-    info!(user = %s.ident.user, tenant = %s.ident.tenant, db = ?s.ident.database, "routed session open");
+    info!(user = %s.account.user, tenant = %s.account.tenant, db = ?s.account.database, "routed session open");
     s.reg.idle(s.state.database());
     // A kill ends an idle session at once and a streaming answer with the kill's error (the
     // relay watches the signal); other steps of a request finish first.
@@ -188,25 +176,6 @@ pub async fn serve(
     // Nobody waits for these resets: the client is gone.
     let _ = shared.pool.release_client(s.state.id());
     result
-}
-
-/// The session's user, tenant and database from an authenticated login: the bare user and the
-/// tenant its login name resolved to (docs/routing.md §14; `client_auth` checked both).
-fn identity(shared: &Shared, login: &ClientLogin) -> Identity {
-    let resp = &login.response;
-    let config = shared.config();
-    let user_cfg = config.user(&login.name.user);
-    let database = resp.database.clone().or_else(|| user_cfg.and_then(|u| u.default_database.clone()));
-    let default_tenant = shared.config().routing.as_ref().map(|r| r.default_tenant.clone()).unwrap_or_default();
-    Identity {
-        user: login.name.user.as_str().into(),
-        tenant: login.name.tenant.clone().unwrap_or(default_tenant).into(),
-        credential: login.credential.clone(),
-        charset: resp.charset,
-        attributes: resp.attributes.clone(),
-        database,
-        cluster: login.name.cluster.clone(),
-    }
 }
 
 impl SessionKind for RoutedSession<'_> {
@@ -248,16 +217,68 @@ impl SessionKind for RoutedSession<'_> {
             planner: Some(&self.planner),
             ctx: self.context(),
             client_caps: self.front.caps,
-            user: &self.ident.user,
+            user: &self.account.user,
             id: self.front.id,
         }
     }
 
-    /// Each request says what it runs as it starts ([`Self::request`]).
-    fn started(&mut self, _next: &NextCommand) {}
+    /// Shows a command as running in the session list; a prepared statement's command shows its
+    /// statement's text itself ([`statements`]).
+    fn started(&mut self, next: &NextCommand) {
+        match next.cmd {
+            command::QUERY => self.reg.start_text("Query", &String::from_utf8_lossy(&next.payload[1..])),
+            cmd if statements::is_statement_command(cmd) => {}
+            cmd => self.reg.start(command::process_name(cmd), None),
+        }
+    }
 
-    async fn kill(&mut self, k: Kill, reply_seq: u8) -> Result<Flow, SessionError> {
-        self.kill_session(k, reply_seq).await
+    fn shared(&self) -> &Shared {
+        self.shared
+    }
+
+    fn asker(&self) -> Asker<'_> {
+        Asker { id: self.front.id, user: &self.account.user, tenant: &self.account.tenant }
+    }
+
+    fn client_caps(&self) -> u32 {
+        self.front.caps
+    }
+
+    fn status(&self) -> u16 {
+        self.txn.status()
+    }
+
+    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError> {
+        self.front.reply_ok(seq, self.txn.status()).await
+    }
+
+    async fn pooled(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
+        self.checkout(server).await
+    }
+
+    /// On the session's held connection, else on a pooled connection to its last server.
+    async fn kill_itself(&mut self, query_only: bool) -> Result<Result<(), ErrPacket>, SessionError> {
+        let held = self.link.take_held();
+        let holding = held.is_some();
+        let mut conn = match (held, self.link.last_server()) {
+            (Some(conn), _) => conn,
+            (None, Some(server)) => match self.checkout(server).await {
+                Ok(conn) => conn,
+                Err(e) => return Ok(Err(e.to_err_packet())),
+            },
+            (None, None) => return Ok(Ok(())),
+        };
+        let thread = conn.thread_id();
+        let answer = gateway_ids::run(&mut conn, thread, query_only).await;
+        if !query_only {
+            conn.mark_broken();
+        }
+        match (holding, conn.is_broken()) {
+            (true, false) => self.link.hold(conn),
+            (true, true) => self.lose_connection_state(),
+            (false, _) => {}
+        }
+        Ok(answer)
     }
 
     async fn forward(
@@ -314,25 +335,15 @@ impl<'a> RoutedSession<'a> {
 
     /// The login request for pooled connections of this session.
     fn login_request(&self) -> LoginRequest<'_> {
-        LoginRequest {
-            user: &self.ident.user,
-            tenant: Some(&self.ident.tenant),
-            credential: &self.ident.credential,
-            database: self.state.database(),
-            charset: self.ident.charset,
-            client_caps: self.front.caps,
-            // Bulk execution changes nothing else on the wire; progress reports only for clients
-            // that asked: the pool never hands such a connection to another kind of client.
-            client_ext_caps: crate::protocol::ext_caps::STMT_BULK_OPERATIONS | self.front.ext,
-            attributes: &self.ident.attributes,
-            tls: self.shared.server_tls(self.ident.cluster.as_deref()),
-            identity: self.shared.client_identity(self.front.peer, self.front.id),
-        }
+        // Bulk execution changes nothing else on the wire; progress reports only for clients
+        // that asked: the pool never hands such a connection to another kind of client.
+        let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS | self.front.ext;
+        self.account.login_request(self.shared, &self.front, self.state.database(), ext)
     }
 
     /// A pooled connection to `server` for this session.
     async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
-        let key = PoolKey { server, tenant: Arc::clone(&self.ident.tenant), user: Arc::clone(&self.ident.user) };
+        let key = PoolKey { server, tenant: Arc::clone(&self.account.tenant), user: Arc::clone(&self.account.user) };
         self.shared.pool.get(&key, &self.login_request(), self.state.id()).await
     }
 
@@ -346,7 +357,7 @@ impl<'a> RoutedSession<'a> {
     /// Routing facts of the session for the planner.
     fn context(&self) -> StatementContext {
         StatementContext {
-            tenant: Arc::clone(&self.ident.tenant),
+            tenant: Arc::clone(&self.account.tenant),
             database: self.state.database().map(str::to_string),
             read_consistency: self.route_vars.read_consistency,
             ob_route_policy: self.route_vars.route_policy,
@@ -360,7 +371,7 @@ impl<'a> RoutedSession<'a> {
     async fn validate_login(&mut self) -> Result<(), ErrPacket> {
         // What a server refuses at login (the handshake's character set) is refused here: the
         // pooled connection taken below may have logged in long ago, with another client's.
-        crate::protocol::client_charset::check(self.ident.charset)?;
+        crate::protocol::client_charset::check(self.account.charset)?;
         let planned = self.planner.plan_command(&self.context()).await;
         let decision = planned.decision.map_err(|e| ErrPacket::new(e.mysql_errno(), e.to_string()))?;
         let max = self.max_attempts(&decision);
@@ -415,7 +426,6 @@ impl<'a> RoutedSession<'a> {
                 self.reset().await;
                 self.reply_ok(reply_seq).await
             }
-            command::PROCESS_INFO => self.processlist(false, reply_seq).await,
             command::QUERY => self.query(payload, glance, reply_seq).await,
             _ => self.other(cmd, payload, shape, reply_seq).await,
         }
@@ -429,7 +439,7 @@ impl<'a> RoutedSession<'a> {
         let mut scrubs = self.link.reset().into_iter().collect::<Vec<_>>();
         scrubs.extend(self.shared.pool.release_client(self.state.id()));
         scrubs_done(scrubs).await;
-        self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
+        self.state = ClientState::new(self.account.database.as_deref(), self.account.charset);
         self.route_vars = local::RouteVars::default();
         // A reset session's autocommit is the servers' global one, as at login.
         self.txn = Transaction::starting(self.shared.profile().status);
@@ -453,25 +463,25 @@ impl<'a> RoutedSession<'a> {
             Err(e) => return Err(e),
         };
         let seq = login.seq;
-        let before = (self.ident.clone(), self.planner.clone());
-        self.ident = identity(self.shared, &login);
+        let before = (self.account.clone(), self.planner.clone());
+        self.account = Account::of(self.shared, &login, Logins::WithTenant);
         if let Some(planner) = login.planner.clone() {
             self.planner = planner;
         }
         let cluster = login.name.cluster.clone().unwrap_or_default();
         self.reset().await;
-        self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
+        self.state = ClientState::new(self.account.database.as_deref(), self.account.charset);
         self.reg.update(|i| {
-            i.user = self.ident.user.to_string();
+            i.user = self.account.user.to_string();
             i.cluster = cluster;
-            i.tenant = self.ident.tenant.to_string();
+            i.tenant = self.account.tenant.to_string();
         });
         if let Err(err) = self.validate_login().await {
             // The server refused the new login: back to the previous user, state as after a reset.
-            (self.ident, self.planner) = before;
-            self.state = ClientState::new(self.ident.database.as_deref(), self.ident.charset);
-            let (user, tenant) = (self.ident.user.to_string(), self.ident.tenant.to_string());
-            let cluster = self.ident.cluster.clone().unwrap_or_default();
+            (self.account, self.planner) = before;
+            self.state = ClientState::new(self.account.database.as_deref(), self.account.charset);
+            let (user, tenant) = (self.account.user.to_string(), self.account.tenant.to_string());
+            let cluster = self.account.cluster.clone().unwrap_or_default();
             self.reg.update(|i| {
                 i.user = user;
                 i.cluster = cluster;
@@ -482,7 +492,7 @@ impl<'a> RoutedSession<'a> {
         }
         let ok = OkPacket::with_status(self.txn.status()).encode(self.front.caps);
         self.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
-        info!(user = %self.ident.user, "changed user");
+        info!(user = %self.account.user, "changed user");
         Ok(())
     }
 

@@ -51,7 +51,7 @@ impl RoutedSession<'_> {
                 if let Some(t) = kill::template(&stmt.sql) {
                     // A prepared KILL names a gateway id too: answered here, never sent.
                     return match t.bind(&values, self.front.id) {
-                        Ok(k) => self.kill_session(k, reply_seq).await.map(Some),
+                        Ok(k) => crate::session::gateway_ids::kill(self, k, reply_seq).await.map(Some),
                         Err(e) => self.reply_err(reply_seq, &e).await.map(Some),
                     };
                 }
