@@ -392,3 +392,29 @@ async fn killing_ones_own_session_answers_as_the_server_does() {
         assert!(gw.query_drop("SELECT 1").await.is_err(), "{mode}: the session survived KILL of itself");
     }
 }
+
+/// After COM_CHANGE_USER the session is the new user's in the gateway's list: the new user sees
+/// it in SHOW PROCESSLIST and may KILL it, the old one no longer sees it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_user_owns_the_session() {
+    for mode in MODES {
+        let s = setup(mode);
+        let mut changed = s.conn("alice").await;
+        let id = changed.id().to_string();
+        let opts = mysql_async::ChangeUserOpts::default()
+            .with_user(Some("bob".into()))
+            .with_pass(Some("bob-pw".into()))
+            .with_db_name(Some("test".into()));
+        changed.change_user(opts).await.unwrap_or_else(|e| panic!("{mode}: change_user: {e:?}"));
+        let user: Option<String> = changed.query_first("SELECT CURRENT_USER()").await.expect("CURRENT_USER()");
+        assert!(user.is_some_and(|u| u.starts_with("bob@")), "{mode}: the server session is not bob's");
+        let mut alice = s.conn("alice").await;
+        let mut bob = s.conn("bob").await;
+        assert!(!listed(&mut alice, "SHOW PROCESSLIST").await.contains(&id), "{mode}: alice still lists {id}");
+        assert!(listed(&mut bob, "SHOW PROCESSLIST").await.contains(&id), "{mode}: bob does not list {id}");
+        let e = alice.query_drop(format!("KILL {id}")).await.expect_err("alice killed bob's session");
+        assert_eq!(err_code(&e), Some(1095), "{mode}: alice's KILL {id}: {e:?}");
+        bob.query_drop(format!("KILL {id}")).await.unwrap_or_else(|e| panic!("{mode}: bob's KILL {id}: {e:?}"));
+        assert!(changed.query_drop("SELECT 1").await.is_err(), "{mode}: the killed session still answers");
+    }
+}
