@@ -1,5 +1,6 @@
 //! One client session end to end: authenticate, log in to the backend, then relay each command.
 
+mod fixed;
 mod ids;
 
 use std::net::SocketAddr;
@@ -13,26 +14,25 @@ use super::greeting::{self, Answer, Hello};
 use crate::tls::{self, Stream};
 
 use super::account::{Account, Logins};
-use super::backend::{self, Backend, LoginOutcome};
+use super::backend::{self, LoginOutcome};
 use super::client_auth::{self, ClientLogin};
 use super::client_side::{ClientSide, Waited};
 use super::command_loop::{self, Flow, SessionKind};
-use super::gateway_ids;
 use super::glance::Glance;
 use super::next_command::NextCommand;
 use super::pool::{PoolError, PoolKey, PooledConn};
 use super::processlist::Asker;
-use super::relay::{self, RelayError};
+use super::relay;
 use super::routed::registry::{Registration, SessionInfo};
 use super::{internal, SessionError, Shared};
 use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
 use crate::protocol::message::ErrPacket;
-use crate::protocol::response::ResponseTracker;
 use crate::protocol::resultset::GATEWAY_STATUS;
 use crate::protocol::{caps, codes, ProtocolError};
 use crate::sql::Mode;
+use fixed::FixedLink;
 
 /// Serves one accepted client connection until it ends; never panics, logs why it ended.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
@@ -155,7 +155,8 @@ struct Session<'a> {
     /// The client's connection and login. Its `ext`: the MariaDB extended capabilities
     /// negotiated on both legs.
     front: ClientSide<'a>,
-    backend: Backend,
+    /// The backend connection, fixed for the session.
+    link: FixedLink,
     shared: &'a Shared,
     /// Who the session logged in to its backend as (replaced by COM_CHANGE_USER).
     account: Account,
@@ -168,16 +169,11 @@ struct Session<'a> {
     splice: Option<crate::dataplane::splice::Prepared>,
     /// Prepared KILL statements (answered by the gateway, [`ids`]).
     kills: ids::PreparedKills,
-    /// The framed command being sent (reused from command to command).
-    out: Vec<u8>,
     /// The session's kill signal (KILL CONNECTION), watched while an answer streams.
     killed: relay::KillSignal,
     /// The session's entry in the session list (SHOW PROCESSLIST, SHOW PROXYSESSION, KILL).
     reg: Registration<'a>,
 }
-
-/// Largest send buffer a session keeps between commands.
-const KEEP_OUT: usize = 64 * 1024;
 
 impl<'a> Session<'a> {
     async fn open(
@@ -242,14 +238,13 @@ impl<'a> Session<'a> {
         let kills = ids::PreparedKills::default();
         Ok(Session {
             front,
-            backend,
+            link: FixedLink::new(backend),
             shared,
             account,
             database,
             tls,
             splice,
             kills,
-            out: Vec::new(),
             killed: None,
             reg,
         })
@@ -259,58 +254,29 @@ impl<'a> Session<'a> {
     /// module logs the session's counters (and any error) itself.
     async fn spliced(&mut self, splice: crate::dataplane::splice::Prepared) -> Result<(), SessionError> {
         debug_assert!(!self.tls, "TLS sessions are never spliced");
-        let _ = splice.run(self.front.wire, &mut self.backend.wire).await;
+        let _ = splice.run(self.front.wire, &mut self.link.backend.wire).await;
         Ok(())
     }
 
     /// Sends a command to the backend and relays its answer; `true` when the answer was an error.
     async fn exchange(&mut self, payload: &[u8], shape: command::Shape) -> Result<bool, SessionError> {
-        let reply_seq = self.send(payload).await?;
+        let reply_seq = self.link.send(payload).await?;
         self.relay_answer(payload, shape, reply_seq).await
     }
 
-    /// Sends a command to the backend; returns the sequence id of its answer.
-    async fn send(&mut self, payload: &[u8]) -> Result<u8, SessionError> {
-        debug!(command = command::name(payload[0]), len = payload.len(), "forward");
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
-        let reply_seq = encode_packet(&mut out, 0, payload);
-        let sent = self.backend.wire.write_raw(&out).await;
-        // Kept for the next command unless a huge one made it large.
-        if out.capacity() <= KEEP_OUT {
-            self.out = out;
-        }
-        sent.map_err(|e| lost_backend(e, reply_seq))?;
-        Ok(reply_seq)
-    }
-
-    /// Relays the backend's answer to `payload` (sent); `true` when it was an error.
+    /// Relays the backend's answer to `payload` (sent); `true` when it was an error. The
+    /// session's database follows a COM_INIT_DB the backend took.
     async fn relay_answer(
         &mut self,
         payload: &[u8],
         shape: command::Shape,
         reply_seq: u8,
     ) -> Result<bool, SessionError> {
-        let cmd = payload[0];
-        let mut tracker =
-            ResponseTracker::for_command(shape, payload, self.backend.capabilities & caps::DEPRECATE_EOF != 0);
-        if tracker.is_done() {
-            return Ok(false);
+        let failed = self.link.relay_answer(self.front.wire, payload, shape, reply_seq, self.killed.clone()).await?;
+        if payload[0] == command::INIT_DB && !failed {
+            self.database = Some(String::from_utf8_lossy(&payload[1..]).into_owned());
         }
-        match relay::answer(&mut self.backend.wire, self.front.wire, &mut tracker, self.killed.clone()).await {
-            Ok(()) => {
-                if cmd == command::INIT_DB && !tracker.failed {
-                    self.database = Some(String::from_utf8_lossy(&payload[1..]).into_owned());
-                }
-                Ok(tracker.failed)
-            }
-            Err(RelayError::BackendBeforeAnswer(e)) => Err(lost_backend(e, reply_seq)),
-            Err(RelayError::Backend(e)) => Err(SessionError::Backend(e)),
-            Err(RelayError::Client(e)) => Err(SessionError::Client(e)),
-            Err(RelayError::Killed { next_seq }) => {
-                Err(SessionError::Refused { err: relay::connection_killed(), seq: next_seq.unwrap_or(reply_seq) })
-            }
-        }
+        Ok(failed)
     }
 
     /// Routing facts of this session for the planner.
@@ -323,21 +289,6 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// COM_RESET_CONNECTION on the backend (what a refused COM_CHANGE_USER leaves on MariaDB: no
-    /// variables, temporary tables or prepared statements, the same user). A server without it
-    /// keeps its state (logged).
-    async fn clear_backend_state(&mut self) -> Result<(), SessionError> {
-        let timeout = self.shared.config().connect_timeout();
-        match super::pool::health::command(&mut self.backend, &[command::RESET_CONNECTION], timeout).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "COM_RESET_CONNECTION refused after a refused COM_CHANGE_USER");
-                Ok(())
-            }
-            Err(e) => Err(SessionError::Backend(e)),
-        }
-    }
-
     /// COM_CHANGE_USER: authenticate the new user here, then switch the backend connection.
     async fn switch_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
         let resp = parse_change_user(payload, self.front.caps)
@@ -347,7 +298,7 @@ impl<'a> Session<'a> {
             Ok(login) => login,
             Err(refused @ SessionError::Refused { .. }) => {
                 // As on MariaDB: the session's state is cleared, its user and database stay.
-                self.clear_backend_state().await?;
+                self.link.clear_state(self.shared.config().connect_timeout()).await?;
                 return Err(refused);
             }
             Err(e) => return Err(e),
@@ -356,7 +307,7 @@ impl<'a> Session<'a> {
         let account = Account::of(self.shared, &login, Logins::AsNamed);
         // COM_CHANGE_USER keeps the connection's negotiated capabilities.
         let req = account.login_request(self.shared, &self.front, account.database.as_deref(), 0);
-        match self.backend.change_user(&req).await.map_err(|e| at_seq(e, seq))? {
+        match self.link.backend.change_user(&req).await.map_err(|e| at_seq(e, seq))? {
             LoginOutcome::Ok(ok) => {
                 self.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
                 info!(user = %account.user, tenant = ?account.login_tenant, "changed user");
@@ -374,16 +325,6 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Waits until the idle backend connection says something: its end (KILL, wait_timeout, a
-/// restart), or a packet no command asked for (the error a server sends as it closes).
-async fn backend_gone(backend: &mut Wire<Stream>) -> String {
-    match backend.fill().await {
-        Ok(false) => "closed by the server".into(),
-        Ok(true) => "the server sent a packet unasked".into(),
-        Err(e) => e.to_string(),
-    }
-}
-
 impl SessionKind for Session<'_> {
     async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
         self.front.write_made(answer).await
@@ -396,7 +337,7 @@ impl SessionKind for Session<'_> {
     /// A backend that goes away while the client is idle ends the session: the client sees its
     /// connection close (as with a server), not an in-band error on its next command.
     async fn next(&mut self) -> Result<Option<NextCommand>, SessionError> {
-        let gone = backend_gone(&mut self.backend.wire);
+        let gone = self.link.gone();
         match self.front.next_command(self.shared, &mut self.killed, gone).await? {
             Waited::Command(next) => Ok(Some(next)),
             Waited::Closed | Waited::Killed => Ok(None),
@@ -469,15 +410,7 @@ impl SessionKind for Session<'_> {
 
     /// On the session's own backend connection.
     async fn kill_itself(&mut self, query_only: bool) -> Result<Result<(), ErrPacket>, SessionError> {
-        let payload = gateway_ids::statement(self.backend.greeting.connection_id, query_only);
-        let timeout = gateway_ids::KILL_TIMEOUT;
-        match super::pool::command(&mut self.backend, &payload, timeout).await {
-            Ok(answer) => Ok(answer.map(drop)),
-            // The connection was killed before its answer could be read.
-            Err(_) if !query_only => Ok(Err(relay::connection_killed())),
-            // The next command finds the connection gone.
-            Err(e) => Ok(Err(ErrPacket::new(codes::BACKEND_LOST, format!("gateway: KILL QUERY failed: {e}")))),
-        }
+        Ok(self.link.kill_itself(query_only).await)
     }
 
     async fn forward(&mut self, next: &NextCommand, shape: Shape, glance: Glance) -> Result<Flow, SessionError> {
@@ -489,7 +422,7 @@ impl SessionKind for Session<'_> {
     }
 
     async fn quit(&mut self) {
-        let _ = self.backend.wire.write_packet(0, &[command::QUIT]).await;
+        self.link.quit().await;
     }
 
     async fn finished(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError> {
@@ -531,12 +464,5 @@ fn at_seq(e: SessionError, seq: u8) -> SessionError {
             seq,
         },
         other => other,
-    }
-}
-
-fn lost_backend(e: ProtocolError, seq: u8) -> SessionError {
-    SessionError::Refused {
-        err: ErrPacket::new(codes::BACKEND_LOST, format!("Lost connection to backend server during query: {e}")),
-        seq,
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::Session;
+use super::{fixed, Session};
 use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{HEADER, MAX_FRAME};
 use crate::session::command_loop::Flow;
@@ -100,9 +100,9 @@ impl Session<'_> {
                 Some(t) if self.kills.binary.len() < MAX_PREPARED_KILLS => t,
                 _ => return self.front.reply_err(reply_seq, &kill::unsupported()).await.map(|()| Flow::Continue),
             };
-            let reply = self.send(payload).await?;
-            let (len, _) = self.backend.wire.need_frame(MAX_FRAME).await.map_err(|e| super::lost_backend(e, reply))?;
-            if let Ok(ok) = PrepareOk::parse(&self.backend.wire.buf[HEADER..HEADER + len]) {
+            let reply = self.link.send(payload).await?;
+            let (len, _) = self.link.backend.wire.need_frame(MAX_FRAME).await.map_err(|e| fixed::lost(e, reply))?;
+            if let Ok(ok) = PrepareOk::parse(&self.link.backend.wire.buf[HEADER..HEADER + len]) {
                 self.kills.binary.insert(ok.statement_id, (template, None));
             }
             self.relay_answer(payload, shape, reply).await?;
@@ -191,13 +191,15 @@ impl Session<'_> {
     /// The value of user variable `@name` on the backend (as text; NULL when unset).
     async fn user_var(&mut self, name: &str) -> Result<Value<'static>, SessionError> {
         let quoted = name.replace('`', "``");
-        let reply =
-            self.send(&[&[command::QUERY], format!("SELECT CAST(@`{quoted}` AS CHAR)").as_bytes()].concat()).await?;
-        let deprecate_eof = self.backend.capabilities & crate::protocol::caps::DEPRECATE_EOF != 0;
+        let reply = self
+            .link
+            .send(&[&[command::QUERY], format!("SELECT CAST(@`{quoted}` AS CHAR)").as_bytes()].concat())
+            .await?;
+        let deprecate_eof = self.link.deprecate_eof();
         let mut tracker = crate::protocol::response::ResponseTracker::new(Shape::Results, deprecate_eof);
         let mut packets = Vec::new();
         while !tracker.is_done() {
-            let p = self.backend.wire.read_packet(MAX_FRAME).await.map_err(|e| super::lost_backend(e, reply))?;
+            let p = self.link.backend.wire.read_packet(MAX_FRAME).await.map_err(|e| fixed::lost(e, reply))?;
             tracker.on_frame(&p.payload).map_err(SessionError::Backend)?;
             packets.push(p.payload);
         }
