@@ -274,6 +274,25 @@ async fn kill_and_processlist(url: String) -> Result<(), String> {
     Ok(())
 }
 
+/// A session's KILL QUERY and KILL of itself, on one connection to `url`: each answer (OK or
+/// the error code), and whether the session still answers after each.
+async fn own_kills(url: String) -> Result<Vec<(String, String)>, mysql_async::Error> {
+    let mut c = mysql_async::Conn::from_url(url).await?;
+    let id: u64 = c.query_first("SELECT CONNECTION_ID()").await?.unwrap_or(0);
+    let mut out = Vec::new();
+    for verb in ["KILL QUERY", "KILL"] {
+        let answer = match c.query_drop(format!("{verb} {id}")).await {
+            Ok(()) => "OK".to_string(),
+            Err(mysql_async::Error::Server(e)) => format!("ERROR {}", e.code),
+            // The connection closed without an answer.
+            Err(_) => "closed".to_string(),
+        };
+        let alive = c.query_drop("SELECT 1").await.is_ok();
+        out.push((verb.to_string(), format!("{answer}, alive: {alive}")));
+    }
+    Ok(out)
+}
+
 fn in_kernel_ns<T: Send + 'static>(db: &Seekdb, fut: impl std::future::Future<Output = T> + Send + 'static) -> T {
     gateway_tests::netns::run_in(db.netns(), move || {
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(fut)
@@ -299,6 +318,12 @@ fn scripted_session_matches_the_kernel() {
     assert_eq!(via[2].1, [[Some("WEAK".to_string())]], "SELECT @@ob_read_consistency after SET WEAK");
     in_kernel_ns(db, kill_and_processlist(gw.url("root", "", Some("test"))))
         .unwrap_or_else(|e| panic!("{e}\n{}", gw.log_tail(3000)));
+    // One's own KILL QUERY and KILL get the kernel's own answers (the gateway runs them on a
+    // server connection of the session itself).
+    let via = in_kernel_ns(db, own_kills(gw.url("root", "", Some("test")))).expect("own kills through the gateway");
+    let direct = in_kernel_ns(db, own_kills(format!("mysql://root@127.0.0.1:{SQL_PORT}/test"))).expect("direct");
+    eprintln!("own KILLs: direct {direct:?}, through the gateway {via:?}");
+    assert_eq!(via, direct, "one's own KILL QUERY / KILL");
 }
 
 /// `[backend] client_identity`: the gateway logs in to the kernel with ODP's proxy-login

@@ -1,95 +1,16 @@
 //! The one command loop of both kinds of session (1:1 with its fixed server connection, routed
 //! with its pooled ones): wait for the client's next command, read it once
 //! ([`ClientCommand::read`]), answer what the gateway answers itself, and hand the rest to the
-//! kind of session through [`SessionKind`].
-
-use std::net::SocketAddr;
+//! kind of session through [`SessionKind`] ([`super::kind`]).
 
 use tracing::{debug, info};
 
 use super::client_command::ClientCommand;
-#[cfg(doc)]
-use super::client_side::ClientSide;
 use super::gateway_ids;
-use super::glance::Glance;
 use super::internal;
+use super::kind::{Flow, SessionKind};
 use super::next_command::NextCommand;
-use super::pool::{PoolError, PooledConn};
-use super::processlist::Asker;
-use super::{SessionError, Shared};
-use crate::protocol::command::Shape;
-use crate::protocol::message::ErrPacket;
-use crate::sql::Mode;
-
-/// What the command loop does after a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Flow {
-    /// Wait for the next command.
-    Continue,
-    /// The session ends (it killed itself, or it was handed to the kernel and is over).
-    Close,
-}
-
-/// What the command loop asks of a kind of session.
-pub(super) trait SessionKind {
-    /// Writes an answer the gateway made ([`ClientSide::write_made`]).
-    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError>;
-
-    /// Answers `err` at `seq` ([`ClientSide::reply_err`]).
-    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError>;
-
-    /// Waits for the client's next command. `None`: the session ends (the client closed, it was
-    /// killed, or the kind's own end condition fired; logged by the kind).
-    async fn next(&mut self) -> Result<Option<NextCommand>, SessionError>;
-
-    /// Gateway connection id of the session.
-    fn id(&self) -> u32;
-
-    /// The SQL modes a statement is read in (a KILL hidden among statements is looked for in each).
-    fn modes(&self) -> &[Mode];
-
-    /// What an internal statement (`SHOW PROXY…`, `EXPLAIN ROUTE`, …) is answered for.
-    fn caller(&self) -> internal::Caller<'_>;
-
-    /// The session list shows `next` as running (for the kinds that do not say more themselves).
-    fn started(&mut self, next: &NextCommand);
-
-    /// Process state.
-    fn shared(&self) -> &Shared;
-
-    /// Who asks, for the process list and KILL.
-    fn asker(&self) -> Asker<'_>;
-
-    /// Capability flags of the client leg.
-    fn client_caps(&self) -> u32;
-
-    /// Server status flags of the session's gateway-made answers.
-    fn status(&self) -> u16;
-
-    /// Answers OK at `seq`.
-    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError>;
-
-    /// A pooled connection to `server` as the session's account, for a statement of the
-    /// gateway's own (a KILL).
-    async fn pooled(&self, server: SocketAddr) -> Result<PooledConn, PoolError>;
-
-    /// The session's KILL (or KILL QUERY) of itself, run on a server connection of its own: the
-    /// server's answer.
-    async fn kill_itself(&mut self, query_only: bool) -> Result<Result<(), ErrPacket>, SessionError>;
-
-    /// A command for the servers.
-    async fn forward(&mut self, next: &NextCommand, shape: Shape, glance: Glance) -> Result<Flow, SessionError>;
-
-    /// COM_CHANGE_USER. A refusal (`SessionError::Refused`) leaves the session with its user and
-    /// its state cleared, as MariaDB does; the loop answers it and goes on.
-    async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError>;
-
-    /// COM_QUIT.
-    async fn quit(&mut self);
-
-    /// A command ended with `flow`: what the kind does at the end of every command.
-    async fn finished(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError>;
-}
+use super::SessionError;
 
 /// Serves the session's commands until it ends.
 pub(super) async fn run<S: SessionKind>(s: &mut S) -> Result<(), SessionError> {

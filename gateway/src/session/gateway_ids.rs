@@ -10,21 +10,23 @@
 //!   on its server first).
 //! * A session's KILL of itself runs on a server connection of its own, so that the client gets
 //!   the server's own answer (MariaDB: `KILL QUERY` of oneself is 1317, `KILL` 1927, then the
-//!   connection is gone).
+//!   connection is gone; the OceanBase kernel: `KILL QUERY` OK, `KILL` closes the connection
+//!   without a word, and so does the gateway).
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use tracing::info;
 
-use super::command_loop::{Flow, SessionKind};
 use super::kill::Kill;
+use super::kind::{Flow, OwnKill, SessionKind};
 use super::pool::PooledConn;
 use super::processlist::{self, Question, Victim};
 use super::SessionError;
 use crate::protocol::codes;
 use crate::protocol::command;
 use crate::protocol::message::ErrPacket;
+use crate::protocol::ProtocolError;
 
 /// Bound of a KILL statement sent to a server.
 pub(super) const KILL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -41,16 +43,19 @@ pub(super) async fn kill<S: SessionKind>(s: &mut S, k: Kill, reply_seq: u8) -> R
     let victim = processlist::victim(s.shared(), s.asker(), k);
     let answer = match victim {
         Err(err) => Err(err),
-        Ok(Victim::Itself) => {
-            let answer = s.kill_itself(k.query_only).await?;
-            if !k.query_only {
+        Ok(Victim::Itself) => match s.kill_itself(k.query_only).await? {
+            OwnKill::Answered(answer) if k.query_only => answer,
+            // The connection ends with what the server said, or as silently as it closed it.
+            own => {
                 info!("session killed itself");
-                let err = answer.err().unwrap_or_else(super::relay::connection_killed);
-                s.reply_err(reply_seq, &err).await?;
+                match own {
+                    OwnKill::Answered(Ok(())) => s.reply_ok(reply_seq).await?,
+                    OwnKill::Answered(Err(err)) => s.reply_err(reply_seq, &err).await?,
+                    OwnKill::Closed => {}
+                }
                 return Ok(Flow::Close);
             }
-            answer
-        }
+        },
         Ok(Victim::Other(target)) => {
             // The victim's session is marked first: when its server connection then breaks
             // under a streaming answer, its client gets the kill's error, not a broken stream.
@@ -94,14 +99,23 @@ async fn on_server<S: SessionKind>(
 /// failed is marked broken.
 pub(super) async fn run(conn: &mut PooledConn, thread: u32, query_only: bool) -> Result<(), ErrPacket> {
     let server = conn.key().server;
-    match super::pool::command(conn, &statement(thread, query_only), KILL_TIMEOUT).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e),
-        Err(e) => {
-            conn.mark_broken();
-            Err(ErrPacket::new(codes::BACKEND_LOST, format!("gateway: KILL on {server} failed: {e}")))
-        }
+    exchange(conn, thread, query_only)
+        .await
+        .unwrap_or_else(|e| Err(ErrPacket::new(codes::BACKEND_LOST, format!("gateway: KILL on {server} failed: {e}"))))
+}
+
+/// Runs `KILL [QUERY|CONNECTION] <thread>` on `conn`: the server's answer, or why there was none
+/// (the connection is then marked broken).
+pub(super) async fn exchange(
+    conn: &mut PooledConn,
+    thread: u32,
+    query_only: bool,
+) -> Result<Result<(), ErrPacket>, ProtocolError> {
+    let answer = super::pool::command(conn, &statement(thread, query_only), KILL_TIMEOUT).await;
+    if answer.is_err() {
+        conn.mark_broken();
     }
+    answer.map(|a| a.map(drop))
 }
 
 /// The COM_QUERY payload of `KILL [QUERY|CONNECTION] <thread>`.

@@ -14,6 +14,7 @@ pub mod greeting;
 pub mod identity;
 pub mod internal;
 pub mod kill;
+mod kind;
 pub mod next_command;
 pub mod pool;
 pub mod prepared;

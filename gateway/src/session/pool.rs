@@ -201,7 +201,7 @@ impl Pool {
         if let Some(kind) = server_kind::known(server, &backend.greeting.server_version) {
             return Ok((kind, false));
         }
-        match server_kind::probe(backend, server, self.inner.cfg.connect_timeout()).await {
+        match health::probe_kind(backend, server, self.inner.cfg.connect_timeout()).await {
             Some(kind) => Ok((kind, true)),
             None => Err(PoolError::Connect { server, reason: "no answer to the server-kind probe".into() }),
         }

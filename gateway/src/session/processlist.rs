@@ -180,7 +180,7 @@ pub fn list(shared: &Shared, asker: Asker<'_>, full: bool) -> TextResultSet {
         } else {
             let state = match s.command {
                 "Sleep" => "",
-                crate::session::routed::SPLICED => "spliced",
+                crate::session::routed::registry::SPLICED => "spliced",
                 _ => "executing",
             };
             (s.command, state, s.info.clone())

@@ -17,8 +17,9 @@ use super::account::{Account, Logins};
 use super::backend::{self, LoginOutcome};
 use super::client_auth::{self, ClientLogin};
 use super::client_side::{ClientSide, Waited};
-use super::command_loop::{self, Flow, SessionKind};
+use super::command_loop;
 use super::glance::Glance;
+use super::kind::{Flow, OwnKill, SessionKind};
 use super::next_command::NextCommand;
 use super::pool::{PoolError, PoolKey, PooledConn};
 use super::processlist::Asker;
@@ -409,7 +410,7 @@ impl SessionKind for Session<'_> {
     }
 
     /// On the session's own backend connection.
-    async fn kill_itself(&mut self, query_only: bool) -> Result<Result<(), ErrPacket>, SessionError> {
+    async fn kill_itself(&mut self, query_only: bool) -> Result<OwnKill, SessionError> {
         Ok(self.link.kill_itself(query_only).await)
     }
 

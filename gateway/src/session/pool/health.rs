@@ -9,11 +9,13 @@ use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
+use crate::login_name::ServerKind;
 use crate::protocol::command;
 use crate::protocol::message::{ErrPacket, OkPacket, ERR, OK};
 use crate::protocol::ProtocolError;
 use crate::route::congestion::CongestionManager;
 use crate::session::backend::{Backend, LoginOutcome, LoginRequest};
+use crate::session::server_kind;
 
 /// Largest answer accepted to a pool command (OK or ERR).
 const MAX_ANSWER: usize = 1 << 20;
@@ -105,6 +107,25 @@ pub async fn ping(backend: &mut Backend, timeout: Duration) -> bool {
     matches!(command(backend, &[command::PING], timeout).await, Ok(Ok(_)))
 }
 
+/// The server-kind probe: accepted by every OceanBase version, unknown to MySQL and MariaDB.
+const KIND_PROBE: &[u8] = b"SET @@session.ob_read_consistency = @@session.ob_read_consistency";
+
+/// The kind of the server of a logged-in connection: known ([`server_kind::known`]), or probed
+/// now and remembered. `None`: the probe could not be answered (the connection is then broken).
+pub async fn probe_kind(backend: &mut Backend, addr: SocketAddr, timeout: Duration) -> Option<ServerKind> {
+    if let Some(kind) = server_kind::known(addr, &backend.greeting.server_version) {
+        return Some(kind);
+    }
+    let payload = [&[command::QUERY], KIND_PROBE].concat();
+    let kind = match self::command(backend, &payload, timeout).await.ok()? {
+        Ok(_) => ServerKind::OceanBase,
+        Err(_) => ServerKind::Mysql,
+    };
+    tracing::info!(server = %addr, version = %backend.greeting.server_version, ?kind, "server kind learnt");
+    server_kind::learn(addr, kind);
+    Some(kind)
+}
+
 /// Clears all session state: COM_RESET_CONNECTION, or COM_CHANGE_USER with `login` when the
 /// server does not know it or when `relogin` asks for it. Returns whether the login was replayed
 /// (the database and character set are then the login's). On error the connection is to be
@@ -119,8 +140,8 @@ pub async fn reset(
     relogin: bool,
 ) -> Result<bool, String> {
     let addr = backend.wire.io.peer_addr().map_err(|e| e.to_string())?;
-    let kind = crate::session::server_kind::of(addr, &backend.greeting.server_version);
-    if !relogin && (login.identity.is_none() || kind != crate::login_name::ServerKind::OceanBase) {
+    let kind = server_kind::of(addr, &backend.greeting.server_version);
+    if !relogin && (login.identity.is_none() || kind != ServerKind::OceanBase) {
         match command(backend, &[command::RESET_CONNECTION], timeout).await.map_err(|e| e.to_string())? {
             Ok(ok) => {
                 backend.session_status = ok.status;

@@ -9,8 +9,6 @@
 use super::registry::ParamTypes;
 use super::PreparedError;
 
-/// MariaDB's "the statement prepared last" id (direct execution).
-pub const LAST_STMT_ID: u32 = u32::MAX;
 /// Cursor type flag asking for a read-only cursor.
 pub const CURSOR_TYPE_READ_ONLY: u8 = 1;
 /// Command byte + id + flags + iteration count.
@@ -37,7 +35,7 @@ pub fn set_statement_id(payload: &mut [u8], id: u32) -> Result<(), PreparedError
 /// A parsed COM_STMT_EXECUTE, borrowing the client's packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Execute<'a> {
-    /// The statement id as sent (a client id, or [`LAST_STMT_ID`]).
+    /// The statement id as sent (a client id, or [`LAST_STMT_ID`](super::registry::LAST_STMT_ID)).
     pub statement_id: u32,
     /// Cursor flags ([`CURSOR_TYPE_READ_ONLY`], …).
     pub flags: u8,

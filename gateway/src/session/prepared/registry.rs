@@ -4,10 +4,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::answer::PrepareOk;
-use super::execute::LAST_STMT_ID;
 use super::long_data::{self, LongData};
 use super::PreparedError;
 use crate::sql::{self, StmtKind};
+
+/// MariaDB's "the statement prepared last" id (direct execution).
+pub const LAST_STMT_ID: u32 = u32::MAX;
 
 /// Default bound of the long data buffered per session (MySQL's `max_allowed_packet` default).
 pub const DEFAULT_LONG_DATA_LIMIT: usize = 64 << 20;

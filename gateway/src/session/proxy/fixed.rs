@@ -10,6 +10,8 @@ use crate::protocol::message::ErrPacket;
 use crate::protocol::response::ResponseTracker;
 use crate::protocol::{caps, codes, ProtocolError};
 use crate::session::backend::Backend;
+use crate::session::gateway_ids;
+use crate::session::kind::OwnKill;
 use crate::session::relay::{self, KillSignal, RelayError};
 use crate::session::SessionError;
 use crate::tls::Stream;
@@ -104,17 +106,11 @@ impl FixedLink {
     }
 
     /// `KILL [QUERY] <own thread>` on the connection itself: the server's answer.
-    pub async fn kill_itself(&mut self, query_only: bool) -> Result<(), ErrPacket> {
-        let payload = crate::session::gateway_ids::statement(self.thread(), query_only);
-        match crate::session::pool::command(&mut self.backend, &payload, crate::session::gateway_ids::KILL_TIMEOUT)
-            .await
-        {
-            Ok(answer) => answer.map(drop),
-            // The connection was killed before its answer could be read.
-            Err(_) if !query_only => Err(relay::connection_killed()),
-            // The next command finds the connection gone.
-            Err(e) => Err(ErrPacket::new(codes::BACKEND_LOST, format!("gateway: KILL QUERY failed: {e}"))),
-        }
+    pub async fn kill_itself(&mut self, query_only: bool) -> OwnKill {
+        let payload = gateway_ids::statement(self.thread(), query_only);
+        let answer = crate::session::pool::command(&mut self.backend, &payload, gateway_ids::KILL_TIMEOUT).await;
+        // A failed KILL QUERY: the next command finds the connection gone.
+        OwnKill::of(answer.map(|a| a.map(drop)), query_only)
     }
 
     /// COM_QUIT, without waiting.

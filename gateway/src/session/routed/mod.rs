@@ -34,7 +34,6 @@ pub mod registry;
 mod request;
 pub mod route_log;
 mod splice;
-pub use splice::SPLICED;
 mod statement_conn;
 mod statements;
 mod text_statements;
@@ -51,9 +50,10 @@ use super::account::{Account, Logins};
 use super::backend::LoginRequest;
 use super::client_auth::ClientLogin;
 use super::client_side::{ClientSide, Waited};
-use super::command_loop::{self, Flow, SessionKind};
+use super::command_loop;
 use super::gateway_ids;
 use super::glance::Glance;
+use super::kind::{Flow, OwnKill, SessionKind};
 use super::next_command::NextCommand;
 use super::pool::{scrubs_done, PoolKey, PooledConn};
 use super::processlist::Asker;
@@ -257,19 +257,19 @@ impl SessionKind for RoutedSession<'_> {
     }
 
     /// On the session's held connection, else on a pooled connection to its last server.
-    async fn kill_itself(&mut self, query_only: bool) -> Result<Result<(), ErrPacket>, SessionError> {
+    async fn kill_itself(&mut self, query_only: bool) -> Result<OwnKill, SessionError> {
         let held = self.link.take_held();
         let holding = held.is_some();
         let mut conn = match (held, self.link.last_server()) {
             (Some(conn), _) => conn,
             (None, Some(server)) => match self.checkout(server).await {
                 Ok(conn) => conn,
-                Err(e) => return Ok(Err(e.to_err_packet())),
+                Err(e) => return Ok(OwnKill::Answered(Err(e.to_err_packet()))),
             },
-            (None, None) => return Ok(Ok(())),
+            (None, None) => return Ok(OwnKill::Answered(Ok(()))),
         };
         let thread = conn.thread_id();
-        let answer = gateway_ids::run(&mut conn, thread, query_only).await;
+        let answer = OwnKill::of(gateway_ids::exchange(&mut conn, thread, query_only).await, query_only);
         if !query_only {
             conn.mark_broken();
         }

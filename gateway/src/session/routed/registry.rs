@@ -1,6 +1,6 @@
-//! The gateway's own session list (docs/routing.md §13): one entry per routed client session, keyed by
-//! gateway connection id, with what SHOW PROCESSLIST shows and what KILL needs (the server
-//! connection the session is using right now, and a handle that ends the session).
+//! The gateway's own session list (docs/routing.md §13): one entry per client session (1:1 and
+//! routed), keyed by gateway connection id, with what SHOW PROCESSLIST shows and what KILL needs
+//! (the server connection the session is using right now, and a handle that ends the session).
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -11,6 +11,9 @@ use tokio::sync::watch;
 
 use super::transaction::{PinReason, StickyReason};
 use crate::topology::TableKey;
+
+/// SHOW PROCESSLIST's `Command` of a spliced session (its State is `spliced`).
+pub const SPLICED: &str = "Spliced";
 
 /// Tables remembered per session for SHOW PROXYROUTE (beyond this, new ones are not listed).
 const MAX_TABLES: usize = 4096;

@@ -41,8 +41,7 @@ use crate::session::relay::{self, RelayError};
 use crate::session::{SessionError, Shared};
 use crate::tls::Stream;
 
-/// SHOW PROCESSLIST's `Command` of a spliced session (its State is `spliced`).
-pub const SPLICED: &str = "Spliced";
+use super::registry::SPLICED;
 
 /// A routed session's splice state.
 #[derive(Debug, Default)]
