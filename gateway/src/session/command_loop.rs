@@ -11,6 +11,7 @@ use super::internal;
 use super::kind::{Flow, SessionKind};
 use super::next_command::NextCommand;
 use super::SessionError;
+use crate::protocol::command;
 
 /// Serves the session's commands until it ends.
 pub(super) async fn run<S: SessionKind>(s: &mut S) -> Result<(), SessionError> {
@@ -32,12 +33,17 @@ async fn command<S: SessionKind>(s: &mut S, next: &NextCommand) -> Result<Flow, 
         s.write_made(answer).await?;
         return Ok(Flow::Continue);
     }
-    s.started(next);
+    // A statement's text, decoded once for every reader (valid UTF-8 is borrowed).
+    let text = match next.cmd {
+        command::QUERY => String::from_utf8_lossy(&next.payload[1..]),
+        _ => std::borrow::Cow::Borrowed(""),
+    };
+    s.started(next, &text);
     match asked {
         ClientCommand::Internal(_) => Ok(Flow::Continue),
         ClientCommand::Kill(k) => gateway_ids::kill(s, k, reply_seq).await,
         ClientCommand::Processlist(q) => gateway_ids::processlist(s, &q, reply_seq).await,
-        ClientCommand::Forward(shape, glance) => s.forward(next, shape, glance).await,
+        ClientCommand::Forward(shape, glance) => s.forward(next, &text, shape, glance).await,
         ClientCommand::Quit => {
             s.quit().await;
             Ok(Flow::Close)

@@ -67,8 +67,9 @@ pub(super) trait SessionKind {
     /// What an internal statement (`SHOW PROXY…`, `EXPLAIN ROUTE`, …) is answered for.
     fn caller(&self) -> internal::Caller<'_>;
 
-    /// The session list shows `next` as running (for the kinds that do not say more themselves).
-    fn started(&mut self, next: &NextCommand);
+    /// The session list shows `next` as running. `text`, here and in [`Self::forward`]: a
+    /// COM_QUERY's statement (decoded once, lossy), empty for other commands.
+    fn started(&mut self, next: &NextCommand, text: &str);
 
     /// Process state.
     fn shared(&self) -> &Shared;
@@ -94,7 +95,13 @@ pub(super) trait SessionKind {
     async fn kill_itself(&mut self, query_only: bool) -> Result<OwnKill, SessionError>;
 
     /// A command for the servers.
-    async fn forward(&mut self, next: &NextCommand, shape: Shape, glance: Glance) -> Result<Flow, SessionError>;
+    async fn forward(
+        &mut self,
+        next: &NextCommand,
+        text: &str,
+        shape: Shape,
+        glance: Glance,
+    ) -> Result<Flow, SessionError>;
 
     /// COM_CHANGE_USER. A refusal (`SessionError::Refused`) leaves the session with its user and
     /// its state cleared, as MariaDB does; the loop answers it and goes on.

@@ -262,7 +262,11 @@ impl<'a> Session<'a> {
     /// Sends a command to the backend and relays its answer; `true` when the answer was an error.
     async fn exchange(&mut self, payload: &[u8], shape: command::Shape) -> Result<bool, SessionError> {
         let reply_seq = self.link.send(payload).await?;
-        self.relay_answer(payload, shape, reply_seq).await
+        // The link's relay is awaited here, not through `relay_answer`: one future less to poll
+        // on every command.
+        let failed = self.link.relay_answer(self.front.wire, payload, shape, reply_seq, self.killed.clone()).await?;
+        self.answered(payload, failed);
+        Ok(failed)
     }
 
     /// Relays the backend's answer to `payload` (sent); `true` when it was an error. The
@@ -274,10 +278,15 @@ impl<'a> Session<'a> {
         reply_seq: u8,
     ) -> Result<bool, SessionError> {
         let failed = self.link.relay_answer(self.front.wire, payload, shape, reply_seq, self.killed.clone()).await?;
+        self.answered(payload, failed);
+        Ok(failed)
+    }
+
+    /// What an answer to `payload` changes: the session's database after a COM_INIT_DB.
+    fn answered(&mut self, payload: &[u8], failed: bool) {
         if payload[0] == command::INIT_DB && !failed {
             self.database = Some(String::from_utf8_lossy(&payload[1..]).into_owned());
         }
-        Ok(failed)
     }
 
     /// Routing facts of this session for the planner.
@@ -372,9 +381,9 @@ impl SessionKind for Session<'_> {
 
     /// Shows a command as running in the session list (the backend connection stays listed);
     /// the statement text goes into the buffer the previous one left.
-    fn started(&mut self, next: &NextCommand) {
+    fn started(&mut self, next: &NextCommand, text: &str) {
         if next.cmd == command::QUERY {
-            self.reg.start_text("Query", &String::from_utf8_lossy(&next.payload[1..]));
+            self.reg.start_text("Query", text);
         } else {
             self.reg.start(command::process_name(next.cmd), None);
         }
@@ -414,8 +423,14 @@ impl SessionKind for Session<'_> {
         Ok(self.link.kill_itself(query_only).await)
     }
 
-    async fn forward(&mut self, next: &NextCommand, shape: Shape, glance: Glance) -> Result<Flow, SessionError> {
-        self.command(&next.payload, shape, glance, next.reply_seq).await
+    async fn forward(
+        &mut self,
+        next: &NextCommand,
+        text: &str,
+        shape: Shape,
+        glance: Glance,
+    ) -> Result<Flow, SessionError> {
+        self.command(&next.payload, text, shape, glance, next.reply_seq).await
     }
 
     async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {

@@ -39,12 +39,13 @@ impl Session<'_> {
     pub(super) async fn command(
         &mut self,
         payload: &[u8],
+        text: &str,
         shape: Shape,
         glance: Glance,
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
         match payload[0] {
-            command::QUERY => self.query(payload, glance, shape, reply_seq).await,
+            command::QUERY => self.query(payload, text, glance, shape, reply_seq).await,
             command::STMT_PREPARE => self.stmt_prepare(payload, shape, reply_seq).await,
             command::STMT_EXECUTE => {
                 match execute::statement_id(payload).ok().and_then(|id| self.kills.binary.get(&id).cloned()) {
@@ -66,21 +67,21 @@ impl Session<'_> {
     async fn query(
         &mut self,
         payload: &[u8],
+        text: &str,
         glance: Glance,
         shape: Shape,
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
-        let text = String::from_utf8_lossy(&payload[1..]);
-        let first = crate::sql::lexer::first_word(&text);
+        let first = crate::sql::lexer::first_word(text);
         if ["prepare", "execute", "deallocate", "drop"].iter().any(|w| first.eq_ignore_ascii_case(w)) {
-            if let Some(ps) = text_ps::parse(&text) {
+            if let Some(ps) = text_ps::parse(text) {
                 if let Some(outcome) = self.text_ps(payload, &ps, reply_seq).await? {
                     return Ok(outcome);
                 }
             }
         }
         let with_id = if glance.mentions(Word::ConnectionId) {
-            connection_id::rewrite(&text, self.front.id, Mode::default())
+            connection_id::rewrite(text, self.front.id, Mode::default())
         } else {
             None
         };

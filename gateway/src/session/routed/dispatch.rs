@@ -27,9 +27,14 @@ use crate::sql::{self, Analysis, StmtKind};
 
 impl RoutedSession<'_> {
     /// COM_QUERY.
-    pub(super) async fn query(&mut self, payload: &[u8], glance: Glance, reply_seq: u8) -> Result<Flow, SessionError> {
-        // Borrowed unless the statement is not valid UTF-8.
-        let text = String::from_utf8_lossy(&payload[1..]);
+    pub(super) async fn query(
+        &mut self,
+        payload: &[u8],
+        text: &str,
+        glance: Glance,
+        reply_seq: u8,
+    ) -> Result<Flow, SessionError> {
+        let text = std::borrow::Cow::Borrowed(text);
         // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
         let with_id = glance
             .mentions(Word::ConnectionId)

@@ -224,9 +224,9 @@ impl SessionKind for RoutedSession<'_> {
 
     /// Shows a command as running in the session list; a prepared statement's command shows its
     /// statement's text itself ([`statements`]).
-    fn started(&mut self, next: &NextCommand) {
+    fn started(&mut self, next: &NextCommand, text: &str) {
         match next.cmd {
-            command::QUERY => self.reg.start_text("Query", &String::from_utf8_lossy(&next.payload[1..])),
+            command::QUERY => self.reg.start_text("Query", text),
             cmd if statements::is_statement_command(cmd) => {}
             cmd => self.reg.start(command::process_name(cmd), None),
         }
@@ -284,10 +284,11 @@ impl SessionKind for RoutedSession<'_> {
     async fn forward(
         &mut self,
         next: &NextCommand,
+        text: &str,
         shape: command::Shape,
         glance: Glance,
     ) -> Result<Flow, SessionError> {
-        self.request(next.cmd, &next.payload, glance, shape, next.reply_seq).await
+        self.request(next, text, glance, shape).await
     }
 
     async fn change_user(&mut self, payload: &[u8]) -> Result<(), SessionError> {
@@ -412,12 +413,12 @@ impl<'a> RoutedSession<'a> {
     /// A forwarded command: the local ones first, then dispatch.
     async fn request(
         &mut self,
-        cmd: u8,
-        payload: &[u8],
+        next: &NextCommand,
+        text: &str,
         glance: Glance,
         shape: command::Shape,
-        reply_seq: u8,
     ) -> Result<Flow, SessionError> {
+        let (cmd, payload, reply_seq) = (next.cmd, &next.payload[..], next.reply_seq);
         self.started = Instant::now();
         self.route_time = None;
         match cmd {
@@ -426,7 +427,7 @@ impl<'a> RoutedSession<'a> {
                 self.reset().await;
                 self.reply_ok(reply_seq).await
             }
-            command::QUERY => self.query(payload, glance, reply_seq).await,
+            command::QUERY => self.query(payload, text, glance, reply_seq).await,
             _ => self.other(cmd, payload, shape, reply_seq).await,
         }
     }
