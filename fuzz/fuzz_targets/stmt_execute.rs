@@ -6,7 +6,8 @@
 use arbitrary::Arbitrary;
 use gateway::protocol::command::{STMT_EXECUTE, STMT_SEND_LONG_DATA};
 use gateway::session::prepared::answer::PrepareOk;
-use gateway::session::prepared::execute::{self, Execute, LAST_STMT_ID};
+use gateway::session::prepared::execute::{self, Execute};
+use gateway::session::prepared::registry::LAST_STMT_ID;
 use gateway::session::prepared::{binary, Command, ParamTypes, Registry};
 use libfuzzer_sys::fuzz_target;
 
