@@ -6,9 +6,10 @@ use std::net::SocketAddr;
 
 use tracing::debug;
 
+use super::execute::{lose_connection_state, ClientParts};
 use super::failover::{self, retryable_error};
+use super::link::ServerLink;
 use super::request::{Request, Sent};
-use super::RoutedSession;
 use crate::protocol::command;
 use crate::protocol::frame::{encode_packet, HEADER, MAX_FRAME};
 use crate::protocol::message::{ErrPacket, ERR};
@@ -18,34 +19,40 @@ use crate::session::pool::{PoolError, PooledConn};
 use crate::session::relay::RelayError;
 use crate::session::SessionError;
 
-impl RoutedSession<'_> {
+impl ServerLink {
     /// One attempt on `conn`: sync, replay a held start, send, relay. `retry`: a refusal before
     /// execution may go to another candidate.
-    pub(super) async fn attempt(&mut self, conn: &mut PooledConn, req: &Request<'_>, retry: bool) -> Sent {
+    pub(super) async fn attempt(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        conn: &mut PooledConn,
+        req: &Request<'_>,
+        retry: bool,
+    ) -> Sent {
         let server = conn.key().server;
         let thread = conn.thread_id();
-        self.reg.update(|i| i.current = Some((server, thread)));
-        if let Err(e) = conn.sync_state(&mut self.state).await {
+        cx.reg.update(|i| i.current = Some((server, thread)));
+        if let Err(e) = conn.sync_state(cx.state).await {
             return match e {
                 PoolError::Sync { err, .. } => Sent::Failed(err),
                 other => {
-                    failover::report_failure(&self.shared.congestion, server);
+                    failover::report_failure(&cx.shared.congestion, server);
                     if retry {
                         Sent::Retry(other.to_err_packet())
                     } else {
-                        Sent::Failed(self.lost(server))
+                        Sent::Failed(self.lost(cx, server))
                     }
                 }
             };
         }
         // Prepared statements first: a lazy prepare that fails leaves no transaction begun.
-        let prepared = match self.before_send(conn, req).await {
+        let prepared = match self.before_send(cx, conn, req).await {
             Ok(p) => p,
             Err(sent) => return sent,
         };
         let replay = req.prep.starts_held_transaction();
         if replay {
-            if let Some(sent) = self.replay_held(conn, retry).await {
+            if let Some(sent) = self.replay_held(cx, conn, retry).await {
                 return sent;
             }
         }
@@ -56,30 +63,30 @@ impl RoutedSession<'_> {
         if let Err(e) = conn.wire.write_raw(&out).await {
             // write_all failed: the server never got the whole request, so it did not run.
             conn.mark_broken();
-            failover::report_failure(&self.shared.congestion, server);
+            failover::report_failure(&cx.shared.congestion, server);
             debug!(%server, error = %e, "sending failed");
-            return if retry { Sent::Retry(self.lost(server)) } else { Sent::Failed(self.lost(server)) };
+            return if retry { Sent::Retry(self.lost(cx, server)) } else { Sent::Failed(self.lost(cx, server)) };
         }
         let mut tracker =
             ResponseTracker::for_command(req.shape, payload, conn.capabilities & caps::DEPRECATE_EOF != 0);
-        if let Some(sent) = self.refused_before_execution(conn, retry, tracker.is_done()).await {
+        if let Some(sent) = self.refused_before_execution(cx, conn, retry, tracker.is_done()).await {
             return sent;
         }
-        if let Some(sent) = self.prepare_answer(conn, req) {
+        if let Some(sent) = cx.prepare_answer(conn, req) {
             return sent;
         }
         if tracker.is_done() {
-            if let Some(held) = self.txn.held.take_if(|_| replay) {
-                self.txn.started(&held);
+            if let Some(held) = cx.txn.held.take_if(|_| replay) {
+                cx.txn.started(&held);
             }
             conn.set_in_flight(false);
             return Sent::Relayed(tracker);
         }
-        if let Some(held) = self.txn.held.take_if(|_| replay) {
+        if let Some(held) = cx.txn.held.take_if(|_| replay) {
             // The statement reached the server right behind the replayed start: it is running.
-            self.txn.started(&held);
+            cx.txn.started(&held);
         }
-        match self.relay_answer(&mut conn.wire, &mut tracker).await {
+        match cx.relay_answer(&mut conn.wire, &mut tracker).await {
             Ok(()) => {
                 conn.set_in_flight(false);
                 Sent::Relayed(tracker)
@@ -87,8 +94,8 @@ impl RoutedSession<'_> {
             Err(RelayError::BackendBeforeAnswer(e)) => {
                 debug!(%server, error = %e, "connection lost after the request was sent");
                 conn.mark_broken();
-                failover::report_failure(&self.shared.congestion, server);
-                Sent::Failed(self.lost(server))
+                failover::report_failure(&cx.shared.congestion, server);
+                Sent::Failed(self.lost(cx, server))
             }
             Err(RelayError::Backend(e)) => Sent::Fatal(SessionError::Backend(e)),
             Err(RelayError::Client(e)) => Sent::Fatal(SessionError::Client(e)),
@@ -104,11 +111,11 @@ impl RoutedSession<'_> {
     }
 
     /// Replays the held transaction start on `conn` (its OK is consumed). `None`: done, go on.
-    async fn replay_held(&mut self, conn: &mut PooledConn, retry: bool) -> Option<Sent> {
-        let held = self.txn.held.clone()?;
+    async fn replay_held(&mut self, cx: &mut ClientParts<'_, '_>, conn: &mut PooledConn, retry: bool) -> Option<Sent> {
+        let held = cx.txn.held.clone()?;
         let server = conn.key().server;
         let payload = [&[command::QUERY], held.sql.as_slice()].concat();
-        let timeout = self.shared.pool.config().connect_timeout().max(std::time::Duration::from_secs(30));
+        let timeout = cx.shared.pool.config().connect_timeout().max(std::time::Duration::from_secs(30));
         conn.set_in_flight(true);
         let answer = crate::session::pool::command(conn, &payload, timeout).await;
         conn.set_in_flight(false);
@@ -123,13 +130,13 @@ impl RoutedSession<'_> {
                 // The client was told its transaction began: the statement that needed it must
                 // not run outside it (autocommit) nor be answered with the start's error as if
                 // it were its own.
-                self.txn.held = None;
+                cx.txn.held = None;
                 Some(Sent::Failed(not_started(&held.sql, &err)))
             }
             Err(_) => {
                 conn.mark_broken();
-                failover::report_failure(&self.shared.congestion, server);
-                Some(if retry { Sent::Retry(self.lost(server)) } else { Sent::Failed(self.lost(server)) })
+                failover::report_failure(&cx.shared.congestion, server);
+                Some(if retry { Sent::Retry(self.lost(cx, server)) } else { Sent::Failed(self.lost(cx, server)) })
             }
         }
     }
@@ -137,7 +144,13 @@ impl RoutedSession<'_> {
     /// Looks at the first answer packet: an ERR of docs/routing.md §7 (the server refused before executing)
     /// is consumed and means "try the next candidate"; a lost connection means the request
     /// failed. `None`: relay the answer.
-    async fn refused_before_execution(&mut self, conn: &mut PooledConn, retry: bool, no_answer: bool) -> Option<Sent> {
+    async fn refused_before_execution(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        conn: &mut PooledConn,
+        retry: bool,
+        no_answer: bool,
+    ) -> Option<Sent> {
         if no_answer {
             return None;
         }
@@ -146,8 +159,8 @@ impl RoutedSession<'_> {
             Err(e) => {
                 debug!(%server, error = %e, "connection lost after the request was sent");
                 conn.mark_broken();
-                failover::report_failure(&self.shared.congestion, server);
-                Some(Sent::Failed(self.lost(server)))
+                failover::report_failure(&cx.shared.congestion, server);
+                Some(Sent::Failed(self.lost(cx, server)))
             }
             Ok((len, _)) => {
                 let first = conn.wire.buf.get(HEADER).copied();
@@ -161,36 +174,38 @@ impl RoutedSession<'_> {
                 let _ = conn.wire.buf.split_to(HEADER + len);
                 conn.mark_broken();
                 if failover::congesting_error(err.code) {
-                    failover::report_failure(&self.shared.congestion, server);
+                    failover::report_failure(&cx.shared.congestion, server);
                 }
                 Some(Sent::Retry(err))
             }
         }
     }
 
-    /// The error for a held connection found closed before the request was sent.
-    pub(super) fn lost_before(&mut self, server: SocketAddr) -> ErrPacket {
-        let in_txn = self.sticky().is_some();
-        self.lose_connection_state();
-        let tail =
-            if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
-        ErrPacket::new(
-            codes::BACKEND_LOST,
-            format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"),
-        )
-    }
-
     /// The error for a connection lost once the request was sent: never resent; the
     /// transaction, if any, is gone.
-    pub(super) fn lost(&mut self, server: SocketAddr) -> ErrPacket {
-        let in_txn = self.sticky().is_some() || self.link.is_holding() || self.txn.held.is_some();
-        self.lose_connection_state();
-        self.txn.held = None;
+    pub(super) fn lost(&self, cx: &mut ClientParts<'_, '_>, server: SocketAddr) -> ErrPacket {
+        let in_txn = cx.sticky().is_some() || self.is_holding() || cx.txn.held.is_some();
+        lose_connection_state(cx.txn, cx.ps);
+        cx.txn.held = None;
         let tail =
             if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
         ErrPacket::new(
             codes::BACKEND_LOST,
             format!("Lost connection to server {server} during query (gateway); the statement may or may not have been executed{tail}"),
+        )
+    }
+}
+
+impl ClientParts<'_, '_> {
+    /// The error for a held connection found closed before the request was sent.
+    pub(super) fn lost_before(&mut self, server: SocketAddr) -> ErrPacket {
+        let in_txn = self.sticky().is_some();
+        lose_connection_state(self.txn, self.ps);
+        let tail =
+            if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
+        ErrPacket::new(
+            codes::BACKEND_LOST,
+            format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"),
         )
     }
 }

@@ -1,27 +1,21 @@
-//! One request of a routed session: local answers, the target (held connection, previous
-//! server, or the route decision with its retry candidates), state sync, held `BEGIN` replay,
-//! send, relay, and what the answer teaches (docs/routing.md §1 stages 8–10, docs/routing.md §8, docs/routing.md §11).
-
-use std::net::SocketAddr;
+//! One request of a routed session, the client side's part: local answers, the target (held
+//! connection, previous server, or the route decision with its retry candidates), the server
+//! side's execution ([`super::execute`]), what the answer teaches, metrics and route logs
+//! (docs/routing.md §1 stages 8–10, §8, §11).
 
 use tracing::debug;
 
-use super::failover;
 use super::local::{self, SetAction};
 use super::query::Query;
-use super::request::{Prep, Request, Route, Sent, Served, Tie};
+use super::request::{Prep, Request, Route, Served, Tie};
 use super::statements::is_statement_command;
 use super::transaction::{PinReason, StickyReason, TxnStatement, DEPENDENT_PINS};
 use super::{Flow, RoutedSession};
 use crate::config::RouteDiagnosis;
 use crate::metrics::RouteOutcome;
-use crate::planner::Planned;
-use crate::protocol::codes;
 use crate::protocol::command::{self, Shape};
-use crate::protocol::message::ErrPacket;
 use crate::protocol::resultset::TextResultSet;
 use crate::session::glance::{Glance, Word};
-use crate::session::pool::PoolError;
 use crate::session::SessionError;
 use crate::sql::{self, Analysis, StmtKind};
 
@@ -197,8 +191,8 @@ impl RoutedSession<'_> {
         Route::Planned(Box::new(planned))
     }
 
-    /// Runs a request on its route; the client has its answer (or an error) when this returns.
-    /// (The analysis is no longer needed here: the feedback scope comes with the plan.)
+    /// Runs a request on its route ([`super::link::ServerLink::execute`]); the client has its
+    /// answer (or an error) when this returns. Counts, logs and times it.
     pub(super) async fn serve(
         &mut self,
         req: &Request<'_>,
@@ -212,9 +206,9 @@ impl RoutedSession<'_> {
             let c = shared.config();
             (c.log.route_diagnosis, c.log.slow_statement_ms)
         };
-        let (served, consistency, partition, sticky) = match route {
-            Route::Held(why) => (self.on_held(req).await?, None, None, Tie::Sticky(why)),
-            Route::Server(addr, tie) => (self.on_server(req, addr, tie == Tie::Dependent).await?, None, None, tie),
+        let (consistency, partition, sticky) = match &route {
+            Route::Held(why) => (None, None, Tie::Sticky(*why)),
+            Route::Server(_, tie) => (None, None, *tie),
             Route::Planned(planned) => {
                 if let Some(c) = planned.cache {
                     metrics.cache_lookup(c);
@@ -227,11 +221,13 @@ impl RoutedSession<'_> {
                 let logged = self.shared.route_log.is_some() || diag >= RouteDiagnosis::Route;
                 let partition = planned.location.as_ref().filter(|_| logged).map(|l| l.name().to_string());
                 if diag == RouteDiagnosis::Trace && !planned.plan.steps.is_empty() {
-                    self.log_trace(req, &planned);
+                    self.log_trace(req, planned);
                 }
-                (self.on_planned(req, &planned).await?, consistency, partition, Tie::Previous)
+                (consistency, partition, Tie::Previous)
             }
         };
+        let (link, mut cx) = self.parts();
+        let served = link.execute(&mut cx, req, route).await?;
         let outcome = match (&served.target, &served.candidate) {
             (None, _) => RouteOutcome::Error,
             (Some(_), _) if sticky != Tie::Previous => RouteOutcome::Sticky,
@@ -239,12 +235,6 @@ impl RoutedSession<'_> {
             (Some(_), None) => RouteOutcome::TenantServer,
         };
         self.shared.metrics.statement(a.kind, outcome, self.route_time, self.started.elapsed());
-        if let Some(t) = served.target {
-            self.link.ran_on(t);
-        }
-        if let Some(conn) = &served.conn {
-            self.link.dependent.ran_on(conn);
-        }
         self.log_route(req, &served, consistency, partition, sticky, diag);
         self.log_slow(req, &served, outcome, slow_ms);
         if served.conn.is_none() {
@@ -252,136 +242,4 @@ impl RoutedSession<'_> {
         }
         Ok(served)
     }
-
-    async fn on_held(&mut self, req: &Request<'_>) -> Result<Served, SessionError> {
-        let Some(mut conn) = self.link.take_held() else {
-            return self
-                .failed(req, ErrPacket::new(codes::BACKEND_LOST, "gateway: the session's connection is gone"))
-                .await;
-        };
-        let target = conn.key().server;
-        if !crate::session::pool::looks_alive(&conn) {
-            // The server closed it while the session was idle (restart, kill, timeout).
-            conn.mark_broken();
-            let err = self.lost_before(target);
-            let mut s = self.failed(req, err).await?;
-            s.target = Some(target);
-            return Ok(s);
-        }
-        match self.attempt(&mut conn, req, false).await {
-            Sent::Relayed(t) => {
-                Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(target), candidate: None, attempts: 1 })
-            }
-            Sent::Retry(err) | Sent::Failed(err) => {
-                if conn.is_broken() {
-                    self.lose_connection_state();
-                } else {
-                    self.link.hold(conn);
-                }
-                let mut s = self.failed(req, err).await?;
-                s.target = Some(target);
-                Ok(s)
-            }
-            Sent::Fatal(e) => Err(e),
-        }
-    }
-
-    async fn on_server(
-        &mut self,
-        req: &Request<'_>,
-        server: SocketAddr,
-        dependent: bool,
-    ) -> Result<Served, SessionError> {
-        let mut conn = match self.checkout(server).await {
-            Ok(c) => c,
-            Err(e) => return self.failed(req, e.to_err_packet()).await,
-        };
-        if dependent {
-            self.link.dependent.restore(&mut conn, self.shared.config().connect_timeout()).await;
-        }
-        match self.attempt(&mut conn, req, false).await {
-            Sent::Relayed(t) => {
-                Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(server), candidate: None, attempts: 1 })
-            }
-            Sent::Retry(err) | Sent::Failed(err) => self.failed(req, err).await,
-            Sent::Fatal(e) => Err(e),
-        }
-    }
-
-    /// The route decision's candidates in order, until one serves the request (docs/routing.md §7).
-    async fn on_planned(&mut self, req: &Request<'_>, planned: &Planned) -> Result<Served, SessionError> {
-        let decision = match &planned.decision {
-            Ok(d) => d,
-            Err(e) => {
-                let err = ErrPacket::with_state(e.mysql_errno(), &sql_state(e.sql_state()), e.to_string());
-                return self.failed(req, err).await;
-            }
-        };
-        let order = failover::attempt_order(decision, &self.shared.congestion, self.max_attempts(decision));
-        let mut last = None;
-        for (i, cand) in order.iter().enumerate() {
-            let mut conn = match self.checkout(cand.addr).await {
-                Ok(c) => c,
-                Err(e) if e.is_retryable() => {
-                    if matches!(e, PoolError::Connect { .. }) {
-                        failover::connect_feedback(&self.planner, &self.account.tenant, planned);
-                        self.shared.pool.clear_server(cand.addr);
-                    }
-                    last = Some(e.to_err_packet());
-                    continue;
-                }
-                Err(e) => return self.failed(req, e.to_err_packet()).await,
-            };
-            match self.attempt(&mut conn, req, true).await {
-                Sent::Relayed(t) => {
-                    if let Some(code) = t.error_code {
-                        failover::server_error_feedback(&self.planner, &self.account.tenant, planned, code);
-                    }
-                    let served = Served {
-                        conn: Some(conn),
-                        tracker: Some(t),
-                        target: Some(cand.addr),
-                        candidate: Some(cand.clone()),
-                        attempts: i + 1,
-                    };
-                    return Ok(served);
-                }
-                Sent::Retry(err) => {
-                    failover::server_error_feedback(&self.planner, &self.account.tenant, planned, err.code);
-                    debug!(server = %cand.addr, error = %err, "retrying on the next candidate");
-                    last = Some(err);
-                }
-                Sent::Failed(err) => {
-                    let mut s = self.failed(req, err).await?;
-                    s.target = Some(cand.addr);
-                    s.attempts = i + 1;
-                    return Ok(s);
-                }
-                Sent::Fatal(e) => return Err(e),
-            }
-        }
-        failover::all_failed_feedback(&self.planner, &self.account.tenant, planned);
-        let why = last.map_or_else(|| "no candidate".to_string(), |e| e.message);
-        let err =
-            ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: no server could serve the request: {why}"));
-        let mut s = self.failed(req, err).await?;
-        s.attempts = order.len();
-        Ok(s)
-    }
-
-    /// The client gets `err` as the answer.
-    async fn failed(&mut self, req: &Request<'_>, err: ErrPacket) -> Result<Served, SessionError> {
-        if req.shape != Shape::None {
-            self.front.wire.write_packet(req.reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
-        }
-        Ok(Served { conn: None, tracker: None, target: None, candidate: None, attempts: 1 })
-    }
-}
-
-fn sql_state(s: &str) -> [u8; 5] {
-    let mut out = *b"HY000";
-    if s.len() == 5 {
-        out.copy_from_slice(s.as_bytes());
-    }
-    out
 }

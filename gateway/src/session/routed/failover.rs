@@ -112,6 +112,13 @@ pub fn all_failed_feedback(planner: &Planner, tenant: &str, planned: &Planned) {
     planner.locator().feedback(&scope(tenant, planned), Feedback::AllFailed);
 }
 
+/// How many candidates a request may try: `connect_observer_max_retries` (2–5, 3 without
+/// `[routing]`), bounded by the decision.
+pub(super) fn max_attempts(shared: &crate::session::Shared, d: &RouteDecision) -> usize {
+    let retries = shared.config().routing.as_ref().map_or(3, |r| r.connect_observer_max_retries.clamp(2, 5));
+    d.max_attempts(retries)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@
 mod attempt;
 mod dependent;
 mod dispatch;
+mod execute;
 mod failover;
 mod idle_timeout;
 mod learn;
@@ -47,7 +48,6 @@ use std::time::Instant;
 use tracing::{debug, info};
 
 use super::account::{Account, Logins};
-use super::backend::LoginRequest;
 use super::client_auth::ClientLogin;
 use super::client_side::{ClientSide, Waited};
 use super::command_loop;
@@ -55,7 +55,7 @@ use super::gateway_ids;
 use super::glance::Glance;
 use super::kind::{Flow, OwnKill, SessionKind};
 use super::next_command::NextCommand;
-use super::pool::{scrubs_done, PoolKey, PooledConn};
+use super::pool::{scrubs_done, PooledConn};
 use super::processlist::Asker;
 use super::state::ClientState;
 use super::{SessionError, Shared};
@@ -275,7 +275,7 @@ impl SessionKind for RoutedSession<'_> {
         }
         match (holding, conn.is_broken()) {
             (true, false) => self.link.hold(conn),
-            (true, true) => self.lose_connection_state(),
+            (true, true) => execute::lose_connection_state(&mut self.txn, &mut self.ps),
             (false, _) => {}
         }
         Ok(answer)
@@ -313,17 +313,26 @@ impl<'a> RoutedSession<'a> {
         self.txn.pin.is_some()
     }
 
-    /// Why the next statement must use the session's current connection, if it must: a pin, a
-    /// transaction, or an open cursor of a prepared statement (the registry's, the one record).
+    /// Why the next statement must use the session's current connection, if it must
+    /// ([`execute::sticky`]).
     fn sticky(&self) -> Option<StickyReason> {
-        self.txn.sticky().or_else(|| self.ps.registry.has_cursor().then_some(StickyReason::Cursor))
+        execute::sticky(&self.txn, &self.ps)
     }
 
-    /// The connection holding the session's transaction, pins and cursors is gone: all of them
-    /// with it.
-    fn lose_connection_state(&mut self) {
-        self.txn.lost();
-        self.ps.registry.clear_cursors();
+    /// The session's server side, and what it borrows of the client side for a request.
+    fn parts(&mut self) -> (&mut link::ServerLink, execute::ClientParts<'_, 'a>) {
+        let cx = execute::ClientParts {
+            front: &mut self.front,
+            shared: self.shared,
+            planner: &self.planner,
+            account: &self.account,
+            state: &mut self.state,
+            txn: &mut self.txn,
+            ps: &mut self.ps,
+            splice: &mut self.splice,
+            reg: &self.reg,
+        };
+        (&mut self.link, cx)
     }
 
     /// Pins the session to its current connection for good.
@@ -334,18 +343,9 @@ impl<'a> RoutedSession<'a> {
         }
     }
 
-    /// The login request for pooled connections of this session.
-    fn login_request(&self) -> LoginRequest<'_> {
-        // Bulk execution changes nothing else on the wire; progress reports only for clients
-        // that asked: the pool never hands such a connection to another kind of client.
-        let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS | self.front.ext;
-        self.account.login_request(self.shared, &self.front, self.state.database(), ext)
-    }
-
-    /// A pooled connection to `server` for this session.
+    /// A pooled connection to `server` for this session ([`execute::checkout`]).
     async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
-        let key = PoolKey { server, tenant: Arc::clone(&self.account.tenant), user: Arc::clone(&self.account.user) };
-        self.shared.pool.get(&key, &self.login_request(), self.state.id()).await
+        execute::checkout(self.shared, &self.account, &self.front, &self.state, server).await
     }
 
     /// A statement's text as the SQL analysis reads it: in the default SQL mode, rewritten
@@ -375,7 +375,7 @@ impl<'a> RoutedSession<'a> {
         crate::protocol::client_charset::check(self.account.charset)?;
         let planned = self.planner.plan_command(&self.context()).await;
         let decision = planned.decision.map_err(|e| ErrPacket::new(e.mysql_errno(), e.to_string()))?;
-        let max = self.max_attempts(&decision);
+        let max = failover::max_attempts(self.shared, &decision);
         let mut last = None;
         for cand in failover::attempt_order(&decision, &self.shared.congestion, max) {
             match self.checkout(cand.addr).await {
@@ -403,11 +403,6 @@ impl<'a> RoutedSession<'a> {
         Err(last
             .map(|e| e.to_err_packet())
             .unwrap_or_else(|| ErrPacket::new(codes::BACKEND_UNREACHABLE, "gateway: no server available")))
-    }
-
-    fn max_attempts(&self, d: &crate::route::RouteDecision) -> usize {
-        let retries = self.shared.config().routing.as_ref().map_or(3, |r| r.connect_observer_max_retries.clamp(2, 5));
-        d.max_attempts(retries)
     }
 
     /// A forwarded command: the local ones first, then dispatch.

@@ -31,6 +31,7 @@ use std::time::Instant;
 
 use tracing::{debug, info};
 
+use super::execute::ClientParts;
 use super::transaction::PinReason;
 use super::{Flow, RoutedSession};
 use crate::dataplane::splice::{self, sys, Eligibility, Splicer};
@@ -62,9 +63,9 @@ impl PinSplice {
     }
 }
 
-impl RoutedSession<'_> {
+impl ClientParts<'_, '_> {
     /// Relays an answer from `backend` to the client; when the session may be spliced, its last
-    /// batch is held for [`Self::after_request`].
+    /// batch is held for [`RoutedSession::after_request`].
     pub(super) async fn relay_answer(
         &mut self,
         backend: &mut Wire<Stream>,
@@ -81,7 +82,9 @@ impl RoutedSession<'_> {
             relay::answer_holding_last(backend, self.front.wire, tracker, Some(self.reg.killed.clone())).await?;
         Ok(())
     }
+}
 
+impl RoutedSession<'_> {
     /// After a request: splices the session if it is pinned and quiet, else writes the held
     /// end of the answer. `Flow::Close` once a spliced session has ended.
     pub(super) async fn after_request(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError> {

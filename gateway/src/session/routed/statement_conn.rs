@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
+use super::execute::ClientParts;
 use super::failover;
+use super::link::ServerLink;
 use super::request::{Execution, Prep, Request, Sent};
-use super::RoutedSession;
 use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{self, HEADER};
 use crate::protocol::message::{ErrPacket, ERR};
@@ -30,15 +31,16 @@ pub(super) struct Statements {
     pub(super) epoch: u64,
 }
 
-impl RoutedSession<'_> {
+impl ServerLink {
     /// Gets `conn` ready for `req`: drops closed statements, prepares what is missing, replays
     /// long data. Returns the payload to send instead of the client's, if it differs.
     pub(super) async fn before_send(
         &mut self,
+        cx: &mut ClientParts<'_, '_>,
         conn: &mut PooledConn,
         req: &Request<'_>,
     ) -> Result<Option<Vec<u8>>, Sent> {
-        self.sweep(conn).await?;
+        self.sweep(cx, conn).await?;
         match req.prep {
             Prep::None | Prep::Prepare { .. } | Prep::TextPrepare => Ok(None),
             Prep::Id { client_id } => {
@@ -49,12 +51,12 @@ impl RoutedSession<'_> {
                 execute::set_statement_id(&mut out, here.id).map_err(|e| Sent::Failed(e.to_err()))?;
                 Ok(Some(out))
             }
-            Prep::Execute(ex) => self.execute_here(conn, req.payload, ex).await.map(Some),
-            Prep::Bulk(ex) => self.bulk_here(conn, req.payload, ex).await.map(Some),
+            Prep::Execute(ex) => self.execute_here(cx, conn, req.payload, ex).await.map(Some),
+            Prep::Bulk(ex) => self.bulk_here(cx, conn, req.payload, ex).await.map(Some),
             Prep::Text { name, generation, sql } => {
                 if !conn.sync.statements.has_text(name, generation) {
-                    let q = [&[command::QUERY][..], &text::prepare_sql(name, sql, self.state.mode().nbe)].concat();
-                    self.one_command(conn, &q).await?;
+                    let q = [&[command::QUERY][..], &text::prepare_sql(name, sql, cx.state.mode().nbe)].concat();
+                    self.one_command(cx, conn, &q).await?;
                     conn.sync.statements.insert_text(name, generation);
                 }
                 Ok(None)
@@ -64,6 +66,7 @@ impl RoutedSession<'_> {
 
     async fn execute_here(
         &mut self,
+        cx: &mut ClientParts<'_, '_>,
         conn: &mut PooledConn,
         payload: &[u8],
         ex: &Execution<'_>,
@@ -71,14 +74,14 @@ impl RoutedSession<'_> {
         let server_id = match conn.sync.statements.get(ex.client_id) {
             Some(s) => s.id,
             None => {
-                let id = self.prepare_here(conn, ex.sql).await?;
+                let id = self.prepare_here(cx, conn, ex.sql).await?;
                 conn.sync.statements.insert(ex.client_id, id);
                 id
             }
         };
         for p in ex.long.packets(server_id) {
             if conn.wire.write_packet(0, &p).await.is_err() {
-                return Err(self.broken(conn));
+                return Err(self.broken(cx, conn));
             }
         }
         let stmts = &mut conn.sync.statements;
@@ -92,11 +95,17 @@ impl RoutedSession<'_> {
 
     /// The bulk execution for `conn`: the statement prepared there if missing, its id replaced,
     /// the parameter types added when this connection's statement has none.
-    async fn bulk_here(&mut self, conn: &mut PooledConn, payload: &[u8], ex: &Execution<'_>) -> Result<Vec<u8>, Sent> {
+    async fn bulk_here(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        conn: &mut PooledConn,
+        payload: &[u8],
+        ex: &Execution<'_>,
+    ) -> Result<Vec<u8>, Sent> {
         let server_id = match conn.sync.statements.get(ex.client_id) {
             Some(s) => s.id,
             None => {
-                let id = self.prepare_here(conn, ex.sql).await?;
+                let id = self.prepare_here(cx, conn, ex.sql).await?;
                 conn.sync.statements.insert(ex.client_id, id);
                 id
             }
@@ -111,78 +120,91 @@ impl RoutedSession<'_> {
     }
 
     /// COM_STMT_PREPARE of `sql` on `conn`, its whole answer consumed; the server's id.
-    async fn prepare_here(&mut self, conn: &mut PooledConn, sql: &str) -> Result<u32, Sent> {
+    async fn prepare_here(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        conn: &mut PooledConn,
+        sql: &str,
+    ) -> Result<u32, Sent> {
         let payload = [&[command::STMT_PREPARE], sql.as_bytes()].concat();
         conn.set_in_flight(true);
-        let answer = tokio::time::timeout(self.command_timeout(), read_prepare(conn, &payload)).await;
+        let answer = tokio::time::timeout(cx.command_timeout(), read_prepare(conn, &payload)).await;
         match answer {
             Ok(Ok(answer)) => {
                 conn.set_in_flight(false);
                 answer.map_err(Sent::Failed)
             }
-            _ => Err(self.broken(conn)),
+            _ => Err(self.broken(cx, conn)),
         }
     }
 
     /// A one-packet command with an OK/ERR answer on `conn` (lazy text prepare, deallocate).
-    async fn one_command(&mut self, conn: &mut PooledConn, payload: &[u8]) -> Result<(), Sent> {
+    async fn one_command(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        conn: &mut PooledConn,
+        payload: &[u8],
+    ) -> Result<(), Sent> {
         conn.set_in_flight(true);
-        let answer = pool::command(conn, payload, self.command_timeout()).await;
+        let answer = pool::command(conn, payload, cx.command_timeout()).await;
         conn.set_in_flight(false);
         match answer {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(err)) => Err(Sent::Failed(err)),
-            Err(_) => Err(self.broken(conn)),
+            Err(_) => Err(self.broken(cx, conn)),
         }
     }
 
-    fn command_timeout(&self) -> Duration {
-        self.shared.pool.config().connect_timeout().max(Duration::from_secs(30))
-    }
-
     /// The connection failed under a gateway command: closed, and the request failed.
-    fn broken(&mut self, conn: &mut PooledConn) -> Sent {
+    fn broken(&self, cx: &mut ClientParts<'_, '_>, conn: &mut PooledConn) -> Sent {
         let server = conn.key().server;
         conn.mark_broken();
-        failover::report_failure(&self.shared.congestion, server);
-        Sent::Failed(self.lost(server))
+        failover::report_failure(&cx.shared.congestion, server);
+        Sent::Failed(self.lost(cx, server))
     }
 
     /// Closes, on `conn`, the statements the client closed or deallocated since it was last
     /// used: server-side statements of a long-lived client never pile up.
-    async fn sweep(&mut self, conn: &mut PooledConn) -> Result<(), Sent> {
-        if !conn.sync.statements.needs_sweep(self.ps.epoch) {
+    async fn sweep(&mut self, cx: &mut ClientParts<'_, '_>, conn: &mut PooledConn) -> Result<(), Sent> {
+        if !conn.sync.statements.needs_sweep(cx.ps.epoch) {
             return Ok(());
         }
         let closed: Vec<u32> =
-            conn.sync.statements.iter().filter(|(c, _)| self.ps.registry.get(*c).is_none()).map(|(c, _)| c).collect();
+            conn.sync.statements.iter().filter(|(c, _)| cx.ps.registry.get(*c).is_none()).map(|(c, _)| c).collect();
         for client_id in closed {
             let Some(server_id) = conn.sync.statements.remove(client_id) else { continue };
             let mut p = vec![command::STMT_CLOSE];
             p.extend_from_slice(&server_id.to_le_bytes());
             if conn.wire.write_packet(0, &p).await.is_err() {
-                return Err(self.broken(conn));
+                return Err(self.broken(cx, conn));
             }
         }
         let gone: Vec<String> = conn
             .sync
             .statements
             .text_statements()
-            .filter(|(name, _)| self.ps.text.get(name).is_none())
+            .filter(|(name, _)| cx.ps.text.get(name).is_none())
             .map(|(name, _)| name.to_string())
             .collect();
         for name in gone {
             conn.sync.statements.remove_text(&name);
             let q = format!("\u{3}DEALLOCATE PREPARE `{}`", name.replace('`', "``"));
-            match self.one_command(conn, q.as_bytes()).await {
+            match self.one_command(cx, conn, q.as_bytes()).await {
                 Ok(()) => {}
                 // The server's ERR (not prepared there after all): nothing to drop.
                 Err(_) if !conn.is_broken() => {}
                 Err(sent) => return Err(sent),
             }
         }
-        conn.sync.statements.set_swept(self.ps.epoch);
+        conn.sync.statements.set_swept(cx.ps.epoch);
         Ok(())
+    }
+}
+
+impl ClientParts<'_, '_> {
+    /// How long a command the gateway sends on its own may take.
+    fn command_timeout(&self) -> Duration {
+        self.shared.pool.config().connect_timeout().max(Duration::from_secs(30))
     }
 
     /// The first packet of the answer to the client's COM_STMT_PREPARE is in `conn`'s buffer:

@@ -1,0 +1,258 @@
+//! One request executed by the server side of a routed session ([`ServerLink::execute`]): on the
+//! held connection, on the previous server, or on the route decision's candidates in order
+//! until one serves it (docs/routing.md §7, §8). Each attempt ([`super::attempt`]) syncs the
+//! session state, prepares statements there, replays a held `BEGIN`, sends and relays; whether a
+//! failed attempt may go to the next candidate is its outcome's kind ([`Sent`]).
+//!
+//! The server side borrows what it needs of the client side for the request ([`ClientParts`]):
+//! the client's connection (answers and errors are written to it), its session state, its
+//! transaction and its prepared statements.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tracing::debug;
+
+use super::failover;
+use super::link::ServerLink;
+use super::registry::Registration;
+use super::request::{Request, Route, Sent, Served, Tie};
+use super::splice::PinSplice;
+use super::statement_conn::Statements;
+use super::transaction::{StickyReason, Transaction};
+use crate::planner::{Planned, Planner};
+use crate::protocol::codes;
+use crate::protocol::command::Shape;
+use crate::protocol::message::ErrPacket;
+use crate::session::account::Account;
+use crate::session::client_side::ClientSide;
+use crate::session::pool::{PoolError, PoolKey, PooledConn};
+use crate::session::state::ClientState;
+use crate::session::{SessionError, Shared};
+
+/// What the server side of a routed session uses of its client side during one request.
+pub(super) struct ClientParts<'s, 'a> {
+    /// The client's connection: answers are relayed to it, errors written to it.
+    pub front: &'s mut ClientSide<'a>,
+    pub shared: &'a Shared,
+    /// Told what the servers answered (congestion and failover feedback).
+    pub planner: &'s Planner,
+    /// Who the server connections log in as.
+    pub account: &'s Account,
+    /// The session state every connection is brought up to before it runs a request.
+    pub state: &'s mut ClientState,
+    /// The held transaction start (replayed before the statement that needs it).
+    pub txn: &'s mut Transaction,
+    /// The client's prepared statements (prepared on a connection when first run there).
+    pub ps: &'s mut Statements,
+    /// The last batch of the answer, held back for a splice.
+    pub splice: &'s mut PinSplice,
+    /// The session list (the server thread running the request; the kill signal).
+    pub reg: &'s Registration<'a>,
+}
+
+impl ServerLink {
+    /// Runs a request on its route; the client has its answer (or an error) when this returns.
+    pub(super) async fn execute(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        req: &Request<'_>,
+        route: Route,
+    ) -> Result<Served, SessionError> {
+        let served = match route {
+            Route::Held(_) => self.on_held(cx, req).await?,
+            Route::Server(addr, tie) => self.on_server(cx, req, addr, tie == Tie::Dependent).await?,
+            Route::Planned(planned) => self.on_planned(cx, req, &planned).await?,
+        };
+        if let Some(t) = served.target {
+            self.ran_on(t);
+        }
+        if let Some(conn) = &served.conn {
+            self.dependent.ran_on(conn);
+        }
+        Ok(served)
+    }
+
+    async fn on_held(&mut self, cx: &mut ClientParts<'_, '_>, req: &Request<'_>) -> Result<Served, SessionError> {
+        let Some(mut conn) = self.take_held() else {
+            return cx
+                .failed(req, ErrPacket::new(codes::BACKEND_LOST, "gateway: the session's connection is gone"))
+                .await;
+        };
+        let target = conn.key().server;
+        if !crate::session::pool::looks_alive(&conn) {
+            // The server closed it while the session was idle (restart, kill, timeout).
+            conn.mark_broken();
+            let err = cx.lost_before(target);
+            let mut s = cx.failed(req, err).await?;
+            s.target = Some(target);
+            return Ok(s);
+        }
+        match self.attempt(cx, &mut conn, req, false).await {
+            Sent::Relayed(t) => {
+                Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(target), candidate: None, attempts: 1 })
+            }
+            Sent::Retry(err) | Sent::Failed(err) => {
+                if conn.is_broken() {
+                    lose_connection_state(cx.txn, cx.ps);
+                } else {
+                    self.hold(conn);
+                }
+                let mut s = cx.failed(req, err).await?;
+                s.target = Some(target);
+                Ok(s)
+            }
+            Sent::Fatal(e) => Err(e),
+        }
+    }
+
+    async fn on_server(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        req: &Request<'_>,
+        server: SocketAddr,
+        dependent: bool,
+    ) -> Result<Served, SessionError> {
+        let mut conn = match cx.checkout(server).await {
+            Ok(c) => c,
+            Err(e) => return cx.failed(req, e.to_err_packet()).await,
+        };
+        if dependent {
+            self.dependent.restore(&mut conn, cx.shared.config().connect_timeout()).await;
+        }
+        match self.attempt(cx, &mut conn, req, false).await {
+            Sent::Relayed(t) => {
+                Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(server), candidate: None, attempts: 1 })
+            }
+            Sent::Retry(err) | Sent::Failed(err) => cx.failed(req, err).await,
+            Sent::Fatal(e) => Err(e),
+        }
+    }
+
+    /// The route decision's candidates in order, until one serves the request (docs/routing.md §7).
+    async fn on_planned(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        req: &Request<'_>,
+        planned: &Planned,
+    ) -> Result<Served, SessionError> {
+        let decision = match &planned.decision {
+            Ok(d) => d,
+            Err(e) => {
+                let err = ErrPacket::with_state(e.mysql_errno(), &sql_state(e.sql_state()), e.to_string());
+                return cx.failed(req, err).await;
+            }
+        };
+        let max = failover::max_attempts(cx.shared, decision);
+        let order = failover::attempt_order(decision, &cx.shared.congestion, max);
+        let (planner, account) = (cx.planner, cx.account);
+        let tenant = &account.tenant;
+        let mut last = None;
+        for (i, cand) in order.iter().enumerate() {
+            let mut conn = match cx.checkout(cand.addr).await {
+                Ok(c) => c,
+                Err(e) if e.is_retryable() => {
+                    if matches!(e, PoolError::Connect { .. }) {
+                        failover::connect_feedback(planner, tenant, planned);
+                        cx.shared.pool.clear_server(cand.addr);
+                    }
+                    last = Some(e.to_err_packet());
+                    continue;
+                }
+                Err(e) => return cx.failed(req, e.to_err_packet()).await,
+            };
+            match self.attempt(cx, &mut conn, req, true).await {
+                Sent::Relayed(t) => {
+                    if let Some(code) = t.error_code {
+                        failover::server_error_feedback(planner, tenant, planned, code);
+                    }
+                    let served = Served {
+                        conn: Some(conn),
+                        tracker: Some(t),
+                        target: Some(cand.addr),
+                        candidate: Some(cand.clone()),
+                        attempts: i + 1,
+                    };
+                    return Ok(served);
+                }
+                Sent::Retry(err) => {
+                    failover::server_error_feedback(planner, tenant, planned, err.code);
+                    debug!(server = %cand.addr, error = %err, "retrying on the next candidate");
+                    last = Some(err);
+                }
+                Sent::Failed(err) => {
+                    let mut s = cx.failed(req, err).await?;
+                    s.target = Some(cand.addr);
+                    s.attempts = i + 1;
+                    return Ok(s);
+                }
+                Sent::Fatal(e) => return Err(e),
+            }
+        }
+        failover::all_failed_feedback(planner, tenant, planned);
+        let why = last.map_or_else(|| "no candidate".to_string(), |e| e.message);
+        let err =
+            ErrPacket::new(codes::BACKEND_UNREACHABLE, format!("gateway: no server could serve the request: {why}"));
+        let mut s = cx.failed(req, err).await?;
+        s.attempts = order.len();
+        Ok(s)
+    }
+}
+
+impl ClientParts<'_, '_> {
+    /// The client gets `err` as the answer.
+    async fn failed(&mut self, req: &Request<'_>, err: ErrPacket) -> Result<Served, SessionError> {
+        if req.shape != Shape::None {
+            self.front.wire.write_packet(req.reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
+        }
+        Ok(Served { conn: None, tracker: None, target: None, candidate: None, attempts: 1 })
+    }
+
+    /// A pooled connection to `server` for this session.
+    pub(super) async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, PoolError> {
+        checkout(self.shared, self.account, self.front, self.state, server).await
+    }
+
+    /// Why the next statement must use the session's current connection, if it must.
+    pub(super) fn sticky(&self) -> Option<StickyReason> {
+        sticky(self.txn, self.ps)
+    }
+}
+
+/// A pooled connection to `server` for the session of `front`, logged in as `account`, in the
+/// database of `state`.
+pub(super) async fn checkout(
+    shared: &Shared,
+    account: &Account,
+    front: &ClientSide<'_>,
+    state: &ClientState,
+    server: SocketAddr,
+) -> Result<PooledConn, PoolError> {
+    let key = PoolKey { server, tenant: Arc::clone(&account.tenant), user: Arc::clone(&account.user) };
+    // Bulk execution changes nothing else on the wire; progress reports only for clients that
+    // asked: the pool never hands such a connection to another kind of client.
+    let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS | front.ext;
+    let login = account.login_request(shared, front, state.database(), ext);
+    shared.pool.get(&key, &login, state.id()).await
+}
+
+/// Why the next statement must use the session's current connection, if it must: a pin, a
+/// transaction, or an open cursor of a prepared statement (the registry's, the one record).
+pub(super) fn sticky(txn: &Transaction, ps: &Statements) -> Option<StickyReason> {
+    txn.sticky().or_else(|| ps.registry.has_cursor().then_some(StickyReason::Cursor))
+}
+
+/// The connection holding the session's transaction, pins and cursors is gone: all of them
+/// with it.
+pub(super) fn lose_connection_state(txn: &mut Transaction, ps: &mut Statements) {
+    txn.lost();
+    ps.registry.clear_cursors();
+}
+
+fn sql_state(s: &str) -> [u8; 5] {
+    let mut out = *b"HY000";
+    if s.len() == 5 {
+        out.copy_from_slice(s.as_bytes());
+    }
+    out
+}
