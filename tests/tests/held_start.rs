@@ -1,4 +1,4 @@
-//! Held transaction starts fail on their own behalf (issue #13 item 4), in a routed gateway over
+//! Deferred transaction starts fail on their own behalf (issue #13 item 4), in a routed gateway over
 //! three real MariaDB servers playing the demo topology (`test.t0` HASH(c1): c1 = 0 → p0, leader
 //! s1). `BEGIN` / `START TRANSACTION …` / `XA START` are answered by the gateway and replayed
 //! before the next statement; an `XA START` with bad syntax is sent at once so that the server's

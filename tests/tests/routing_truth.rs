@@ -12,7 +12,7 @@
 //!   replica in the gateway's IDC, besides the route-log-vs-general-log check above.
 //! * Weak reads ran on the replica docs/routing.md's READONLY_ZONE_FIRST order picks first (the local
 //!   read-write replica: a follower whenever the leader is remote, never the leader then).
-//! * Transactions started (the held BEGIN) and stayed on their first statement's leader.
+//! * Transactions started (the deferred BEGIN) and stayed on their first statement's leader.
 //! * Results equal those of the same lists run directly against one MariaDB holding the same
 //!   data, for the requests where that is meaningful (see `workload::generate`): writes go to the
 //!   partition's leader and strong reads of a partition read its leader, so they see exactly

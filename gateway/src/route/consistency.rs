@@ -63,7 +63,7 @@ pub struct ConsistencyInputs {
     pub read_write_split: bool,
     /// `enable_transaction_split` (default off).
     pub transaction_split: bool,
-    /// Inside a transaction, or a held `BEGIN` / `XA START`.
+    /// Inside a transaction, or a deferred `BEGIN` / `XA START`.
     pub in_transaction: bool,
     /// Session `autocommit`.
     pub autocommit: bool,

@@ -1,5 +1,5 @@
 //! One attempt of a request on one server connection: state sync, prepared statements there
-//! ([`super::statement_conn`]), held `BEGIN` replay, send,
+//! ([`super::statement_conn`]), deferred `BEGIN` replay, send,
 //! a look at the first answer packet (a refusal before execution may go elsewhere, docs/routing.md §7), relay.
 
 use std::net::SocketAddr;
@@ -20,7 +20,7 @@ use crate::session::relay::RelayError;
 use crate::session::SessionError;
 
 impl ServerLink {
-    /// One attempt on `conn`: sync, replay a held start, send, relay. `retry`: a refusal before
+    /// One attempt on `conn`: sync, replay a deferred start, send, relay. `retry`: a refusal before
     /// execution may go to another candidate.
     pub(super) async fn attempt(
         &mut self,
@@ -50,9 +50,9 @@ impl ServerLink {
             Ok(p) => p,
             Err(sent) => return sent,
         };
-        let replay = req.prep.starts_held_transaction();
+        let replay = req.prep.replays_deferred_start();
         if replay {
-            if let Some(sent) = self.replay_held(cx, conn, retry).await {
+            if let Some(sent) = self.replay_deferred(cx, conn, retry).await {
                 return sent;
             }
         }
@@ -76,15 +76,15 @@ impl ServerLink {
             return sent;
         }
         if tracker.is_done() {
-            if let Some(held) = cx.txn.held.take_if(|_| replay) {
-                cx.txn.started(&held);
+            if let Some(start) = cx.txn.deferred.take_if(|_| replay) {
+                cx.txn.started(&start);
             }
             conn.set_in_flight(false);
             return Sent::Relayed(tracker);
         }
-        if let Some(held) = cx.txn.held.take_if(|_| replay) {
+        if let Some(start) = cx.txn.deferred.take_if(|_| replay) {
             // The statement reached the server right behind the replayed start: it is running.
-            cx.txn.started(&held);
+            cx.txn.started(&start);
         }
         match cx.relay_answer(&mut conn.wire, &mut tracker).await {
             Ok(()) => {
@@ -110,28 +110,33 @@ impl ServerLink {
         }
     }
 
-    /// Replays the held transaction start on `conn` (its OK is consumed). `None`: done, go on.
-    async fn replay_held(&mut self, cx: &mut ClientParts<'_, '_>, conn: &mut PooledConn, retry: bool) -> Option<Sent> {
-        let held = cx.txn.held.clone()?;
+    /// Replays the deferred transaction start on `conn` (its OK is consumed). `None`: done, go on.
+    async fn replay_deferred(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        conn: &mut PooledConn,
+        retry: bool,
+    ) -> Option<Sent> {
+        let start = cx.txn.deferred.clone()?;
         let server = conn.key().server;
-        let payload = [&[command::QUERY], held.sql.as_slice()].concat();
+        let payload = [&[command::QUERY], start.sql.as_slice()].concat();
         let timeout = cx.shared.pool.config().connect_timeout().max(std::time::Duration::from_secs(30));
         conn.set_in_flight(true);
         let answer = crate::session::pool::command(conn, &payload, timeout).await;
         conn.set_in_flight(false);
         match answer {
-            // Kept held until the statement itself was answered: a retry elsewhere replays it.
+            // Kept deferred until the statement itself was answered: a retry elsewhere replays it.
             Ok(Ok(_)) => None,
             Ok(Err(err)) if retry && retryable_error(err.code) => {
                 conn.mark_broken();
-                Some(Sent::Retry(not_started(&held.sql, &err)))
+                Some(Sent::Retry(not_started(&start.sql, &err)))
             }
             Ok(Err(err)) => {
                 // The client was told its transaction began: the statement that needed it must
                 // not run outside it (autocommit) nor be answered with the start's error as if
                 // it were its own.
-                cx.txn.held = None;
-                Some(Sent::Failed(not_started(&held.sql, &err)))
+                cx.txn.deferred = None;
+                Some(Sent::Failed(not_started(&start.sql, &err)))
             }
             Err(_) => {
                 conn.mark_broken();
@@ -184,9 +189,9 @@ impl ServerLink {
     /// The error for a connection lost once the request was sent: never resent; the
     /// transaction, if any, is gone.
     pub(super) fn lost(&self, cx: &mut ClientParts<'_, '_>, server: SocketAddr) -> ErrPacket {
-        let in_txn = cx.sticky().is_some() || self.is_holding() || cx.txn.held.is_some();
+        let in_txn = cx.sticky().is_some() || self.is_holding() || cx.txn.deferred.is_some();
         lose_connection_state(cx.txn, cx.ps);
-        cx.txn.held = None;
+        cx.txn.deferred = None;
         let tail =
             if in_txn { "; the transaction (and anything the session kept on that connection) is lost" } else { "" };
         ErrPacket::new(
@@ -210,7 +215,7 @@ impl ClientParts<'_, '_> {
     }
 }
 
-/// The answer to the statement whose replay of the held transaction start `start` the server
+/// The answer to the statement whose replay of the deferred transaction start `start` the server
 /// refused with `err`: the server's code and SQLSTATE, a message saying the transaction did not
 /// start and the statement did not run.
 pub(super) fn not_started(start: &[u8], err: &ErrPacket) -> ErrPacket {

@@ -70,21 +70,21 @@ impl RoutedSession<'_> {
     async fn local_query(&mut self, q: &mut Query<'_>, reply_seq: u8) -> Result<Option<Flow>, SessionError> {
         let text = q.text;
         match &q.txn {
-            TxnStatement::Start(held)
-                if self.sticky() != Some(StickyReason::Transaction) && self.txn.held.is_none() =>
+            TxnStatement::Start(start)
+                if self.sticky() != Some(StickyReason::Transaction) && self.txn.deferred.is_none() =>
             {
-                debug!(xa = held.xa, "transaction start held");
-                self.txn.held = Some(held.clone());
+                debug!(xa = start.xa, "transaction start deferred");
+                self.txn.deferred = Some(start.clone());
                 return self.reply_ok(reply_seq).await.map(Some);
             }
-            TxnStatement::End if self.txn.held.is_some() && self.sticky() != Some(StickyReason::Transaction) => {
-                debug!("COMMIT / ROLLBACK of a held transaction start: answered locally");
-                self.txn.held = None;
+            TxnStatement::End if self.txn.deferred.is_some() && self.sticky() != Some(StickyReason::Transaction) => {
+                debug!("COMMIT / ROLLBACK of a deferred transaction start: answered locally");
+                self.txn.deferred = None;
                 return self.reply_ok(reply_seq).await.map(Some);
             }
             _ => {}
         }
-        if self.txn.held.is_some() {
+        if self.txn.deferred.is_some() {
             if let Some(column) = local::tx_read_only_select(text) {
                 return self.tx_read_only(&column, reply_seq).await.map(Some);
             }
@@ -105,13 +105,13 @@ impl RoutedSession<'_> {
         Ok(None)
     }
 
-    /// `SELECT @@tx_read_only` inside a held transaction start (docs/routing.md §8).
+    /// `SELECT @@tx_read_only` inside a deferred transaction start (docs/routing.md §8).
     async fn tx_read_only(&mut self, column: &str, reply_seq: u8) -> Result<Flow, SessionError> {
         let session = ["tx_read_only", "transaction_read_only"]
             .iter()
             .find_map(|v| self.state.system(v).and_then(|v| v.as_bool()))
             .unwrap_or(false);
-        let value = self.txn.held_read_only().unwrap_or(session);
+        let value = self.txn.deferred_read_only().unwrap_or(session);
         let mut rs = TextResultSet::with_text_columns(&[column]);
         rs.columns[0].1 = crate::protocol::resultset::ColumnKind::Int;
         rs.rows.push(vec![Some(u8::from(value).to_string())]);

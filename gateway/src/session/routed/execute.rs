@@ -1,7 +1,7 @@
 //! One request executed by the server side of a routed session ([`ServerLink::execute`]): on the
 //! held connection, on the previous server, or on the route decision's candidates in order
 //! until one serves it (docs/routing.md §7, §8). Each attempt ([`super::attempt`]) syncs the
-//! session state, prepares statements there, replays a held `BEGIN`, sends and relays; whether a
+//! session state, prepares statements there, replays a deferred `BEGIN`, sends and relays; whether a
 //! failed attempt may go to the next candidate is its outcome's kind ([`Sent`]).
 //!
 //! The server side borrows what it needs of the client side for the request ([`ClientParts`]):
@@ -41,7 +41,7 @@ pub(super) struct ClientParts<'s, 'a> {
     pub account: &'s Account,
     /// The session state every connection is brought up to before it runs a request.
     pub state: &'s mut ClientState,
-    /// The held transaction start (replayed before the statement that needs it).
+    /// The deferred transaction start (replayed before the statement that needs it).
     pub txn: &'s mut Transaction,
     /// The client's prepared statements (prepared on a connection when first run there).
     pub ps: &'s mut Statements,

@@ -3,7 +3,7 @@
 //! * `SELECT @@socket` (alone or in a list of `@@` variables, as mysql_async 0.37 sends
 //!   `SELECT @@max_allowed_packet,@@wait_timeout,@@socket` after connecting): `@@socket` becomes
 //!   `NULL`, so drivers never learn a server's unix socket and bypass the gateway;
-//! * `SELECT @@tx_read_only` / `@@transaction_read_only` while a `BEGIN` is held (docs/routing.md §8);
+//! * `SELECT @@tx_read_only` / `@@transaction_read_only` while a `BEGIN` is deferred (docs/routing.md §8);
 //! * `SET` of the gateway's route variables only (`ob_read_consistency`, `ob_route_policy`):
 //!   answered by the gateway, which routes by them. `ob_read_consistency` is also an OceanBase
 //!   server variable: it joins the session state and reaches OceanBase connections with the next

@@ -6,7 +6,7 @@
 //!   tenant server through the pool (its credentials, its initial database).
 //! * Requests: [`dispatch`] picks the target (held connection, previous server, or the route
 //!   decision) and takes a pooled connection of it; [`attempt`] brings its session state up to
-//!   date ([`crate::session::state`]), replays a held `BEGIN`, sends and relays; [`learn`] reads
+//!   date ([`crate::session::state`]), replays a deferred `BEGIN`, sends and relays; [`learn`] reads
 //!   what the answer says; [`failover`] orders candidates and retries when that is safe.
 //! * Transactions and pins ([`transaction`]): the session keeps one connection while the server
 //!   reports a transaction or a prepared statement's cursor is open, and for good after

@@ -10,7 +10,7 @@ use crate::sql::{Analysis, Mode, StmtKind, Value};
 /// One statement text of a request, read.
 #[derive(Debug)]
 pub(super) struct Query<'t> {
-    /// The client's text: what servers get and what a held transaction start replays.
+    /// The client's text: what servers get and what a deferred transaction start replays.
     pub text: &'t str,
     /// The analysis of the text.
     pub analysis: Analysis<'t>,
@@ -43,7 +43,7 @@ impl<'t> Query<'t> {
     }
 
     /// A statement whose transaction meaning is not its own to decide (a binary prepared
-    /// statement: never a held start).
+    /// statement: never a deferred start).
     pub fn executed(text: &'t str, analysis: Analysis<'t>) -> Query<'t> {
         Query { text, analysis, txn: TxnStatement::Other, set: None }
     }

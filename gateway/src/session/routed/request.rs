@@ -113,10 +113,10 @@ pub(super) enum Prep<'p> {
 }
 
 impl Prep<'_> {
-    /// Whether a held transaction start is replayed before the request: not before a prepare
+    /// Whether a deferred transaction start is replayed before the request: not before a prepare
     /// (it starts no transaction, and runs where its text routes, not where the transaction
     /// will live).
-    pub(super) fn starts_held_transaction(&self) -> bool {
+    pub(super) fn replays_deferred_start(&self) -> bool {
         !matches!(self, Prep::Prepare { .. } | Prep::TextPrepare)
     }
 }

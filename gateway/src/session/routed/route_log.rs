@@ -8,7 +8,7 @@
 //! `sticky` (`trans`, `pin`, `dependent` or `none`: why the target was not chosen by the route
 //! decision; `role` is then `sticky`), `attempts` (connections tried).
 //!
-//! Requests the gateway answers itself (held `BEGIN`, `COMMIT` of a held `BEGIN`, route
+//! Requests the gateway answers itself (deferred `BEGIN`, `COMMIT` of a deferred `BEGIN`, route
 //! variables, `SET TRANSACTION`, SHOW PROCESSLIST, KILL, EXPLAIN ROUTE, COM_PING) have no line. A
 //! server's general log also shows what the gateway sends on its own before a request, on the
 //! same connection: the session-state sync (`COM_INIT_DB`, `SET …`) and the replayed `BEGIN`.

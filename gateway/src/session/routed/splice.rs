@@ -16,7 +16,7 @@
 //! * the client has prepared statements registered (binary or text), or the connection holds
 //!   statements prepared by the gateway: client statement ids are not the server's, and the
 //!   kernel path cannot translate them; this covers cursors and held long data too;
-//! * a `BEGIN` is held by the gateway (the server does not know it yet), a cursor is open;
+//! * a `BEGIN` is deferred by the gateway (the server does not know it yet), a cursor is open;
 //! * session state the gateway holds is not yet on the connection (a `SET` answered locally).
 //!
 //! Once spliced, the server connection leaves the pool for good (closed with the session) and
@@ -50,7 +50,7 @@ pub(super) struct PinSplice {
     /// The session may be spliced at all: splice and `splice_pinned` on, not TLS, splicer loaded.
     possible: bool,
     /// The last batch of the latest answer, not yet written to the client.
-    held: Option<bytes::BytesMut>,
+    last_batch: Option<bytes::BytesMut>,
 }
 
 impl PinSplice {
@@ -59,7 +59,7 @@ impl PinSplice {
         let live = shared.config();
         let config = live.dataplane.as_ref();
         let possible = Eligibility::of_pinned(config, tls) == Eligibility::Splice && Splicer::global().is_ok();
-        PinSplice { possible, held: None }
+        PinSplice { possible, last_batch: None }
     }
 }
 
@@ -72,13 +72,13 @@ impl ClientParts<'_, '_> {
         tracker: &mut ResponseTracker,
     ) -> Result<(), RelayError> {
         // An answer held earlier in this request goes first (answers stay in order).
-        if let Some(earlier) = self.splice.held.take() {
+        if let Some(earlier) = self.splice.last_batch.take() {
             self.front.wire.write_raw(&earlier).await.map_err(RelayError::Client)?;
         }
         if !self.splice.possible {
             return relay::answer(backend, self.front.wire, tracker, Some(self.reg.killed.clone())).await;
         }
-        self.splice.held =
+        self.splice.last_batch =
             relay::answer_holding_last(backend, self.front.wire, tracker, Some(self.reg.killed.clone())).await?;
         Ok(())
     }
@@ -88,7 +88,7 @@ impl RoutedSession<'_> {
     /// After a request: splices the session if it is pinned and quiet, else writes the held
     /// end of the answer. `Flow::Close` once a spliced session has ended.
     pub(super) async fn after_request(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError> {
-        let Some(last) = self.splice.held.take() else { return flow };
+        let Some(last) = self.splice.last_batch.take() else { return flow };
         if matches!(flow, Ok(Flow::Continue)) && self.is_pinned() {
             match self.splice_blocker() {
                 None => return self.splice(&last).await,
@@ -102,8 +102,8 @@ impl RoutedSession<'_> {
     /// Why the pinned session cannot be spliced now (`None`: it can).
     fn splice_blocker(&self) -> Option<&'static str> {
         let Some(conn) = self.link.held() else { return Some("no held connection") };
-        if self.txn.held.is_some() {
-            return Some("a transaction start held by the gateway");
+        if self.txn.deferred.is_some() {
+            return Some("a transaction start deferred by the gateway");
         }
         if self.ps.registry.has_cursor() {
             return Some("an open cursor");

@@ -1,4 +1,4 @@
-//! Transaction state of a routed session (docs/routing.md §8): the held `BEGIN` / `START TRANSACTION`
+//! Transaction state of a routed session (docs/routing.md §8): the deferred `BEGIN` / `START TRANSACTION`
 //! / `XA START`, stickiness while the server reports a transaction (or `autocommit = 0` after a
 //! first statement, or an open XA transaction), session pins, and open cursors.
 
@@ -15,7 +15,7 @@ pub const DEPENDENT_PINS: Pins = Pins(Pins::LAST_INSERT_ID.0 | Pins::FOUND_ROWS.
 
 /// A transaction start the gateway answered itself and replays before the next statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Held {
+pub struct DeferredStart {
     /// The client's statement, verbatim.
     pub sql: Vec<u8>,
     /// `READ ONLY` (`Some(true)`) / `READ WRITE` (`Some(false)`).
@@ -27,8 +27,8 @@ pub struct Held {
 /// What a statement means for the transaction state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TxnStatement {
-    /// Starts a transaction: held.
-    Start(Held),
+    /// Starts a transaction: deferred.
+    Start(DeferredStart),
     /// `COMMIT` / `ROLLBACK` without savepoint or chain clauses.
     End,
     /// `XA COMMIT` / `XA ROLLBACK`: ends an XA transaction once it ran.
@@ -37,7 +37,7 @@ pub enum TxnStatement {
     Other,
 }
 
-/// Classifies a single statement (multi-statements are never held).
+/// Classifies a single statement (multi-statements are never deferred).
 pub fn classify(sql: &str, a: &Analysis<'_>) -> TxnStatement {
     if a.statements > 1 {
         return TxnStatement::Other;
@@ -58,17 +58,17 @@ pub fn classify(sql: &str, a: &Analysis<'_>) -> TxnStatement {
             } else {
                 None
             };
-            TxnStatement::Start(Held { sql: sql.as_bytes().to_vec(), read_only, xa: false })
+            TxnStatement::Start(DeferredStart { sql: sql.as_bytes().to_vec(), read_only, xa: false })
         }
         StmtKind::Commit | StmtKind::Rollback if words.len() == 1 || (words.len() == 2 && w(1) == "work") => {
             TxnStatement::End
         }
-        // A start the server would refuse for its syntax is not held: it runs at once and its
+        // A start the server would refuse for its syntax is not deferred: it runs at once and its
         // error answers it.
         _ if w(0) == "xa" && (w(1) == "start" || w(1) == "begin") => match super::xa_start::check(sql) {
             XaStartSyntax::Invalid => TxnStatement::Other,
             XaStartSyntax::Valid | XaStartSyntax::Unsure => {
-                TxnStatement::Start(Held { sql: sql.as_bytes().to_vec(), read_only: None, xa: true })
+                TxnStatement::Start(DeferredStart { sql: sql.as_bytes().to_vec(), read_only: None, xa: true })
             }
         },
         _ if w(0) == "xa" && (w(1) == "commit" || w(1) == "rollback") => TxnStatement::XaEnd,
@@ -90,8 +90,8 @@ fn words(sql: &str, n: usize) -> Vec<String> {
 /// Transaction and pin state of one session.
 #[derive(Debug, Clone)]
 pub struct Transaction {
-    /// The held transaction start, if any.
-    pub held: Option<Held>,
+    /// The deferred transaction start, if any.
+    pub deferred: Option<DeferredStart>,
     /// The server reported `SERVER_STATUS_IN_TRANS` on the session's connection.
     pub in_trans: bool,
     /// An XA transaction is open (from its start until XA COMMIT / ROLLBACK ran).
@@ -163,7 +163,7 @@ impl StickyReason {
 
 impl Default for Transaction {
     fn default() -> Self {
-        Transaction { held: None, in_trans: false, xa: false, autocommit: true, implicit: false, pin: None }
+        Transaction { deferred: None, in_trans: false, xa: false, autocommit: true, implicit: false, pin: None }
     }
 }
 
@@ -186,9 +186,9 @@ impl Transaction {
         }
     }
 
-    /// Inside a transaction as the client sees it (held start included).
+    /// Inside a transaction as the client sees it (deferred start included).
     pub fn in_transaction(&self) -> bool {
-        self.held.is_some() || self.sticky() == Some(StickyReason::Transaction)
+        self.deferred.is_some() || self.sticky() == Some(StickyReason::Transaction)
     }
 
     /// Status flags for answers the gateway makes itself.
@@ -219,10 +219,10 @@ impl Transaction {
         }
     }
 
-    /// The held start ran on a connection.
-    pub fn started(&mut self, held: &Held) {
+    /// The deferred start ran on a connection.
+    pub fn started(&mut self, start: &DeferredStart) {
         self.in_trans = true;
-        self.xa |= held.xa;
+        self.xa |= start.xa;
     }
 
     /// The connection holding the transaction is gone: the transaction with it.
@@ -233,10 +233,10 @@ impl Transaction {
         self.pin = None;
     }
 
-    /// The value `SELECT @@tx_read_only` has inside the held transaction, if the held start
+    /// The value `SELECT @@tx_read_only` has inside the deferred transaction, if the deferred start
     /// decides it.
-    pub fn held_read_only(&self) -> Option<bool> {
-        self.held.as_ref().and_then(|h| h.read_only)
+    pub fn deferred_read_only(&self) -> Option<bool> {
+        self.deferred.as_ref().and_then(|h| h.read_only)
     }
 }
 
@@ -250,10 +250,13 @@ mod tests {
 
     #[test]
     fn classifies_transaction_statements() {
-        assert!(matches!(c("BEGIN"), TxnStatement::Start(Held { xa: false, read_only: None, .. })));
-        assert!(matches!(c("START TRANSACTION READ ONLY"), TxnStatement::Start(Held { read_only: Some(true), .. })));
+        assert!(matches!(c("BEGIN"), TxnStatement::Start(DeferredStart { xa: false, read_only: None, .. })));
+        assert!(matches!(
+            c("START TRANSACTION READ ONLY"),
+            TxnStatement::Start(DeferredStart { read_only: Some(true), .. })
+        ));
         assert!(matches!(c("start transaction with consistent snapshot"), TxnStatement::Start(_)));
-        assert!(matches!(c("XA START 'x1'"), TxnStatement::Start(Held { xa: true, .. })));
+        assert!(matches!(c("XA START 'x1'"), TxnStatement::Start(DeferredStart { xa: true, .. })));
         assert_eq!(c("XA START 'z' ONE PHASE"), TxnStatement::Other, "sent at once, its error answers it");
         assert_eq!(c("XA BEGIN 'y' garbage"), TxnStatement::Other);
         assert_eq!(c("commit"), TxnStatement::End);

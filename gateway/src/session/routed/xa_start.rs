@@ -1,4 +1,4 @@
-//! Local syntax check of `XA {START|BEGIN} xid [JOIN|RESUME]` before it is held (docs/routing.md §8):
+//! Local syntax check of `XA {START|BEGIN} xid [JOIN|RESUME]` before it is deferred (docs/routing.md §8):
 //! a start the server would refuse for its syntax is sent to it at once, so that its error answers
 //! the `XA START` itself and not the statement that would have replayed it.
 
@@ -14,7 +14,7 @@ pub enum XaStartSyntax {
     Invalid,
     /// Something the fast-path lexer does not handle (versioned comments, `b'…'` or `N'…'`
     /// literals, double quotes that `ANSI_QUOTES` would read as identifiers, adjacent string
-    /// literals): held as before, a refusal at replay still fails on its own behalf.
+    /// literals): deferred as before, a refusal at replay still fails on its own behalf.
     Unsure,
 }
 
