@@ -91,7 +91,7 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
         tokio::select! {
             accepted = accept_any(&listener, &extra) => match accepted {
                 Ok((stream, peer)) => {
-                    tokio::spawn(session::proxy::serve(stream, peer, shared.clone()));
+                    tokio::spawn(session::accept::serve(stream, peer, shared.clone()));
                 }
                 // Out of file descriptors and the like: keep serving the existing sessions.
                 Err(e) => {

@@ -1,5 +1,6 @@
 //! Client sessions: authentication of the client, the backend login, and the command loop.
 
+pub mod accept;
 pub mod account;
 pub mod admin;
 pub mod backend;

@@ -1,21 +1,20 @@
-//! One client session end to end: authenticate, log in to the backend, then relay each command.
+//! A 1:1 session: the client's login replayed on one backend connection (the fixed link), then
+//! each command relayed on it by the one command loop.
 
 mod fixed;
 mod ids;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use tokio::net::TcpStream;
-use tracing::{debug, info, Instrument};
+use tracing::info;
 
-use super::greeting::{self, Answer, Hello};
-use crate::tls::{self, Stream};
+use crate::tls::Stream;
 
 use super::account::{Account, Logins};
 use super::backend::{self, LoginOutcome};
-use super::client_auth::{self, ClientLogin};
+use super::client_auth::ClientLogin;
 use super::client_side::{ClientSide, Waited};
 use super::command_loop;
 use super::glance::Glance;
@@ -35,111 +34,16 @@ use crate::protocol::{caps, codes, ProtocolError};
 use crate::sql::Mode;
 use fixed::FixedLink;
 
-/// Serves one accepted client connection until it ends; never panics, logs why it ended.
-pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
-    let id = shared.next_connection_id();
-    let span = tracing::info_span!("conn", id, peer = %peer);
-    async move {
-        let _client = shared.metrics.client_connected();
-        // Counted until the session ends: a SIGTERM drain waits for it.
-        let _open = shared.drain.enter();
-        let _ = stream.set_nodelay(true);
-        // Steered (cgroup mode): the server the client dialled, when it is an intercepted address.
-        let steered = crate::dataplane::steer::steered_backend(&stream, &shared.config(), shared.planner.as_ref())
-            // Router / sk_lookup modes: the VIP the client dialled is the accepted socket's local address.
-            .or_else(|| crate::dataplane::modes::vip_backend(&stream, &shared.config(), shared.planner.as_ref()));
-        let backend_addr = steered.unwrap_or(shared.config().backend.address);
-        // The address the application dialled: the steered server or VIP, else our listener.
-        let dialled = steered.or_else(|| stream.local_addr().ok());
-        let deadline = Instant::now() + Duration::from_secs(shared.config().listen.handshake_timeout_secs);
-        let greeted =
-            tokio::time::timeout_at(deadline.into(), hello(Wire::new(Stream::Plain(stream)), &shared, id, dialled))
-                .await;
-        let (mut client, hello) = match greeted {
-            Ok(Some(greeted)) => greeted,
-            Ok(None) => return,
-            Err(_) => return debug!("handshake timed out"),
-        };
-        let result = run(&mut client, hello, deadline, peer, &shared, id, (backend_addr, dialled)).await;
-        finish(&mut client, result).await;
-    }
-    .instrument(span)
-    .await
-}
-
-/// Logs how a session ended; a refusal is sent to the client.
-async fn finish(client: &mut Wire<Stream>, result: Result<(), SessionError>) {
-    match result {
-        Ok(()) => debug!("session closed"),
-        Err(SessionError::Refused { err, seq }) => {
-            info!(code = err.code, message = %err.message, "session refused");
-            let _ = client.write_packet(seq, &err.encode()).await;
-        }
-        // A peer that connects and goes away (health checks, port probes) is not news.
-        Err(SessionError::Client(ProtocolError::Closed | ProtocolError::Io(_))) => debug!("client went away"),
-        Err(e) => info!(error = %e, "session ended"),
-    }
-}
-
-/// Greets the client and reads its handshake response, over TLS when it asks for it (the
-/// client leg's mode is [`tls::client_tls_mode`] of the address it dialled). `None`: the
-/// session ended here (logged, refusal sent).
-async fn hello(
-    mut client: Wire<Stream>,
-    shared: &Shared,
-    id: u32,
-    dialled: Option<SocketAddr>,
-) -> Option<(Wire<Stream>, Hello)> {
-    let mode = tls::client_tls_mode(&shared.config(), dialled);
-    let answer = match greeting::greet(&mut client, shared, id, mode).await {
-        Ok(answer) => answer,
-        Err(e) => {
-            finish(&mut client, Err(e)).await;
-            return None;
-        }
-    };
-    let hello = match answer {
-        Answer::Plain(hello) => return Some((client, hello)),
-        Answer::StartTls(hello) => hello,
-    };
-    let mut client = match greeting::accept_tls(client, shared).await {
-        Ok(client) => client,
-        Err(e) => {
-            info!(error = %e, "TLS handshake with the client failed");
-            return None;
-        }
-    };
-    match greeting::read_response(&mut client, hello).await {
-        Ok(hello) => Some((client, hello)),
-        Err(e) => {
-            finish(&mut client, Err(e)).await;
-            None
-        }
-    }
-}
-
-async fn run(
+/// Serves an authenticated client 1:1 on one backend connection until it quits, is killed or
+/// fails; a passthrough session is handed to the kernel at login.
+pub(super) async fn serve(
     client: &mut Wire<Stream>,
-    hello: Hello,
-    deadline: Instant,
-    peer: SocketAddr,
     shared: &Shared,
+    login: ClientLogin,
+    (peer, dialled): (SocketAddr, Option<SocketAddr>),
     id: u32,
-    (backend_addr, dialled): (SocketAddr, Option<SocketAddr>),
+    backend_addr: SocketAddr,
 ) -> Result<(), SessionError> {
-    let login =
-        tokio::time::timeout_at(deadline.into(), client_auth::accept(client, shared, hello, peer.ip(), dialled))
-            .await
-            .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
-    // With [routing], every session is routed per statement by its cluster's planner, except
-    // the data plane's passthrough users (pinned to one backend from login, spliceable).
-    if let Some(planner) = login.planner.clone() {
-        let passthrough =
-            shared.config().dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
-        if !passthrough {
-            return super::routed::serve(client, shared, planner, id, (peer, dialled), login).await;
-        }
-    }
     let mut session = Session::open(client, shared, login, (peer, dialled), id, backend_addr).await?;
     if let Some(splice) = session.splice.take() {
         session.reg.start("Spliced", None);
