@@ -6,9 +6,9 @@ use std::net::SocketAddr;
 
 use tracing::debug;
 
-use super::execute::{lose_connection_state, ClientParts};
 use super::failover::{self, retryable_error};
 use super::link::ServerLink;
+use super::parts::{lose_connection_state, ClientParts};
 use super::request::{Request, Sent};
 use crate::protocol::command;
 use crate::protocol::frame::{encode_packet, HEADER, MAX_FRAME};

@@ -1,55 +1,23 @@
 //! One request executed by the server side of a routed session ([`ServerLink::execute`]): on the
 //! held connection, on the previous server, or on the route decision's candidates in order
 //! until one serves it (docs/routing.md §7, §8). Each attempt ([`super::attempt`]) syncs the
-//! session state, prepares statements there, replays a deferred `BEGIN`, sends and relays; whether a
-//! failed attempt may go to the next candidate is its outcome's kind ([`Sent`]).
-//!
-//! The server side borrows what it needs of the client side for the request ([`ClientParts`]):
-//! the client's connection (answers and errors are written to it), its session state, its
-//! transaction and its prepared statements.
+//! session state, prepares statements there, replays a deferred `BEGIN`, sends and relays;
+//! whether a failed attempt may go to the next candidate is its outcome's kind ([`Sent`]). What
+//! the server side borrows of the client side is [`ClientParts`].
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use tracing::debug;
 
 use super::failover;
 use super::link::ServerLink;
-use super::registry::Registration;
+use super::parts::{lose_connection_state, ClientParts};
 use super::request::{Request, Route, Sent, Served, Tie};
-use super::splice::PinSplice;
-use super::statement_conn::Statements;
-use super::transaction::{StickyReason, Transaction};
-use crate::planner::{Planned, Planner};
+use crate::planner::Planned;
 use crate::protocol::codes;
-use crate::protocol::command::Shape;
 use crate::protocol::message::ErrPacket;
-use crate::session::account::Account;
-use crate::session::client_side::ClientSide;
-use crate::session::pool::{PoolError, PoolKey, PooledConn};
-use crate::session::state::ClientState;
-use crate::session::{SessionError, Shared};
-
-/// What the server side of a routed session uses of its client side during one request.
-pub(super) struct ClientParts<'s, 'a> {
-    /// The client's connection: answers are relayed to it, errors written to it.
-    pub front: &'s mut ClientSide<'a>,
-    pub shared: &'a Shared,
-    /// Told what the servers answered (congestion and failover feedback).
-    pub planner: &'s Planner,
-    /// Who the server connections log in as.
-    pub account: &'s Account,
-    /// The session state every connection is brought up to before it runs a request.
-    pub state: &'s mut ClientState,
-    /// The deferred transaction start (replayed before the statement that needs it).
-    pub txn: &'s mut Transaction,
-    /// The client's prepared statements (prepared on a connection when first run there).
-    pub ps: &'s mut Statements,
-    /// The last batch of the answer, held back for a splice.
-    pub splice: &'s mut PinSplice,
-    /// The session list (the server thread running the request; the kill signal).
-    pub reg: &'s Registration<'a>,
-}
+use crate::session::pool::PoolError;
+use crate::session::SessionError;
 
 impl ServerLink {
     /// Runs a request on its route; the client has its answer (or an error) when this returns.
@@ -197,56 +165,6 @@ impl ServerLink {
         s.attempts = order.len();
         Ok(s)
     }
-}
-
-impl ClientParts<'_, '_> {
-    /// The client gets `err` as the answer.
-    async fn failed(&mut self, req: &Request<'_>, err: ErrPacket) -> Result<Served, SessionError> {
-        if req.shape != Shape::None {
-            self.front.wire.write_packet(req.reply_seq, &err.encode()).await.map_err(SessionError::Client)?;
-        }
-        Ok(Served { conn: None, tracker: None, target: None, candidate: None, attempts: 1 })
-    }
-
-    /// A pooled connection to `server` for this session.
-    pub(super) async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, PoolError> {
-        checkout(self.shared, self.account, self.front, self.state, server).await
-    }
-
-    /// Why the next statement must use the session's current connection, if it must.
-    pub(super) fn sticky(&self) -> Option<StickyReason> {
-        sticky(self.txn, self.ps)
-    }
-}
-
-/// A pooled connection to `server` for the session of `front`, logged in as `account`, in the
-/// database of `state`.
-pub(super) async fn checkout(
-    shared: &Shared,
-    account: &Account,
-    front: &ClientSide<'_>,
-    state: &ClientState,
-    server: SocketAddr,
-) -> Result<PooledConn, PoolError> {
-    let key = PoolKey { server, tenant: Arc::clone(&account.tenant), user: Arc::clone(&account.user) };
-    // Bulk execution changes nothing else on the wire; progress reports only for clients that
-    // asked: the pool never hands such a connection to another kind of client.
-    let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS | front.ext;
-    let login = account.login_request(shared, front, state.database(), ext);
-    shared.pool.get(&key, &login, state.id()).await
-}
-
-/// Why the next statement must use the session's current connection, if it must: a pin, a
-/// transaction, or an open cursor of a prepared statement (the registry's, the one record).
-pub(super) fn sticky(txn: &Transaction, ps: &Statements) -> Option<StickyReason> {
-    txn.sticky().or_else(|| ps.registry.has_cursor().then_some(StickyReason::Cursor))
-}
-
-/// The connection holding the session's transaction, pins and cursors is gone: all of them
-/// with it.
-pub(super) fn lose_connection_state(txn: &mut Transaction, ps: &mut Statements) {
-    txn.lost();
-    ps.registry.clear_cursors();
 }
 
 fn sql_state(s: &str) -> [u8; 5] {

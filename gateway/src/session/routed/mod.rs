@@ -30,6 +30,7 @@ mod idle_timeout;
 mod learn;
 mod link;
 mod local;
+mod parts;
 mod query;
 pub mod registry;
 mod request;
@@ -93,7 +94,7 @@ pub struct RoutedSession<'a> {
     requests: u64,
     reg: Registration<'a>,
     /// The client's prepared statements (binary and text).
-    ps: statement_conn::Statements,
+    ps: parts::Statements,
     /// Kernel splice once pinned for good ([`splice`]).
     splice: splice::PinSplice,
     /// The servers' idle limit for this client, unless it sets `wait_timeout`, and the session's
@@ -149,7 +150,7 @@ pub async fn serve(
         route_time: None,
         requests: 0,
         reg,
-        ps: statement_conn::Statements::default(),
+        ps: parts::Statements::default(),
         // The gateway does not terminate TLS yet: the client leg is plain.
         splice: splice::PinSplice::new(shared, client_tls),
         idle: idle_timeout::Idle::default(),
@@ -275,7 +276,7 @@ impl SessionKind for RoutedSession<'_> {
         }
         match (holding, conn.is_broken()) {
             (true, false) => self.link.hold(conn),
-            (true, true) => execute::lose_connection_state(&mut self.txn, &mut self.ps),
+            (true, true) => parts::lose_connection_state(&mut self.txn, &mut self.ps),
             (false, _) => {}
         }
         Ok(answer)
@@ -314,14 +315,14 @@ impl<'a> RoutedSession<'a> {
     }
 
     /// Why the next statement must use the session's current connection, if it must
-    /// ([`execute::sticky`]).
+    /// ([`parts::sticky`]).
     fn sticky(&self) -> Option<StickyReason> {
-        execute::sticky(&self.txn, &self.ps)
+        parts::sticky(&self.txn, &self.ps)
     }
 
     /// The session's server side, and what it borrows of the client side for a request.
-    fn parts(&mut self) -> (&mut link::ServerLink, execute::ClientParts<'_, 'a>) {
-        let cx = execute::ClientParts {
+    fn parts(&mut self) -> (&mut link::ServerLink, parts::ClientParts<'_, 'a>) {
+        let cx = parts::ClientParts {
             front: &mut self.front,
             shared: self.shared,
             planner: &self.planner,
@@ -343,9 +344,9 @@ impl<'a> RoutedSession<'a> {
         }
     }
 
-    /// A pooled connection to `server` for this session ([`execute::checkout`]).
+    /// A pooled connection to `server` for this session ([`parts::checkout`]).
     async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
-        execute::checkout(self.shared, &self.account, &self.front, &self.state, server).await
+        parts::checkout(self.shared, &self.account, &self.front, &self.state, server).await
     }
 
     /// A statement's text as the SQL analysis reads it: in the default SQL mode, rewritten
@@ -440,7 +441,7 @@ impl<'a> RoutedSession<'a> {
         // A reset session's autocommit is the servers' global one, as at login.
         self.txn = Transaction::starting(self.shared.profile().status);
         self.note_sticky();
-        self.ps = statement_conn::Statements::default();
+        self.ps = parts::Statements::default();
     }
 
     /// COM_CHANGE_USER: authenticate here, drop everything of the old user, validate the new

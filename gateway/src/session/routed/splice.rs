@@ -31,7 +31,6 @@ use std::time::Instant;
 
 use tracing::{debug, info};
 
-use super::execute::ClientParts;
 use super::transaction::PinReason;
 use super::{Flow, RoutedSession};
 use crate::dataplane::splice::{self, sys, Eligibility, Splicer};
@@ -61,25 +60,24 @@ impl PinSplice {
         let possible = Eligibility::of_pinned(config, tls) == Eligibility::Splice && Splicer::global().is_ok();
         PinSplice { possible, last_batch: None }
     }
-}
 
-impl ClientParts<'_, '_> {
-    /// Relays an answer from `backend` to the client; when the session may be spliced, its last
-    /// batch is held for [`RoutedSession::after_request`].
-    pub(super) async fn relay_answer(
+    /// Relays an answer from `backend` to `client`; when the session may be spliced, the last
+    /// batch is held back ([`Self::last_batch`]) for [`RoutedSession::after_request`].
+    pub(super) async fn relay(
         &mut self,
         backend: &mut Wire<Stream>,
+        client: &mut Wire<Stream>,
         tracker: &mut ResponseTracker,
+        killed: relay::KillSignal,
     ) -> Result<(), RelayError> {
-        // An answer held earlier in this request goes first (answers stay in order).
-        if let Some(earlier) = self.splice.last_batch.take() {
-            self.front.wire.write_raw(&earlier).await.map_err(RelayError::Client)?;
+        // An answer held back earlier in this request goes first (answers stay in order).
+        if let Some(earlier) = self.last_batch.take() {
+            client.write_raw(&earlier).await.map_err(RelayError::Client)?;
         }
-        if !self.splice.possible {
-            return relay::answer(backend, self.front.wire, tracker, Some(self.reg.killed.clone())).await;
+        if !self.possible {
+            return relay::answer(backend, client, tracker, killed).await;
         }
-        self.splice.last_batch =
-            relay::answer_holding_last(backend, self.front.wire, tracker, Some(self.reg.killed.clone())).await?;
+        self.last_batch = relay::answer_holding_last(backend, client, tracker, killed).await?;
         Ok(())
     }
 }

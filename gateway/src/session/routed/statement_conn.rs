@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use super::execute::ClientParts;
 use super::failover;
 use super::link::ServerLink;
+use super::parts::ClientParts;
 use super::request::{Execution, Prep, Request, Sent};
 use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{self, HEADER};
@@ -15,21 +15,11 @@ use crate::protocol::response::{ResponseTracker, Step};
 use crate::protocol::{caps, ProtocolError};
 use crate::session::pool::{self, PooledConn};
 use crate::session::prepared::answer::{self, PrepareOk};
-use crate::session::prepared::text::{self, TextStatements};
-use crate::session::prepared::Registry;
+use crate::session::prepared::text;
 use crate::session::prepared::{bulk, execute};
 
 /// Largest packet of a prepare answer read by the gateway itself.
 const MAX_ANSWER: usize = 1 << 24;
-
-/// The client's prepared statements, binary and text.
-#[derive(Default)]
-pub(super) struct Statements {
-    pub(super) registry: Registry,
-    pub(super) text: TextStatements,
-    /// Moves on every close / deallocate: connections compare it to know when to sweep.
-    pub(super) epoch: u64,
-}
 
 impl ServerLink {
     /// Gets `conn` ready for `req`: drops closed statements, prepares what is missing, replays
