@@ -32,6 +32,17 @@ pub struct ClientSide<'a> {
     pub salt: Vec<u8>,
 }
 
+/// The client's connection with what shapes the gateway's own answers on it: a borrow of a
+/// [`ClientSide`] that a kind of session can hand out ([`ClientSide::leg`]).
+pub struct ClientLeg<'s> {
+    /// The client's connection.
+    pub wire: &'s mut Wire<Stream>,
+    /// Capability flags of the client leg.
+    pub caps: u32,
+    /// MariaDB extended capabilities in effect on the client leg.
+    pub ext: u32,
+}
+
 /// How the wait for the client's next command ended.
 pub enum Waited<T> {
     /// The client sent a command.
@@ -88,14 +99,31 @@ impl ClientSide<'_> {
         }
     }
 
+    /// The client's connection, for an answer of the gateway's own.
+    pub fn leg(&mut self) -> ClientLeg<'_> {
+        ClientLeg { wire: &mut *self.wire, caps: self.caps, ext: self.ext }
+    }
+
     /// Answers with an OK carrying `status`.
     pub async fn reply_ok(&mut self, seq: u8, status: u16) -> Result<(), SessionError> {
+        self.leg().reply_ok(seq, status).await
+    }
+
+    /// Answers with `err`.
+    pub async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
+        self.leg().reply_err(seq, err).await
+    }
+}
+
+impl ClientLeg<'_> {
+    /// Answers with an OK carrying `status`.
+    pub async fn reply_ok(self, seq: u8, status: u16) -> Result<(), SessionError> {
         let ok = OkPacket::with_status(status).encode(self.caps);
         self.wire.write_packet(seq, &ok).await.map(drop).map_err(SessionError::Client)
     }
 
     /// Writes an answer the gateway made (result sets shaped for the client's capabilities).
-    pub async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
+    pub async fn write_made(self, answer: Vec<u8>) -> Result<(), SessionError> {
         let answer = if self.ext & crate::protocol::ext_caps::EXTENDED_TYPE_INFO != 0 {
             crate::protocol::resultset::with_extended_type_info(answer)
         } else {
@@ -105,7 +133,7 @@ impl ClientSide<'_> {
     }
 
     /// Answers with `err`.
-    pub async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
+    pub async fn reply_err(self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
         self.wire.write_packet(seq, &err.encode()).await.map(drop).map_err(SessionError::Client)
     }
 }

@@ -3,6 +3,8 @@
 
 use std::net::SocketAddr;
 
+use super::account::Account;
+use super::client_side::{ClientLeg, ClientSide};
 use super::glance::Glance;
 use super::internal;
 use super::next_command::NextCommand;
@@ -48,18 +50,33 @@ impl OwnKill {
 
 /// What the command loop asks of a kind of session.
 pub(super) trait SessionKind {
-    /// Writes an answer the gateway made (`ClientSide::write_made`).
-    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError>;
+    /// The session's client side.
+    fn front(&self) -> &ClientSide<'_>;
 
-    /// Answers `err` at `seq` (`ClientSide::reply_err`).
-    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError>;
+    /// The client's connection, for an answer of the gateway's own.
+    fn leg(&mut self) -> ClientLeg<'_>;
+
+    /// Who the session logs in to its servers as.
+    fn account(&self) -> &Account;
+
+    /// Writes an answer the gateway made ([`ClientLeg::write_made`]).
+    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
+        self.leg().write_made(answer).await
+    }
+
+    /// Answers `err` at `seq`.
+    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
+        self.leg().reply_err(seq, err).await
+    }
 
     /// Waits for the client's next command. `None`: the session ends (the client closed, it was
     /// killed, or the kind's own end condition fired; logged by the kind).
     async fn next(&mut self) -> Result<Option<NextCommand>, SessionError>;
 
     /// Gateway connection id of the session.
-    fn id(&self) -> u32;
+    fn id(&self) -> u32 {
+        self.front().id
+    }
 
     /// The SQL modes a statement is read in (a KILL hidden among statements is looked for in each).
     fn modes(&self) -> &[Mode];
@@ -75,16 +92,24 @@ pub(super) trait SessionKind {
     fn shared(&self) -> &Shared;
 
     /// Who asks, for the process list and KILL.
-    fn asker(&self) -> Asker<'_>;
+    fn asker(&self) -> Asker<'_> {
+        let account = self.account();
+        Asker { id: self.front().id, user: &account.user, tenant: &account.tenant }
+    }
 
     /// Capability flags of the client leg.
-    fn client_caps(&self) -> u32;
+    fn client_caps(&self) -> u32 {
+        self.front().caps
+    }
 
     /// Server status flags of the session's gateway-made answers.
     fn status(&self) -> u16;
 
-    /// Answers OK at `seq`.
-    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError>;
+    /// Answers OK at `seq`, with the session's status flags.
+    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError> {
+        let status = self.status();
+        self.leg().reply_ok(seq, status).await
+    }
 
     /// A pooled connection to `server` as the session's account, for a statement of the
     /// gateway's own (a KILL).

@@ -15,13 +15,12 @@ use crate::tls::Stream;
 use super::account::{Account, Logins};
 use super::backend::{self, LoginOutcome};
 use super::client_auth::ClientLogin;
-use super::client_side::{ClientSide, Waited};
+use super::client_side::{ClientLeg, ClientSide, Waited};
 use super::command_loop;
 use super::glance::Glance;
 use super::kind::{Flow, OwnKill, SessionKind};
 use super::next_command::NextCommand;
 use super::pool::{PoolError, PoolKey, PooledConn};
-use super::processlist::Asker;
 use super::relay;
 use super::routed::registry::{Registration, SessionInfo};
 use super::{internal, SessionError, Shared};
@@ -240,12 +239,16 @@ impl<'a> Session<'a> {
 }
 
 impl SessionKind for Session<'_> {
-    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
-        self.front.write_made(answer).await
+    fn front(&self) -> &ClientSide<'_> {
+        &self.front
     }
 
-    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
-        self.front.reply_err(seq, err).await
+    fn leg(&mut self) -> ClientLeg<'_> {
+        self.front.leg()
+    }
+
+    fn account(&self) -> &Account {
+        &self.account
     }
 
     /// A backend that goes away while the client is idle ends the session: the client sees its
@@ -260,10 +263,6 @@ impl SessionKind for Session<'_> {
                 Ok(None)
             }
         }
-    }
-
-    fn id(&self) -> u32 {
-        self.front.id
     }
 
     /// The 1:1 session does not follow the client's sql_mode (docs/routing.md §11): a KILL among
@@ -297,21 +296,9 @@ impl SessionKind for Session<'_> {
         self.shared
     }
 
-    fn asker(&self) -> Asker<'_> {
-        Asker { id: self.front.id, user: &self.account.user, tenant: &self.account.tenant }
-    }
-
-    fn client_caps(&self) -> u32 {
-        self.front.caps
-    }
-
     /// The gateway's answers do not know the backend's status: autocommit, as a fresh session.
     fn status(&self) -> u16 {
         GATEWAY_STATUS
-    }
-
-    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError> {
-        self.front.reply_ok(seq, GATEWAY_STATUS).await
     }
 
     async fn pooled(&self, server: SocketAddr) -> Result<PooledConn, PoolError> {

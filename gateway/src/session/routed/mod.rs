@@ -50,14 +50,13 @@ use tracing::{debug, info};
 
 use super::account::{Account, Logins};
 use super::client_auth::ClientLogin;
-use super::client_side::{ClientSide, Waited};
+use super::client_side::{ClientLeg, ClientSide, Waited};
 use super::command_loop;
 use super::gateway_ids;
 use super::glance::Glance;
 use super::kind::{Flow, OwnKill, SessionKind};
 use super::next_command::NextCommand;
 use super::pool::{scrubs_done, PooledConn};
-use super::processlist::Asker;
 use super::state::ClientState;
 use super::{SessionError, Shared};
 use crate::planner::{Planner, StatementContext};
@@ -180,12 +179,16 @@ pub async fn serve(
 }
 
 impl SessionKind for RoutedSession<'_> {
-    async fn write_made(&mut self, answer: Vec<u8>) -> Result<(), SessionError> {
-        self.front.write_made(answer).await
+    fn front(&self) -> &ClientSide<'_> {
+        &self.front
     }
 
-    async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<(), SessionError> {
-        self.front.reply_err(seq, err).await
+    fn leg(&mut self) -> ClientLeg<'_> {
+        self.front.leg()
+    }
+
+    fn account(&self) -> &Account {
+        &self.account
     }
 
     /// The client's next command, unless it stays idle longer than its `wait_timeout`.
@@ -201,10 +204,6 @@ impl SessionKind for RoutedSession<'_> {
                 Ok(None)
             }
         }
-    }
-
-    fn id(&self) -> u32 {
-        self.front.id
     }
 
     /// The client's SQL mode (docs/routing.md §11).
@@ -237,20 +236,8 @@ impl SessionKind for RoutedSession<'_> {
         self.shared
     }
 
-    fn asker(&self) -> Asker<'_> {
-        Asker { id: self.front.id, user: &self.account.user, tenant: &self.account.tenant }
-    }
-
-    fn client_caps(&self) -> u32 {
-        self.front.caps
-    }
-
     fn status(&self) -> u16 {
         self.txn.status()
-    }
-
-    async fn reply_ok(&mut self, seq: u8) -> Result<(), SessionError> {
-        self.front.reply_ok(seq, self.txn.status()).await
     }
 
     async fn pooled(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
