@@ -54,6 +54,8 @@ impl ServerLink {
         }
     }
 
+    /// The execution for `conn`: the statement prepared there if missing, long data replayed,
+    /// its id replaced, the parameter types added when this connection's statement has none.
     async fn execute_here(
         &mut self,
         cx: &mut ClientParts<'_, '_>,
@@ -61,14 +63,7 @@ impl ServerLink {
         payload: &[u8],
         ex: &Execution<'_>,
     ) -> Result<Vec<u8>, Sent> {
-        let server_id = match conn.sync.statements.get(ex.client_id) {
-            Some(s) => s.id,
-            None => {
-                let id = self.prepare_here(cx, conn, ex.sql).await?;
-                conn.sync.statements.insert(ex.client_id, id);
-                id
-            }
-        };
+        let server_id = self.statement_here(cx, conn, ex).await?;
         for p in ex.long.packets(server_id) {
             if conn.wire.write_packet(0, &p).await.is_err() {
                 return Err(self.broken(cx, conn));
@@ -92,14 +87,7 @@ impl ServerLink {
         payload: &[u8],
         ex: &Execution<'_>,
     ) -> Result<Vec<u8>, Sent> {
-        let server_id = match conn.sync.statements.get(ex.client_id) {
-            Some(s) => s.id,
-            None => {
-                let id = self.prepare_here(cx, conn, ex.sql).await?;
-                conn.sync.statements.insert(ex.client_id, id);
-                id
-            }
-        };
+        let server_id = self.statement_here(cx, conn, ex).await?;
         let stmts = &mut conn.sync.statements;
         let insert = ex.types.filter(|_| stmts.needs_types(ex.client_id, ex.types_version));
         let out = bulk::rewrite(payload, ex.params, server_id, insert).map_err(|e| Sent::Failed(e.to_err()))?;
@@ -107,6 +95,21 @@ impl ServerLink {
             stmts.types_sent(ex.client_id, ex.types_version);
         }
         Ok(out)
+    }
+
+    /// The server's id of the executed statement on `conn`, prepared there first if missing.
+    async fn statement_here(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        conn: &mut PooledConn,
+        ex: &Execution<'_>,
+    ) -> Result<u32, Sent> {
+        if let Some(s) = conn.sync.statements.get(ex.client_id) {
+            return Ok(s.id);
+        }
+        let id = self.prepare_here(cx, conn, ex.sql).await?;
+        conn.sync.statements.insert(ex.client_id, id);
+        Ok(id)
     }
 
     /// COM_STMT_PREPARE of `sql` on `conn`, its whole answer consumed; the server's id.
