@@ -19,7 +19,7 @@
 //! The list of settings with their documentation and whether they need a restart is
 //! [`keys::KEYS`]; `SHOW PROXYCONFIG` prints it.
 
-pub mod keys;
+pub(crate) mod keys;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,7 +1,7 @@
 //! The listener: accepts clients, spawns one session task each, reloads the configuration on
 //! SIGHUP and drains on SIGINT/SIGTERM ([`drain`]).
 
-pub mod drain;
+pub(crate) mod drain;
 
 use std::sync::Arc;
 

@@ -9,7 +9,7 @@
 //! as for a `password_hash` user. Plugins that need the clear password are refused
 //! ([`Proof::Unsupported`]).
 
-pub mod config;
+pub(crate) mod config;
 pub mod entry;
 pub mod host;
 

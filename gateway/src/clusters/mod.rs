@@ -7,11 +7,11 @@
 //! the background. Concurrent first logins to one cluster wait for one set-up; a failed set-up
 //! is retried by the next login.
 
-pub mod config;
-pub mod config_server;
-pub mod setup;
-pub mod source;
-pub mod sys_client;
+pub(crate) mod config;
+pub(crate) mod config_server;
+pub(crate) mod setup;
+pub(crate) mod source;
+pub(crate) mod sys_client;
 #[cfg(test)]
 mod tests;
 

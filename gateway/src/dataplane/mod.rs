@@ -9,9 +9,9 @@ mod counter;
 pub mod modes;
 pub mod netns;
 pub mod splice;
-pub mod status;
+pub(crate) mod status;
 pub mod steer;
-pub mod steer_status;
+pub(crate) mod steer_status;
 
 use std::{error::Error as StdError, io};
 

@@ -8,7 +8,7 @@
 //! [`discovery`] combines the static topology with `information_schema` for unlisted tables.
 //! The location cache ([`crate::topology`]) does not know which source filled it.
 
-pub mod discovery;
+pub(crate) mod discovery;
 pub mod information_schema;
 pub mod static_file;
 pub mod sysview;

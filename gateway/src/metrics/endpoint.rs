@@ -14,7 +14,6 @@ use crate::session::Shared;
 /// A running endpoint; dropping it stops serving.
 #[derive(Debug)]
 pub struct Endpoint {
-    addr: SocketAddr,
     task: JoinHandle<()>,
 }
 
@@ -34,12 +33,7 @@ impl Endpoint {
             super::page::render(&shared, status.as_ref())
         });
         tracing::info!(addr = %bound, "metrics on http://{bound}/metrics");
-        Ok(Endpoint { addr: bound, task: http::serve_text(listener, render) })
-    }
-
-    /// The bound address.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
+        Ok(Endpoint { task: http::serve_text(listener, render) })
     }
 }
 

@@ -10,10 +10,10 @@
 //! Label sets are bounded: statement kinds and route outcomes are enums, servers are those of the
 //! topology and the pool (itself keyed by topology servers).
 
-pub mod endpoint;
+pub(crate) mod endpoint;
 mod histogram;
-pub mod page;
-pub mod snapshot;
+pub(crate) mod page;
+pub(crate) mod snapshot;
 mod text;
 
 #[cfg(test)]

@@ -6,19 +6,19 @@
 
 pub mod cast;
 pub mod cli;
-pub mod collation;
-pub mod ddl;
-pub mod decimal;
-pub mod expr;
+pub(crate) mod collation;
+pub(crate) mod ddl;
+pub(crate) mod decimal;
+pub(crate) mod expr;
 mod general_ci_table;
-pub mod hash;
+pub(crate) mod hash;
 pub mod locate;
-pub mod murmur;
-pub mod range;
-pub mod scheme;
-pub mod statement;
-pub mod temporal;
-pub mod value;
+pub(crate) mod murmur;
+pub(crate) mod range;
+pub(crate) mod scheme;
+pub(crate) mod statement;
+pub(crate) mod temporal;
+pub(crate) mod value;
 
 #[cfg(test)]
 mod tests;

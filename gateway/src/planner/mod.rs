@@ -5,7 +5,7 @@ mod calc_trace;
 mod candidates;
 mod explain;
 mod memo;
-pub mod show_route;
+pub(crate) mod show_route;
 mod steps;
 
 use std::sync::Arc;

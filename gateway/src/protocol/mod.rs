@@ -2,14 +2,14 @@
 
 pub mod auth;
 pub mod buf;
-pub mod client_charset;
+pub(crate) mod client_charset;
 pub mod command;
 pub mod ed25519;
 pub mod frame;
 pub mod handshake;
 pub mod message;
 pub mod response;
-pub mod resultset;
+pub(crate) mod resultset;
 
 /// Errors of the wire protocol layer.
 #[derive(Debug, thiserror::Error)]

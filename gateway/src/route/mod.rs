@@ -7,21 +7,21 @@
 //! cache or clock; [`congestion`] keeps the per-server congestion state machines that feed the
 //! candidates' congestion field.
 
-pub mod candidate;
+pub(crate) mod candidate;
 pub mod congestion;
-pub mod consistency;
-pub mod decision;
-pub mod entry;
-pub mod error;
+pub(crate) mod consistency;
+pub(crate) mod decision;
+pub(crate) mod entry;
+pub(crate) mod error;
 mod explain;
-pub mod ldc;
-pub mod order;
-pub mod orders;
-pub mod policy;
-pub mod primary_zone;
-pub mod request;
-pub mod select;
-pub mod trace;
+pub(crate) mod ldc;
+pub(crate) mod order;
+pub(crate) mod orders;
+pub(crate) mod policy;
+pub(crate) mod primary_zone;
+pub(crate) mod request;
+pub(crate) mod select;
+pub(crate) mod trace;
 
 #[cfg(test)]
 mod tests;

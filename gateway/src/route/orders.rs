@@ -177,10 +177,3 @@ pub fn entries(order: Order) -> impl Iterator<Item = &'static RouteEntry> {
 pub fn first_remote_partition(order: Order) -> Option<usize> {
     entries(order).position(|e| e.partition && e.idc == super::ldc::IdcType::OtherRegion)
 }
-
-/// Renders an order in docs/routing.md's notation, `ANP BNP | ANT …`.
-pub fn render(order: Order) -> String {
-    let groups: Vec<String> =
-        order.iter().map(|g| g.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ")).collect();
-    groups.join(" | ")
-}

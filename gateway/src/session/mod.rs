@@ -1,30 +1,30 @@
 //! Client sessions: authentication of the client, the backend login, and the command loop.
 
-pub mod accept;
-pub mod account;
-pub mod admin;
+pub(crate) mod accept;
+pub(crate) mod account;
+pub(crate) mod admin;
 pub mod backend;
-pub mod client_auth;
-pub mod client_command;
-pub mod client_side;
+pub(crate) mod client_auth;
+pub(crate) mod client_command;
+pub(crate) mod client_side;
 mod command_loop;
-pub mod connection_id;
+pub(crate) mod connection_id;
 mod gateway_ids;
-pub mod glance;
-pub mod greeting;
-pub mod identity;
-pub mod internal;
-pub mod kill;
+pub(crate) mod glance;
+pub(crate) mod greeting;
+pub(crate) mod identity;
+pub(crate) mod internal;
+pub(crate) mod kill;
 mod kind;
-pub mod next_command;
+pub(crate) mod next_command;
 pub mod pool;
 pub mod prepared;
-pub mod processlist;
-pub mod proxy;
+pub(crate) mod processlist;
+pub(crate) mod proxy;
 pub mod relay;
-pub mod routed;
-pub mod server_kind;
-pub mod shared;
+pub(crate) mod routed;
+pub(crate) mod server_kind;
+pub(crate) mod shared;
 pub mod state;
 
 use crate::protocol::message::ErrPacket;

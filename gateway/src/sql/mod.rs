@@ -5,17 +5,17 @@
 //! reference parser ([`reference`], `sqlparser` with the MySQL dialect). Neither guesses: a
 //! statement neither can parse is `StmtKind::Other` without tables or key values.
 
-pub mod analysis;
+pub(crate) mod analysis;
 mod command;
-pub mod depth;
-pub mod eval;
+pub(crate) mod depth;
+pub(crate) mod eval;
 pub mod fast;
-pub mod hint;
+pub(crate) mod hint;
 pub mod lexer;
-pub mod mode;
+pub(crate) mod mode;
 pub mod reference;
 pub mod split;
-pub mod value;
+pub(crate) mod value;
 
 #[cfg(test)]
 mod tests;

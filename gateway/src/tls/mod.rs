@@ -6,10 +6,10 @@
 //! handshakes use the new files, a bad file rejects the reload and the old ones stay.
 //! A TLS connection is never kernel-spliced (`dataplane::splice`): its bytes are encrypted.
 
-pub mod config;
+pub(crate) mod config;
 mod files;
-pub mod server_leg;
-pub mod stream;
+pub(crate) mod server_leg;
+pub(crate) mod stream;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

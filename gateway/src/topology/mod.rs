@@ -13,14 +13,14 @@
 //! `partition::locate(scheme, values)` the `Location`, `Locator::replicas(key, Some(&loc))` the
 //! replicas with zone, region, IDC and zone type.
 
-pub mod cache;
-pub mod cluster;
-pub mod config;
-pub mod entry;
-pub mod feedback;
+pub(crate) mod cache;
+pub(crate) mod cluster;
+pub(crate) mod config;
+pub(crate) mod entry;
+pub(crate) mod feedback;
 pub mod locator;
-pub mod replica;
-pub mod table;
+pub(crate) mod replica;
+pub(crate) mod table;
 
 #[cfg(test)]
 mod tests;

@@ -9,12 +9,12 @@
 
 pub mod cli;
 mod lookup;
-pub mod metrics;
+pub(crate) mod metrics;
 mod original;
-pub mod plan;
-pub mod route;
+pub(crate) mod plan;
+pub(crate) mod route;
 mod router;
-pub mod runtime;
+pub(crate) mod runtime;
 
 use std::os::fd::AsRawFd;
 

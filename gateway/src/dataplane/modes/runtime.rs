@@ -139,11 +139,6 @@ impl Runtime {
         })
     }
 
-    /// Stops the metrics endpoint, detaches the programs and removes the routes now.
-    pub fn shutdown(mut self) {
-        self.stop();
-    }
-
     fn stop(&mut self) {
         if let Some((_, task)) = self.metrics.take() {
             task.abort();

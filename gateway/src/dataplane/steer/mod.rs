@@ -27,10 +27,10 @@
 mod attach;
 mod cgroup;
 mod daemon;
-pub mod direct;
+pub(crate) mod direct;
 mod original_dst;
-pub mod selfcheck;
-pub mod targets;
+pub(crate) mod selfcheck;
+pub(crate) mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;

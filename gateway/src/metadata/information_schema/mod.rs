@@ -4,8 +4,8 @@
 //! It knows *which partition* a row is in but not *where* it lives: no tablet ids, replicas,
 //! servers or zones (docs/routing.md §12). Those come from the static topology or the sys views.
 
-pub mod client;
-pub mod ddl;
+pub(crate) mod client;
+pub(crate) mod ddl;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@
 //! replaced per server name at load time (the demo starts its servers on free ports).
 
 mod convert;
-pub mod file;
+pub(crate) mod file;
 
 #[cfg(test)]
 mod tests;

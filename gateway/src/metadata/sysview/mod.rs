@@ -11,13 +11,13 @@
 //! `high_bound_val_bin` ODP decodes ([`bounds`]); partitions are ordered explicitly
 //! ([`partitions`]).
 
-pub mod bounds;
-pub mod cells;
-pub mod cluster;
-pub mod location;
-pub mod part_info;
-pub mod partitions;
-pub mod sql;
+pub(crate) mod bounds;
+pub(crate) mod cells;
+pub(crate) mod cluster;
+pub(crate) mod location;
+pub(crate) mod part_info;
+pub(crate) mod partitions;
+pub(crate) mod sql;
 
 #[cfg(test)]
 mod fake;

@@ -1,6 +1,6 @@
 //! A reader for `CREATE TABLE` as `SHOW CREATE TABLE` prints it (OceanBase, MySQL, MariaDB).
 
-pub mod lexer;
+pub(crate) mod lexer;
 mod parser;
 mod partitions;
 #[cfg(test)]

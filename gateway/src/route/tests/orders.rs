@@ -10,10 +10,17 @@ use crate::route::consistency::Consistency;
 use crate::route::entry::RouteEntry;
 use crate::route::ldc::LdcContext;
 use crate::route::order::{build, Classified, OrderParams, Via};
-use crate::route::orders::{entries, first_remote_partition, order, render};
+use crate::route::orders::{entries, first_remote_partition, order, Order};
 use crate::route::policy::RoutePolicy;
 use crate::route::primary_zone::PrimaryZone;
 use crate::route::request::PartitionState;
+
+/// Renders an order in docs/routing.md's notation, `ANP BNP | ANT …`.
+fn render(order: Order) -> String {
+    let groups: Vec<String> =
+        order.iter().map(|g| g.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ")).collect();
+    groups.join(" | ")
+}
 
 /// docs/routing.md §4, the "exact order" column, verbatim.
 const SPEC: &[(&str, &str)] = &[

@@ -10,12 +10,12 @@
 //! | `SHOW PROXYCONGESTION` | [`show_proxycongestion`] |
 //! | `SHOW PROXYSTAT [LIKE 'pat']` | [`show_proxystat`] |
 
-pub mod alter_proxyconfig;
-pub mod kill_proxysession;
-pub mod show_proxyconfig;
-pub mod show_proxycongestion;
-pub mod show_proxysession;
-pub mod show_proxystat;
+pub(crate) mod alter_proxyconfig;
+pub(crate) mod kill_proxysession;
+pub(crate) mod show_proxyconfig;
+pub(crate) mod show_proxycongestion;
+pub(crate) mod show_proxysession;
+pub(crate) mod show_proxystat;
 
 use crate::protocol::message::{ErrPacket, OkPacket};
 use crate::protocol::resultset::{TextResultSet, GATEWAY_STATUS};

@@ -57,9 +57,9 @@
 pub mod answer;
 pub mod binary;
 pub mod bulk;
-pub mod conn;
+pub(crate) mod conn;
 pub mod execute;
-pub mod long_data;
+pub(crate) mod long_data;
 pub mod registry;
 pub mod text;
 
