@@ -191,8 +191,8 @@ impl RoutedSession<'_> {
         Route::Planned(Box::new(planned))
     }
 
-    /// Runs a request on its route ([`super::link::ServerLink::execute`]); the client has its
-    /// answer (or an error) when this returns. Counts, logs and times it.
+    /// Runs a request on its route (the server side's executions, [`super::execute`]); the client
+    /// has its answer (or an error) when this returns. Counts, logs and times it.
     pub(super) async fn serve(
         &mut self,
         req: &Request<'_>,
@@ -227,7 +227,14 @@ impl RoutedSession<'_> {
             }
         };
         let (link, mut cx) = self.parts();
-        let served = link.execute(&mut cx, req, route).await?;
+        // The three executions are awaited here, not through one more async layer over them: that
+        // layer cost 0.9 % of the instructions of a routed statement (moving its future).
+        let served = match route {
+            Route::Held(_) => link.execute_held(&mut cx, req).await?,
+            Route::Server(addr, tie) => link.execute_on(&mut cx, req, addr, tie == Tie::Dependent).await?,
+            Route::Planned(planned) => link.execute_planned(&mut cx, req, &planned).await?,
+        };
+        link.ran(&served);
         let outcome = match (&served.target, &served.candidate) {
             (None, _) => RouteOutcome::Error,
             (Some(_), _) if sticky != Tie::Previous => RouteOutcome::Sticky,

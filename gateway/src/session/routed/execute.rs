@@ -1,6 +1,7 @@
-//! One request executed by the server side of a routed session ([`ServerLink::execute`]): on the
-//! held connection, on the previous server, or on the route decision's candidates in order
-//! until one serves it (docs/routing.md §7, §8). Each attempt ([`super::attempt`]) syncs the
+//! One request executed by the server side of a routed session, by its route: on the held
+//! connection ([`ServerLink::execute_held`]), on one server ([`ServerLink::execute_on`]: the
+//! previous one), or on the route decision's candidates in order until one serves it
+//! ([`ServerLink::execute_planned`]) (docs/routing.md §7, §8). Each attempt ([`super::attempt`]) syncs the
 //! session state, prepares statements there, replays a deferred `BEGIN`, sends and relays;
 //! whether a failed attempt may go to the next candidate is its outcome's kind ([`Sent`]). What
 //! the server side borrows of the client side is [`ClientParts`].
@@ -12,7 +13,7 @@ use tracing::debug;
 use super::failover;
 use super::link::ServerLink;
 use super::parts::{lose_connection_state, ClientParts};
-use super::request::{Request, Route, Sent, Served, Tie};
+use super::request::{Request, Sent, Served};
 use crate::planner::Planned;
 use crate::protocol::codes;
 use crate::protocol::message::ErrPacket;
@@ -20,28 +21,23 @@ use crate::session::pool::PoolError;
 use crate::session::SessionError;
 
 impl ServerLink {
-    /// Runs a request on its route; the client has its answer (or an error) when this returns.
-    pub(super) async fn execute(
-        &mut self,
-        cx: &mut ClientParts<'_, '_>,
-        req: &Request<'_>,
-        route: Route,
-    ) -> Result<Served, SessionError> {
-        let served = match route {
-            Route::Held(_) => self.on_held(cx, req).await?,
-            Route::Server(addr, tie) => self.on_server(cx, req, addr, tie == Tie::Dependent).await?,
-            Route::Planned(planned) => self.on_planned(cx, req, &planned).await?,
-        };
+    /// After an execution: the server and the server session the request ran on.
+    pub(super) fn ran(&mut self, served: &Served) {
         if let Some(t) = served.target {
             self.ran_on(t);
         }
         if let Some(conn) = &served.conn {
             self.dependent.ran_on(conn);
         }
-        Ok(served)
     }
 
-    async fn on_held(&mut self, cx: &mut ClientParts<'_, '_>, req: &Request<'_>) -> Result<Served, SessionError> {
+    /// On the held connection (`Route::Held`): no retry; a connection that failed without
+    /// breaking stays held.
+    pub(super) async fn execute_held(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        req: &Request<'_>,
+    ) -> Result<Served, SessionError> {
         let Some(mut conn) = self.take_held() else {
             return cx
                 .failed(req, ErrPacket::new(codes::BACKEND_LOST, "gateway: the session's connection is gone"))
@@ -74,7 +70,9 @@ impl ServerLink {
         }
     }
 
-    async fn on_server(
+    /// On `server` (`Route::Server`: the previous statement's; `dependent`: its `LAST_INSERT_ID()`
+    /// restored there first when the session lands on another server session). No retry.
+    pub(super) async fn execute_on(
         &mut self,
         cx: &mut ClientParts<'_, '_>,
         req: &Request<'_>,
@@ -97,8 +95,9 @@ impl ServerLink {
         }
     }
 
-    /// The route decision's candidates in order, until one serves the request (docs/routing.md §7).
-    async fn on_planned(
+    /// The route decision's candidates in order (`Route::Planned`), until one serves the request
+    /// (docs/routing.md §7).
+    pub(super) async fn execute_planned(
         &mut self,
         cx: &mut ClientParts<'_, '_>,
         req: &Request<'_>,
