@@ -220,6 +220,39 @@ async fn a_reused_connection_carries_nothing_from_its_previous_client() {
     assert!(got[0].as_deref().is_some_and(|m| m.contains("ANSI_QUOTES")), "{got:?}");
 }
 
+/// An idle connection is checked before it is handed out: a quiet one is reused as it is, one
+/// whose server ended it (KILL) is closed and replaced by a new login, and the request does not
+/// see the dead one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_connection_its_server_ended_is_replaced_not_handed_out() {
+    let db = db();
+    let pool = pool(1, 1, 10_000, Arc::new(NoHealth));
+    let k = key(db.addr());
+    let thread = {
+        let mut c = pool.get(&k, &login(None), 7).await.expect("get");
+        row(&mut c, "SELECT 1").await.expect("first statement");
+        c.thread_id()
+    };
+    {
+        let mut c = pool.get(&k, &login(None), 7).await.expect("get quiet");
+        assert_eq!(c.thread_id(), thread, "a quiet idle connection is reused");
+        row(&mut c, "SELECT 2").await.expect("on the reused connection");
+    }
+    assert_eq!((pool.stats().connects, pool.stats().discarded), (1, 0));
+    db.sql(&format!("KILL {thread}")).expect("kill");
+    // The server ends the thread after answering KILL: wait until its process list has lost it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let gone = format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = {thread}");
+    while db.sql(&gone).expect("processlist").split_whitespace().last() != Some("0") {
+        assert!(Instant::now() < deadline, "thread {thread} still listed after KILL");
+        tokio::task::yield_now().await;
+    }
+    let mut c = pool.get(&k, &login(None), 7).await.expect("get after the kill");
+    assert_ne!(c.thread_id(), thread, "the killed connection was handed out");
+    assert_eq!(row(&mut c, "SELECT 3").await.expect("on the new connection"), [Some("3".to_string())]);
+    assert_eq!((pool.stats().connects, pool.stats().discarded), (2, 1));
+}
+
 /// A TCP forwarder that holds every accepted connection until the gate opens, counting how many
 /// it holds at once.
 struct Gatekeeper {

@@ -202,8 +202,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     if let Some(p) = perf {
                         println!("    {}", profile::finish(p));
                     }
-                    outcome.cpu_us =
-                        cpu_before.zip(cpu_after).and_then(|(b, a)| cpu::per_statement_us(b, a, outcome.queries));
+                    let cpu = cpu_before.zip(cpu_after).and_then(|(b, a)| cpu::per_statement_us(b, a, outcome.queries));
+                    (outcome.cpu_us, outcome.cpu_user_us) = (cpu.map(|c| c.0), cpu.map(|c| c.1));
                     outcome.deadlocks = before.0.zip(innodb_deadlocks(&rig.dbs)).map(|(b, a)| a.saturating_sub(b));
                     if rig.dbs.len() > 1 {
                         outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));

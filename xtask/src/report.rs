@@ -87,6 +87,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
         "gw/haproxy",
         "gw/plain",
         "CPU us/stmt",
+        "user us/stmt",
         "cpu/haproxy",
         "failures",
     ];
@@ -124,6 +125,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 (String::new(), String::new(), String::new())
             };
             let cpu = median(ok.iter().filter_map(|s| s.outcome.cpu_us).collect()).map(|c| format!("{c:.1}"));
+            let user = median(ok.iter().filter_map(|s| s.outcome.cpu_user_us).collect()).map(|c| format!("{c:.1}"));
             let r_cpu =
                 if is_gateway { fmt_ratio(cpu_ratio(samples, test, ps, target, "haproxy")) } else { String::new() };
             let failures = match failed.first() {
@@ -147,6 +149,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 r_haproxy,
                 r_plain,
                 cpu.unwrap_or_else(|| "-".into()),
+                user.unwrap_or_else(|| "-".into()),
                 r_cpu,
                 failures,
             ]
@@ -161,6 +164,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
     }
     if !samples.iter().any(|s| s.outcome.cpu_us.is_some()) {
         table.drop_column("CPU us/stmt");
+        table.drop_column("user us/stmt");
         table.drop_column("cpu/haproxy");
     }
     table
@@ -253,12 +257,12 @@ impl Table {
 /// Every run, one markdown row each (for result.md).
 pub fn raw_markdown(samples: &[Sample]) -> String {
     let mut out = String::from(
-        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | statements | servers | failure |\n\
-         |---:|---|---|---|---:|---:|---:|---:|---:|---|---|\n",
+        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | statements | servers | failure |\n\
+         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} |\n",
             s.round,
             short_test(s.test),
             s.ps_mode,
@@ -267,6 +271,7 @@ pub fn raw_markdown(samples: &[Sample]) -> String {
             s.outcome.p95_ms,
             errors_cell([&s.outcome]),
             s.outcome.cpu_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
+            s.outcome.cpu_user_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
             s.outcome.queries,
             s.outcome.spread.as_deref().unwrap_or(""),
             s.outcome.failure.as_deref().unwrap_or("").replace('|', "\\|")
@@ -322,6 +327,7 @@ mod tests {
         let with_cpu = |target, round, qps, cpu| {
             let mut s = sample(target, round, qps);
             s.outcome.cpu_us = Some(cpu);
+            s.outcome.cpu_user_us = Some(cpu / 10.0);
             s
         };
         let s = vec![
@@ -337,6 +343,7 @@ mod tests {
         let routed = &t.rows[2];
         assert_eq!(routed[col("target")], "routed");
         assert_eq!(routed[col("CPU us/stmt")], "42.5");
+        assert_eq!(routed[col("user us/stmt")], "4.2"); // median(4.5, 4.0), rounded to even
         assert_eq!(routed[col("cpu/haproxy")], "1.38"); // median(1.5, 1.25)
         assert_eq!(routed[col("gw/haproxy")], "1.00"); // median(0.833, 1.167)
         assert_eq!(t.rows[1][col("CPU us/stmt")], "31.0");

@@ -34,6 +34,8 @@ pub struct Outcome {
     pub queries: u64,
     /// With `--cpu`: the proxy process's CPU time over the run per statement, in µs.
     pub cpu_us: Option<f64>,
+    /// With `--cpu`: the user-time part of `cpu_us` (the rest is system time), in µs.
+    pub cpu_user_us: Option<f64>,
     /// 95th-percentile latency in ms.
     pub p95_ms: f64,
     /// "ignored errors" reported by sysbench (its default ignore list: 1213 deadlock, 1020 record

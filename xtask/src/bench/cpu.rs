@@ -4,26 +4,30 @@
 
 use std::time::Duration;
 
-/// A reading of a process's consumed CPU time.
+/// A reading of a process's consumed CPU time: user time and user + system time.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CpuTime(Duration);
-
-/// The user + system CPU time process `pid` has used so far; `None` if it cannot be read.
-pub fn read(pid: u32) -> Option<CpuTime> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let ticks = parse_stat(&stat)?;
-    Some(CpuTime(ticks_to_duration(ticks, clock_ticks_per_second()?)))
+pub struct CpuTime {
+    user: Duration,
+    total: Duration,
 }
 
-/// `utime + stime` in clock ticks from the text of `/proc/<pid>/stat`. The command name (field 2)
+/// The CPU time process `pid` has used so far; `None` if it cannot be read.
+pub fn read(pid: u32) -> Option<CpuTime> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (utime, stime) = parse_stat(&stat)?;
+    let hz = clock_ticks_per_second()?;
+    Some(CpuTime { user: ticks_to_duration(utime, hz), total: ticks_to_duration(utime + stime, hz) })
+}
+
+/// `(utime, stime)` in clock ticks from the text of `/proc/<pid>/stat`. The command name (field 2)
 /// is in parentheses and may hold spaces or parentheses itself, so fields are counted from the last
 /// `)`: after it come state (field 3), …, utime (14) and stime (15).
-fn parse_stat(stat: &str) -> Option<u64> {
+fn parse_stat(stat: &str) -> Option<(u64, u64)> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace().skip(11);
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
-    Some(utime + stime)
+    Some((utime, stime))
 }
 
 fn ticks_to_duration(ticks: u64, per_second: u64) -> Duration {
@@ -36,13 +40,14 @@ fn clock_ticks_per_second() -> Option<u64> {
     u64::try_from(v).ok().filter(|&v| v > 0)
 }
 
-/// Microseconds of CPU per statement between two readings; `None` without statements.
-pub fn per_statement_us(before: CpuTime, after: CpuTime, statements: u64) -> Option<f64> {
+/// Microseconds of CPU per statement between two readings, as (user + system, user); `None`
+/// without statements.
+pub fn per_statement_us(before: CpuTime, after: CpuTime, statements: u64) -> Option<(f64, f64)> {
     if statements == 0 {
         return None;
     }
-    let used = after.0.saturating_sub(before.0);
-    Some(used.as_secs_f64() * 1e6 / statements as f64)
+    let per = |a: Duration, b: Duration| a.saturating_sub(b).as_secs_f64() * 1e6 / statements as f64;
+    Some((per(after.total, before.total), per(after.user, before.user)))
 }
 
 #[cfg(test)]
@@ -53,17 +58,16 @@ mod tests {
     fn stat_fields_count_from_the_last_parenthesis() {
         // A real line of `cat /proc/self/stat` with the name changed to hold spaces and parentheses.
         let line = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 1095 0 0 0 37 12 0 0 20 0 9 0 123 1000 200";
-        assert_eq!(parse_stat(line), Some(49));
+        assert_eq!(parse_stat(line), Some((37, 12)));
         assert_eq!(parse_stat("4242 (x) S 1"), None);
     }
 
     #[test]
     fn per_statement_is_cpu_over_statements() {
-        let before = CpuTime(ticks_to_duration(100, 100));
-        let after = CpuTime(ticks_to_duration(150, 100));
-        // 0.5 s over 10,000 statements = 50 µs each.
-        assert_eq!(per_statement_us(before, after, 10_000), Some(50.0));
-        assert_eq!(per_statement_us(before, after, 0), None);
+        let at = |user, total| CpuTime { user: ticks_to_duration(user, 100), total: ticks_to_duration(total, 100) };
+        // 0.5 s over 10,000 statements = 50 µs each, of which 0.1 s user = 10 µs.
+        assert_eq!(per_statement_us(at(20, 100), at(30, 150), 10_000), Some((50.0, 10.0)));
+        assert_eq!(per_statement_us(at(20, 100), at(30, 150), 0), None);
     }
 
     #[test]
@@ -73,6 +77,6 @@ mod tests {
         while spin.elapsed() < Duration::from_millis(60) {
             std::hint::black_box(spin.elapsed());
         }
-        assert!(read(std::process::id()).expect("again").0 > me.0, "60 ms of spinning used no CPU time");
+        assert!(read(std::process::id()).expect("again").user > me.user, "60 ms of spinning used no CPU time");
     }
 }
