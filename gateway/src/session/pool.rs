@@ -180,7 +180,7 @@ impl Pool {
             return Err(PoolError::Busy { server: key.server, waited_ms, size: cfg.max_per_key });
         };
         while let Some(idle) = home.take_idle(client) {
-            if let Some((backend, sync)) = self.revive(idle, login, client, deadline).await {
+            if let Some((backend, sync)) = self.revive(idle, login, (client, started), deadline).await {
                 self.inner.counters.reuses.fetch_add(1, Ordering::Relaxed);
                 return Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()));
             }
@@ -207,18 +207,19 @@ impl Pool {
         }
     }
 
-    /// Makes an idle connection usable for `client` before `deadline`, or closes it (`None`).
+    /// Makes an idle connection usable for `client` (asking at `now`) before `deadline`, or
+    /// closes it (`None`).
     async fn revive(
         &self,
         idle: Idle,
         login: &LoginRequest<'_>,
-        client: u64,
+        (client, now): (u64, Instant),
         deadline: tokio::time::Instant,
     ) -> Option<(Backend, ConnSync)> {
         let cfg = &self.inner.cfg;
         // Read the clock only for a step that talks to the server (the common reuse has none).
         let bound = || step_bound(cfg.connect_timeout(), deadline);
-        let age = idle.since.elapsed();
+        let age = now.saturating_duration_since(idle.since);
         let Idle { mut backend, mut sync, last_client, .. } = idle;
         let thread = backend.greeting.connection_id;
         let usable = age <= cfg.idle_timeout()

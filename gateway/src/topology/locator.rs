@@ -256,10 +256,12 @@ impl Locator {
         Q: Eq + std::hash::Hash + ToOwned<Owned = K> + ?Sized,
     {
         let mut rx = None;
+        // One clock reading for the usual hit; another after each wait.
         let begun = Instant::now();
+        let mut now = begun;
         let mut waited = false;
         loop {
-            let probe = map.probe(key, Instant::now());
+            let probe = map.probe(key, now);
             if probe.action == Action::Fetch {
                 start_fetch();
             }
@@ -277,6 +279,7 @@ impl Locator {
                         return value.map_or_else(|| Lookup::NotAvailable("fetch in progress".into()), Lookup::Stale);
                     }
                     waited = true;
+                    now = Instant::now();
                 }
             }
         }

@@ -335,7 +335,27 @@ fn is_reserved(word: &str) -> bool {
     let Some(upper) = buf.get_mut(..b.len()) else { return false };
     upper.copy_from_slice(b);
     upper.make_ascii_uppercase();
-    RESERVED.binary_search_by(|r| r.as_bytes().cmp(upper)).is_ok()
+    // Only the words of the same first letter: a tenth of the list.
+    let (from, to) = LETTERS[letter_bit(first) as usize];
+    RESERVED[from as usize..to as usize].binary_search_by(|r| r.as_bytes().cmp(upper)).is_ok()
+}
+
+/// For each first letter (as [`letter_bit`] numbers them), the range of [`RESERVED`] holding
+/// the words that begin with it (the list is sorted, so they are consecutive).
+static LETTERS: [(u16, u16); 27] = letters();
+
+const fn letters() -> [(u16, u16); 27] {
+    let mut out = [(0u16, 0u16); 27];
+    let mut i = 0;
+    while i < RESERVED.len() {
+        let bit = letter_bit(RESERVED[i].as_bytes()[0]) as usize;
+        if out[bit].1 == 0 {
+            out[bit].0 = i as u16;
+        }
+        out[bit].1 = i as u16 + 1;
+        i += 1;
+    }
+    out
 }
 
 /// Strips back-quotes and undoubles embedded ones; an empty name is declined.
