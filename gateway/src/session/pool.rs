@@ -180,7 +180,7 @@ impl Pool {
             return Err(PoolError::Busy { server: key.server, waited_ms, size: cfg.max_per_key });
         };
         while let Some(idle) = home.take_idle(client) {
-            if let Some((backend, sync)) = self.revive(idle, login, (client, started), deadline).await {
+            if let Some((backend, sync)) = self.revive(idle, login, client, started, deadline).await {
                 self.inner.counters.reuses.fetch_add(1, Ordering::Relaxed);
                 return Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()));
             }
@@ -213,7 +213,8 @@ impl Pool {
         &self,
         idle: Idle,
         login: &LoginRequest<'_>,
-        (client, now): (u64, Instant),
+        client: u64,
+        now: Instant,
         deadline: tokio::time::Instant,
     ) -> Option<(Backend, ConnSync)> {
         let cfg = &self.inner.cfg;

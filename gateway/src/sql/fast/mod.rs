@@ -337,7 +337,8 @@ fn is_reserved(word: &str) -> bool {
     upper.make_ascii_uppercase();
     // Only the words of the same first letter: a tenth of the list.
     let (from, to) = LETTERS[letter_bit(first) as usize];
-    RESERVED[from as usize..to as usize].binary_search_by(|r| r.as_bytes().cmp(upper)).is_ok()
+    let words = RESERVED.get(from as usize..to as usize).unwrap_or_default();
+    words.binary_search_by(|r| r.as_bytes().cmp(upper)).is_ok()
 }
 
 /// For each first letter (as [`letter_bit`] numbers them), the range of [`RESERVED`] holding
