@@ -3,7 +3,7 @@
 //! Beside the 1:1 `gateway`, two more gateways in front of the same server: `routed` (routing mode,
 //! a topology declaring the sbtest tables partitioned, every partition led by that server: the cost
 //! of routing, not of a different layout) and, as root, `spliced` (1:1 with the sockmap splice).
-//! `--cpu`: each proxy's CPU per statement (see [`cpu`]). `--cluster`: the gateway routes over three
+//! `--cpu`: each proxy's CPU per statement, and the machine's (see [`cpu`]). `--cluster`: the gateway routes over three
 //! servers instead (see [`cluster`]). `--tls`: every target over TLS, plus the plain gateway as a
 //! fourth target (see [`tls`]).
 
@@ -63,7 +63,8 @@ pub struct BenchArgs {
     tls: bool,
     /// Reports each proxy process's CPU time per statement (user + system time from
     /// `/proc/<pid>/stat` over the run, divided by the statements sysbench sent), and its ratio to
-    /// haproxy's, next to QPS.
+    /// haproxy's, next to QPS; and the whole machine's busy time per statement (`/proc/stat`), with
+    /// what each proxy adds to direct's.
     #[arg(long)]
     cpu: bool,
 }
@@ -197,13 +198,18 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                         .then(|| pid.map(|pid| profile::start(&dir, &spec, (target, round), pid)))
                         .flatten();
                     let cpu_before = pid.filter(|_| args.cpu).and_then(cpu::read);
+                    let host_before = args.cpu.then(cpu::host).flatten();
                     let mut outcome = sysbench::run(&spec, &rig.endpoint(target));
+                    let host_after = args.cpu.then(cpu::host).flatten();
                     let cpu_after = pid.filter(|_| args.cpu).and_then(cpu::read);
                     if let Some(p) = perf {
                         println!("    {}", profile::finish(p));
                     }
                     let cpu = cpu_before.zip(cpu_after).and_then(|(b, a)| cpu::per_statement_us(b, a, outcome.queries));
                     (outcome.cpu_us, outcome.cpu_user_us) = (cpu.map(|c| c.0), cpu.map(|c| c.1));
+                    outcome.host_us = host_before
+                        .zip(host_after)
+                        .and_then(|(b, a)| cpu::host_per_statement_us(b, a, outcome.queries));
                     outcome.deadlocks = before.0.zip(innodb_deadlocks(&rig.dbs)).map(|(b, a)| a.saturating_sub(b));
                     if rig.dbs.len() > 1 {
                         outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));
@@ -460,7 +466,11 @@ fn result_markdown(args: &BenchArgs, rig: &Rig, table: &report::Table, samples: 
         md.push_str(
             "CPU us/stmt: the proxy process's user + system CPU time (`/proc/<pid>/stat`, every \
              thread) over the run divided by the statements sysbench sent (its `queries` total), \
-             median over rounds; cpu/haproxy is the median per-round ratio to haproxy's.\n\n",
+             median over rounds; cpu/haproxy is the median per-round ratio to haproxy's. host \
+             us/stmt: the whole machine's busy CPU time (`/proc/stat`: sysbench, MariaDB, the proxy, \
+             kernel workers, interrupts) over the run per statement; added us/stmt is the median \
+             per-round difference to direct's, the proxy's full cost including the kernel work it \
+             causes outside its own process (a spliced session's redirects run in kernel workers).\n\n",
         );
     }
     md.push_str(&table.to_markdown());

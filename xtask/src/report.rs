@@ -44,13 +44,31 @@ fn cpu_ratio(samples: &[Sample], test: &str, ps: &str, target: &str, other: &str
     paired_ratio(samples, (test, ps), target, other, |o| o.cpu_us)
 }
 
+/// Median over rounds of `target host CPU per statement - other host CPU per statement`.
+fn host_added(samples: &[Sample], test: &str, ps: &str, target: &str, other: &str) -> Option<f64> {
+    paired(samples, (test, ps), target, other, |o| o.host_us, |a, b| a - b)
+}
+
 /// Median over rounds of `value(target) / value(other)`, pairing the runs of the same round.
 fn paired_ratio(
+    samples: &[Sample],
+    key: (&str, &str),
+    target: &str,
+    other: &str,
+    value: impl Fn(&Outcome) -> Option<f64>,
+) -> Option<f64> {
+    paired(samples, key, target, other, value, |a, b| a / b)
+}
+
+/// Median over rounds of `combine(value(target), value(other))`, pairing the runs of the same
+/// round (positive values of good runs only).
+fn paired(
     samples: &[Sample],
     (test, ps): (&str, &str),
     target: &str,
     other: &str,
     value: impl Fn(&Outcome) -> Option<f64>,
+    combine: impl Fn(f64, f64) -> f64,
 ) -> Option<f64> {
     let pick = |target: &str, round: u32| {
         samples
@@ -60,8 +78,8 @@ fn paired_ratio(
             .filter(|v| *v > 0.0)
     };
     let rounds = samples.iter().map(|s| s.round).max().unwrap_or(0);
-    let ratios = (1..=rounds).filter_map(|r| Some(pick(target, r)? / pick(other, r)?)).collect();
-    median(ratios)
+    let values = (1..=rounds).filter_map(|r| Some(combine(pick(target, r)?, pick(other, r)?))).collect();
+    median(values)
 }
 
 /// A rendered table: header and rows of cells.
@@ -89,6 +107,8 @@ pub fn summarize(samples: &[Sample]) -> Table {
         "CPU us/stmt",
         "user us/stmt",
         "cpu/haproxy",
+        "host us/stmt",
+        "added us/stmt",
         "failures",
     ];
     let mut keys: Vec<(&str, &str, &str)> = Vec::new();
@@ -128,6 +148,8 @@ pub fn summarize(samples: &[Sample]) -> Table {
             let user = median(ok.iter().filter_map(|s| s.outcome.cpu_user_us).collect()).map(|c| format!("{c:.1}"));
             let r_cpu =
                 if is_gateway { fmt_ratio(cpu_ratio(samples, test, ps, target, "haproxy")) } else { String::new() };
+            let host = median(ok.iter().filter_map(|s| s.outcome.host_us).collect()).map(|c| format!("{c:.1}"));
+            let added = if target == "direct" { None } else { host_added(samples, test, ps, target, "direct") };
             let failures = match failed.first() {
                 None => String::new(),
                 Some(f) => format!(
@@ -151,6 +173,8 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 cpu.unwrap_or_else(|| "-".into()),
                 user.unwrap_or_else(|| "-".into()),
                 r_cpu,
+                host.unwrap_or_else(|| "-".into()),
+                added.map(|c| format!("{c:.1}")).unwrap_or_default(),
                 failures,
             ]
         })
@@ -166,6 +190,10 @@ pub fn summarize(samples: &[Sample]) -> Table {
         table.drop_column("CPU us/stmt");
         table.drop_column("user us/stmt");
         table.drop_column("cpu/haproxy");
+    }
+    if !samples.iter().any(|s| s.outcome.host_us.is_some()) {
+        table.drop_column("host us/stmt");
+        table.drop_column("added us/stmt");
     }
     table
 }
@@ -257,12 +285,12 @@ impl Table {
 /// Every run, one markdown row each (for result.md).
 pub fn raw_markdown(samples: &[Sample]) -> String {
     let mut out = String::from(
-        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | statements | servers | failure |\n\
-         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n",
+        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | host us/stmt | statements | servers | failure |\n\
+         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} |\n",
             s.round,
             short_test(s.test),
             s.ps_mode,
@@ -272,6 +300,7 @@ pub fn raw_markdown(samples: &[Sample]) -> String {
             errors_cell([&s.outcome]),
             s.outcome.cpu_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
             s.outcome.cpu_user_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
+            s.outcome.host_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
             s.outcome.queries,
             s.outcome.spread.as_deref().unwrap_or(""),
             s.outcome.failure.as_deref().unwrap_or("").replace('|', "\\|")
@@ -349,6 +378,31 @@ mod tests {
         assert_eq!(t.rows[1][col("CPU us/stmt")], "31.0");
         assert_eq!(t.rows[1][col("cpu/haproxy")], "");
         assert_eq!(t.rows[0][col("CPU us/stmt")], "-");
+        assert!(!t.header.contains(&"host us/stmt".to_string()), "no host column without host readings");
+    }
+
+    #[test]
+    fn host_cpu_per_statement_and_what_a_proxy_adds_to_direct() {
+        let with_host = |target, round, host| {
+            let mut s = sample(target, round, 100.0);
+            s.outcome.host_us = Some(host);
+            s
+        };
+        let s = vec![
+            with_host("direct", 1, 40.0),
+            with_host("spliced", 1, 52.0),
+            with_host("direct", 2, 44.0),
+            with_host("spliced", 2, 60.0),
+            with_host("direct", 3, 42.0),
+            with_host("spliced", 3, 51.0),
+        ];
+        let t = summarize(&s);
+        let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
+        assert_eq!(t.rows[0][col("host us/stmt")], "42.0");
+        assert_eq!(t.rows[0][col("added us/stmt")], "", "direct adds nothing to itself");
+        assert_eq!(t.rows[1][col("host us/stmt")], "52.0");
+        assert_eq!(t.rows[1][col("added us/stmt")], "12.0"); // median(12, 16, 9)
+        assert!(raw_markdown(&s).contains("| 1 | point_select | disable | spliced | 100 | 0.50 | 0 |  |  | 52.0 |"));
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub struct Outcome {
     pub cpu_us: Option<f64>,
     /// With `--cpu`: the user-time part of `cpu_us` (the rest is system time), in µs.
     pub cpu_user_us: Option<f64>,
+    /// With `--cpu`: the whole machine's busy CPU time over the run per statement, in µs (client,
+    /// server, proxy, kernel workers and interrupts together).
+    pub host_us: Option<f64>,
     /// 95th-percentile latency in ms.
     pub p95_ms: f64,
     /// "ignored errors" reported by sysbench (its default ignore list: 1213 deadlock, 1020 record

@@ -1,6 +1,10 @@
 //! `cargo xtask bench --cpu`: a proxy process's CPU time over one sysbench run, from its
 //! `/proc/<pid>/stat` (user + system time of every thread, alive or exited), divided by the
 //! statements sysbench carried. On a shared 2-core box this is steadier than QPS.
+//!
+//! Also the whole machine's busy time (`/proc/stat`): work a proxy causes outside its own process
+//! (kernel workers forwarding spliced bytes, softirq, the peers' wake-ups) is charged to no proxy
+//! process, so a per-process figure alone understates it.
 
 use std::time::Duration;
 
@@ -17,6 +21,37 @@ pub fn read(pid: u32) -> Option<CpuTime> {
     let (utime, stime) = parse_stat(&stat)?;
     let hz = clock_ticks_per_second()?;
     Some(CpuTime { user: ticks_to_duration(utime, hz), total: ticks_to_duration(utime + stime, hz) })
+}
+
+/// Busy CPU time of the whole machine so far (every CPU: user, nice, system, irq, softirq, steal).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostTime {
+    busy: Duration,
+}
+
+/// The machine's busy CPU time so far; `None` if `/proc/stat` cannot be read.
+pub fn host() -> Option<HostTime> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let hz = clock_ticks_per_second()?;
+    Some(HostTime { busy: ticks_to_duration(parse_host_busy(&stat)?, hz) })
+}
+
+/// Busy ticks from the aggregate `cpu` line of `/proc/stat`: user, nice, system, idle, iowait,
+/// irq, softirq, steal (guest time is already inside user and nice); everything but idle and
+/// iowait.
+fn parse_host_busy(stat: &str) -> Option<u64> {
+    let line = stat.lines().find(|l| l.split_whitespace().next() == Some("cpu"))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).take(8).map(|f| f.parse().ok()).collect::<Option<_>>()?;
+    let [user, nice, system, _idle, _iowait, irq, softirq, steal] = v[..] else {
+        return None;
+    };
+    Some(user + nice + system + irq + softirq + steal)
+}
+
+/// Microseconds of machine busy time per statement between two readings; `None` without
+/// statements.
+pub fn host_per_statement_us(before: HostTime, after: HostTime, statements: u64) -> Option<f64> {
+    (statements > 0).then(|| after.busy.saturating_sub(before.busy).as_secs_f64() * 1e6 / statements as f64)
 }
 
 /// `(utime, stime)` in clock ticks from the text of `/proc/<pid>/stat`. The command name (field 2)
@@ -68,6 +103,29 @@ mod tests {
         // 0.5 s over 10,000 statements = 50 µs each, of which 0.1 s user = 10 µs.
         assert_eq!(per_statement_us(at(20, 100), at(30, 150), 10_000), Some((50.0, 10.0)));
         assert_eq!(per_statement_us(at(20, 100), at(30, 150), 0), None);
+    }
+
+    #[test]
+    fn host_busy_is_everything_but_idle_and_iowait() {
+        // The first lines of a real /proc/stat (10 columns since Linux 2.6.33).
+        let stat = "cpu  100 2 30 900 7 4 5 1 50 0\ncpu0 50 1 15 450 3 2 2 0 25 0\nintr 1 2 3\n";
+        assert_eq!(parse_host_busy(stat), Some(100 + 2 + 30 + 4 + 5 + 1));
+        assert_eq!(parse_host_busy("cpu0 1 2 3 4 5 6 7 8\n"), None, "only the aggregate line counts");
+        assert_eq!(parse_host_busy("cpu  1 2 3\n"), None, "too few columns");
+        let at = |ticks| HostTime { busy: ticks_to_duration(ticks, 100) };
+        // 2 s busy over 40,000 statements = 50 µs each.
+        assert_eq!(host_per_statement_us(at(1_000), at(1_200), 40_000), Some(50.0));
+        assert_eq!(host_per_statement_us(at(1_000), at(1_200), 0), None);
+    }
+
+    #[test]
+    fn reads_the_machine() {
+        let before = host().expect("/proc/stat");
+        let spin = std::time::Instant::now();
+        while spin.elapsed() < Duration::from_millis(60) {
+            std::hint::black_box(spin.elapsed());
+        }
+        assert!(host().expect("again").busy > before.busy, "60 ms of spinning left the machine idle");
     }
 
     #[test]
