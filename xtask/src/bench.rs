@@ -49,7 +49,8 @@ pub struct BenchArgs {
     /// across servers, so one server is the honest baseline of a 1:1 proxy.
     #[arg(long)]
     cluster: bool,
-    /// Samples each gateway with `perf record` (when installed) during its runs, into
+    /// Samples each gateway with `perf record` (when installed) during its runs (the whole machine
+    /// for `direct` and `spliced`, whose work is the kernel's), into
     /// `target/bench/perf-<target>-<test>-<ps mode>-r<round>.data` (read with `perf report -i <file>`).
     #[arg(long)]
     profile: bool,
@@ -194,9 +195,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     }
                     let before = (innodb_deadlocks(&rig.dbs), cluster::questions(&rig.dbs));
                     let pid = rig.proxy_pid(target);
-                    let perf = (args.profile && target != "direct" && target != "haproxy")
-                        .then(|| pid.map(|pid| profile::start(&dir, &spec, (target, round), pid)))
-                        .flatten();
+                    let perf = profile::Scope::of(target, pid)
+                        .filter(|_| args.profile)
+                        .map(|scope| profile::start(&dir, &spec, (target, round), scope));
                     let cpu_before = pid.filter(|_| args.cpu).and_then(cpu::read);
                     let host_before = args.cpu.then(cpu::host).flatten();
                     let mut outcome = sysbench::run(&spec, &rig.endpoint(target));
