@@ -4,7 +4,6 @@
 
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 
 use super::*;
 use crate::config::testing;
@@ -28,8 +27,11 @@ async fn connection(sent: bool) -> (Wire<Stream>, TcpStream) {
 async fn wait(sent: bool, killed: bool, ended: bool) -> Waited<()> {
     let shared = Shared::new(testing::config(&testing::user("app")), None);
     let (mut wire, _client) = connection(sent).await;
-    let (tx, rx) = watch::channel(killed);
-    let mut kill: KillSignal = Some(rx);
+    let switch = crate::session::kill_switch::KillSwitch::new();
+    if killed {
+        switch.fire();
+    }
+    let mut kill: KillSignal = Some(switch);
     let mut front = ClientSide {
         wire: &mut wire,
         id: 1,
@@ -45,7 +47,6 @@ async fn wait(sent: bool, killed: bool, ended: bool) -> Waited<()> {
         }
     };
     let waited = front.next_command(&shared, &mut kill, end).await.unwrap();
-    drop(tx);
     waited
 }
 

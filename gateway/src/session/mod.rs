@@ -15,6 +15,7 @@ pub(crate) mod greeting;
 pub(crate) mod identity;
 pub(crate) mod internal;
 pub(crate) mod kill;
+pub mod kill_switch;
 mod kind;
 pub(crate) mod next_command;
 pub mod pool;

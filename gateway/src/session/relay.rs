@@ -3,8 +3,8 @@
 
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::watch;
 
+use super::kill_switch::KillSwitch;
 use crate::protocol::frame::{header, Wire, HEADER, MAX_FRAME};
 use crate::protocol::response::{ResponseTracker, Step};
 use crate::protocol::ProtocolError;
@@ -37,14 +37,13 @@ pub fn connection_killed() -> crate::protocol::message::ErrPacket {
 }
 
 /// The session's kill signal, watched while an answer streams (`None`: not watched).
-pub type KillSignal = Option<watch::Receiver<bool>>;
+pub type KillSignal = Option<KillSwitch>;
 
 /// Resolves once the session is killed (never without a signal).
 pub async fn killed(kill: &mut KillSignal) {
-    let Some(k) = kill.as_mut() else { return std::future::pending().await };
-    if k.wait_for(|k| *k).await.is_err() {
-        // The registry went away: no kill can come any more.
-        std::future::pending::<()>().await;
+    match kill.as_ref() {
+        Some(k) => k.fired().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -52,7 +51,7 @@ pub async fn killed(kill: &mut KillSignal) {
 /// the client sent after its KILL was acknowledged is never answered (the read and the kill may
 /// be ready at the same moment).
 pub fn is_killed(kill: &KillSignal) -> bool {
-    kill.as_ref().is_some_and(|k| *k.borrow())
+    kill.as_ref().is_some_and(KillSwitch::is_set)
 }
 
 /// Relays the server's answer to one command until the tracker says it is complete.
@@ -93,7 +92,7 @@ async fn relay<B, C>(
     client: &mut Wire<C>,
     tracker: &mut ResponseTracker,
     hold_last: bool,
-    mut kill: KillSignal,
+    kill: KillSignal,
 ) -> Result<Option<BytesMut>, RelayError>
 where
     B: AsyncRead + AsyncWrite + Unpin,
@@ -141,10 +140,10 @@ where
         if is_killed(&kill) {
             return Err(stopped(tracker, last_seq));
         }
-        let filled = match kill.as_mut() {
+        let filled = match kill.as_ref() {
             Some(killed) => tokio::select! {
                 filled = backend.fill() => filled,
-                _ = killed.wait_for(|k| *k) => return Err(stopped(tracker, last_seq)),
+                () = killed.fired() => return Err(stopped(tracker, last_seq)),
             },
             None => backend.fill().await,
         };

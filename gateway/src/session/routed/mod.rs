@@ -167,7 +167,7 @@ pub async fn serve(
     // Killed or failed: connections in use are closed (in-flight ones close themselves). Else
     // they are reset before they are idle again: nothing of this client stays on them.
     if let Some(mut held) = s.link.take_held() {
-        if result.is_err() || *s.reg.killed.borrow() {
+        if result.is_err() || s.reg.killed.is_set() {
             held.mark_broken();
         } else {
             held.scrub_on_release();

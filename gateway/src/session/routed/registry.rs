@@ -7,9 +7,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use tokio::sync::watch;
-
 use super::transaction::{PinReason, StickyReason};
+use crate::session::kill_switch::KillSwitch;
 use crate::topology::TableKey;
 
 /// SHOW PROCESSLIST's `Command` of a spliced session (its State is `spliced`).
@@ -77,7 +76,7 @@ struct Slot {
 #[derive(Debug)]
 struct Entry {
     info: Arc<Mutex<Slot>>,
-    kill: watch::Sender<bool>,
+    kill: KillSwitch,
 }
 
 /// Every routed session of the process.
@@ -93,7 +92,7 @@ pub struct Registration<'a> {
     id: u32,
     info: Arc<Mutex<Slot>>,
     /// Becomes `true` when another session ran `KILL CONNECTION` on this one.
-    pub killed: watch::Receiver<bool>,
+    pub killed: KillSwitch,
 }
 
 impl Registry {
@@ -101,9 +100,9 @@ impl Registry {
     pub fn register(&self, id: u32, info: SessionInfo) -> Registration<'_> {
         let info =
             Arc::new(Mutex::new(Slot { info, spare: None, sticky: Sticky::default(), tables: HashSet::default() }));
-        let (kill, killed) = watch::channel(false);
+        let killed = KillSwitch::new();
         if let Ok(mut s) = self.sessions.lock() {
-            s.insert(id, Entry { info: info.clone(), kill });
+            s.insert(id, Entry { info: info.clone(), kill: killed.clone() });
         }
         Registration { registry: self, id, info, killed }
     }
@@ -167,7 +166,7 @@ impl Registry {
         let Ok(mut s) = self.sessions.lock() else { return false };
         match s.remove(&id) {
             Some(e) => {
-                let _ = e.kill.send(true);
+                e.kill.fire();
                 true
             }
             None => false,
