@@ -142,7 +142,10 @@ fn sigterm_lets_a_running_statement_finish_and_exits_zero() {
         let refused = std::net::TcpStream::connect(s.gw.addr());
         assert!(refused.is_err(), "a new connection was accepted during the drain");
         let result = sleeper.await.unwrap();
-        // The idle session was closed at its statement boundary.
+        // The idle session was closed at its statement boundary by the gateway, without sending
+        // anything: every session has ended before the idle client speaks again.
+        s.gw.wait_log("all sessions ended", 1, Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("the idle session was not closed by the drain: {e}"));
         let idle_err = idle.query_drop("SELECT 1").await.err();
         (result, idle_err)
     });

@@ -1,38 +1,69 @@
 //! Graceful shutdown: sessions learn at a statement boundary that the gateway is stopping, and
 //! the server waits until they have all ended or the grace period has run out.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::session::kill_switch::KillSwitch;
+
 /// The stop signal and the count of open client sessions.
+///
+/// Besides the process-wide signal, each open session has its own switch, fired by
+/// [`Drain::shutdown`]: a session waits on it around every command, and waiting on a switch
+/// costs far less than subscribing to the process-wide signal each time.
 #[derive(Debug)]
 pub struct Drain {
     stop: watch::Sender<bool>,
     open: watch::Sender<usize>,
+    sessions: Mutex<HashMap<u32, KillSwitch>>,
 }
 
 impl Default for Drain {
     fn default() -> Self {
-        Drain { stop: watch::channel(false).0, open: watch::channel(0).0 }
+        Drain { stop: watch::channel(false).0, open: watch::channel(0).0, sessions: Mutex::default() }
     }
 }
 
 /// Counts one client session as open until dropped.
 #[derive(Debug)]
-pub struct SessionGuard<'a>(&'a Drain);
+pub struct SessionGuard<'a> {
+    drain: &'a Drain,
+    id: u32,
+}
 
 impl Drop for SessionGuard<'_> {
     fn drop(&mut self) {
-        self.0.open.send_modify(|n| *n = n.saturating_sub(1));
+        self.drain.sessions().remove(&self.id);
+        self.drain.open.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
 impl Drain {
-    /// A session started; it counts as open until the guard is dropped.
-    pub fn enter(&self) -> SessionGuard<'_> {
+    /// Session `id` started; it counts as open until the guard is dropped, and its switch
+    /// ([`Drain::switch`]) fires when shutdown begins (at once if it has).
+    pub fn enter(&self, id: u32) -> SessionGuard<'_> {
         self.open.send_modify(|n| *n += 1);
-        SessionGuard(self)
+        let switch = KillSwitch::new();
+        self.sessions().insert(id, switch.clone());
+        // `shutdown` sets the signal before it fires the switches it finds: a session entering
+        // at that moment is either among them or sees the signal here.
+        if self.is_stopping() {
+            switch.fire();
+        }
+        SessionGuard { drain: self, id }
+    }
+
+    /// The switch of open session `id` that fires when shutdown begins; a switch that never fires
+    /// if the session is not open.
+    pub fn switch(&self, id: u32) -> KillSwitch {
+        self.sessions().get(&id).cloned().unwrap_or_default()
+    }
+
+    fn sessions(&self) -> MutexGuard<'_, HashMap<u32, KillSwitch>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Whether shutdown has begun.
@@ -62,6 +93,8 @@ impl Drain {
     /// ended or `grace` has passed. Returns the sessions still open.
     pub async fn shutdown(&self, grace: Duration) -> usize {
         self.stop.send_replace(true);
+        let switches: Vec<KillSwitch> = self.sessions().values().cloned().collect();
+        switches.iter().for_each(KillSwitch::fire);
         let mut rx = self.open.subscribe();
         let _ = tokio::time::timeout(grace, rx.wait_for(|n| *n == 0)).await;
         self.open()
@@ -81,7 +114,7 @@ mod tests {
         let session = {
             let d = d.clone();
             tokio::spawn(async move {
-                let _g = d.enter();
+                let _g = d.enter(7);
                 d.stopping().await;
                 let _ = rx.await;
             })
@@ -93,5 +126,21 @@ mod tests {
         let _ = tx.send(());
         let _ = session.await;
         assert_eq!(d.shutdown(Duration::from_secs(1)).await, 0);
+    }
+
+    #[tokio::test]
+    async fn every_open_session_switch_fires_at_shutdown_even_one_entering_late() {
+        let d = Drain::default();
+        let g1 = d.enter(1);
+        let (one, unknown) = (d.switch(1), d.switch(99));
+        assert!(!one.is_set());
+        assert_eq!(d.shutdown(Duration::from_millis(10)).await, 1);
+        assert!(one.is_set(), "an open session is told at shutdown");
+        assert!(!unknown.is_set(), "a session that never entered has a switch of its own");
+        let g2 = d.enter(2);
+        assert!(d.switch(2).is_set(), "a session entering during shutdown is told at once");
+        drop((g1, g2));
+        assert_eq!(d.open(), 0);
+        assert!(!d.switch(1).is_set(), "a closed session's switch is gone");
     }
 }

@@ -23,7 +23,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     async move {
         let _client = shared.metrics.client_connected();
         // Counted until the session ends: a SIGTERM drain waits for it.
-        let _open = shared.drain.enter();
+        let _open = shared.drain.enter(id);
         let _ = stream.set_nodelay(true);
         // Steered (cgroup mode): the server the client dialled, when it is an intercepted address.
         let steered = crate::dataplane::steer::steered_backend(&stream, &shared.config(), shared.planner.as_ref())

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use tracing::info;
 
 use super::client_auth::Exchange;
+use super::kill_switch::KillSwitch;
 use super::next_command::{self, NextCommand};
 use super::relay::{self, KillSignal};
 use super::{SessionError, Shared};
@@ -30,6 +31,8 @@ pub struct ClientSide<'a> {
     pub ext: u32,
     /// The scramble of the greeting (COM_CHANGE_USER answers it again).
     pub salt: Vec<u8>,
+    /// Fires when the gateway starts draining ([`crate::server::drain::Drain::switch`]).
+    pub stop: KillSwitch,
 }
 
 /// The client's connection with what shapes the gateway's own answers on it: a borrow of a
@@ -69,7 +72,7 @@ impl ClientSide<'_> {
         let next = tokio::select! {
             biased;
             () = relay::killed(kill) => None,
-            next = next_command::read(self.wire, shared) => Some(next?),
+            next = next_command::read(self.wire, shared, &self.stop) => Some(next?),
             why = ended => return Ok(Waited::Ended(why)),
         };
         Ok(match next {

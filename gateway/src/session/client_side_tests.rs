@@ -40,6 +40,7 @@ async fn wait(sent: bool, killed: bool, ended: bool) -> Waited<()> {
         caps: 0,
         ext: 0,
         salt: Vec::new(),
+        stop: crate::session::kill_switch::KillSwitch::new(),
     };
     let end = async move {
         if !ended {

@@ -5,6 +5,7 @@
 use crate::tls::Stream;
 use bytes::Bytes;
 
+use super::kill_switch::KillSwitch;
 use super::{SessionError, Shared};
 use crate::protocol::codes;
 use crate::protocol::frame::Wire;
@@ -21,11 +22,16 @@ pub struct NextCommand {
 }
 
 /// Reads the next command; `None`: the client closed, or the gateway is draining.
-pub async fn read(client: &mut Wire<Stream>, shared: &Shared) -> Result<Option<NextCommand>, SessionError> {
+/// `stop` fires when the gateway starts draining.
+pub async fn read(
+    client: &mut Wire<Stream>,
+    shared: &Shared,
+    stop: &KillSwitch,
+) -> Result<Option<NextCommand>, SessionError> {
     let max = shared.config().listen.max_packet_size;
     let read = tokio::select! {
         biased;
-        () = shared.drain.stopping() => return Ok(None),
+        () = stop.fired() => return Ok(None),
         read = client.read_packet(max) => read,
     };
     let packet = match read {
@@ -54,7 +60,7 @@ pub async fn read(client: &mut Wire<Stream>, shared: &Shared) -> Result<Option<N
         return Err(SessionError::refuse(codes::MALFORMED, 1, "Malformed communication packet"));
     };
     let reply_seq = packet.last_seq.wrapping_add(1);
-    if shared.drain.is_stopping() {
+    if stop.is_set() || shared.drain.is_stopping() {
         return Err(SessionError::Refused { err: crate::server::drain::Drain::shutdown_err(), seq: reply_seq });
     }
     Ok(Some(NextCommand { cmd, payload: packet.payload, reply_seq }))

@@ -93,7 +93,9 @@ impl<'a> Session<'a> {
         let account = Account::of(shared, &login, Logins::AsNamed);
         let database = account.database.clone();
         let tls = client.io.is_tls();
-        let front = ClientSide { wire: client, id, peer, dialled, caps: login.capabilities, ext: 0, salt: login.salt };
+        let stop = shared.drain.switch(id);
+        let front =
+            ClientSide { wire: client, id, peer, dialled, caps: login.capabilities, ext: 0, salt: login.salt, stop };
         // Relayed as they are: the backend's answers pass through (greeting::announced_ext).
         let asked_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED;
         let req = account.login_request(shared, &front, database.as_deref(), asked_ext);

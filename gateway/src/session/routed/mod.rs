@@ -134,6 +134,7 @@ pub async fn serve(
         caps: login.capabilities,
         ext: login.response.ext_capabilities & crate::protocol::ext_caps::ROUTED,
         salt: login.salt,
+        stop: shared.drain.switch(id),
     };
     let mut s = RoutedSession {
         front,
