@@ -3,6 +3,8 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use super::cast::{cast, CastContext};
 use super::collation::Collation;
 use super::hash::{hash_index, hash_input, key_hash_step, key_index};
@@ -77,7 +79,7 @@ fn locate_with(
     if values.len() != keys.len() {
         return Err(PartitionError::Arity { expected: keys.len(), got: values.len() });
     }
-    let mut datums = Vec::with_capacity(keys.len());
+    let mut datums: SmallVec<[(usize, Datum); 2]> = SmallVec::with_capacity(keys.len());
     for (v, &c) in values.iter().zip(keys) {
         let col = &scheme.columns[c];
         let d = cast(v, col, ctx)?;
@@ -93,7 +95,7 @@ pub(super) fn locate_datums(scheme: &TableScheme, datums: &[(usize, Datum)]) -> 
 }
 
 fn place(scheme: &TableScheme, datums: &[(usize, Datum)], trace: &mut Notes<'_>) -> Result<Location, PartitionError> {
-    let row = |level: usize, trace: &mut Notes<'_>| -> Result<Vec<(&Column, Datum)>, PartitionError> {
+    let row = |level: usize, trace: &mut Notes<'_>| -> Result<SmallVec<[(&Column, Datum); 2]>, PartitionError> {
         let cols = scheme.level_columns(level)?;
         let value = |c: usize| datums.iter().find(|(k, _)| *k == c).map(|(_, d)| d.clone());
         if let Some((expr, col)) = scheme.expression(level) {
@@ -104,20 +106,19 @@ fn place(scheme: &TableScheme, datums: &[(usize, Datum)], trace: &mut Notes<'_>)
                 (Some(x), false) => Datum::Int(x as i64),
             };
             trace.push(|| format!("{} = {d}", col.name));
-            return Ok(vec![(col, d)]);
+            return Ok(smallvec::smallvec![(col, d)]);
         }
         Ok(cols.iter().filter_map(|&c| value(c).map(|d| (&scheme.columns[c], d))).collect())
     };
-    let bounds: Vec<&Bound> = scheme.bounds.iter().map(|(b, _)| b).collect();
     let key = row(0, trace)?;
-    let p = level_index(scheme.level1.func, &key, &bounds, trace)?;
+    let p = level_index(scheme.level1.func, &key, scheme.bounds.iter().map(|(b, _)| b), trace)?;
     let part = scheme.partitions.get(p).ok_or(PartitionError::NoPartition)?;
     let Some(level2) = &scheme.level2 else {
         return Ok(Location { part_idx: p, part_name: part.name.clone(), sub: None, tablet_id: part.tablet_id });
     };
-    let sub_bounds: Vec<&Bound> = scheme.bounds.get(p).map(|(_, s)| s.iter().collect()).unwrap_or_default();
+    let sub_bounds = scheme.bounds.get(p).map(|(_, s)| s.as_slice()).unwrap_or_default();
     let key = row(1, trace)?;
-    let s = level_index(level2.func, &key, &sub_bounds, trace)?;
+    let s = level_index(level2.func, &key, sub_bounds.iter(), trace)?;
     let sub = part.subs.get(s).ok_or(PartitionError::NoPartition)?;
     Ok(Location {
         part_idx: p,
@@ -127,18 +128,19 @@ fn place(scheme: &TableScheme, datums: &[(usize, Datum)], trace: &mut Notes<'_>)
     })
 }
 
-/// Index within one level's list of `bounds.len()` partitions.
-fn level_index(
+/// Index within one level's list of `bounds.len()` partitions (the bounds are walked, never
+/// collected: this runs for every routed statement).
+fn level_index<'b>(
     func: PartFunc,
     row: &[(&Column, Datum)],
-    bounds: &[&Bound],
+    bounds: impl ExactSizeIterator<Item = &'b Bound> + Clone,
     trace: &mut Notes<'_>,
 ) -> Result<usize, PartitionError> {
     let n = bounds.len();
     if n == 0 {
         return Err(PartitionError::NoPartition);
     }
-    if let Some(Bound::Invalid(e)) = bounds.iter().find(|b| matches!(b, Bound::Invalid(_))) {
+    if let Some(Bound::Invalid(e)) = bounds.clone().find(|b| matches!(b, Bound::Invalid(_))) {
         return Err(e.clone());
     }
     match func {
@@ -163,7 +165,7 @@ fn level_index(
             Ok(idx)
         }
         PartFunc::Range | PartFunc::RangeColumns => {
-            for (i, b) in bounds.iter().enumerate() {
+            for (i, b) in bounds.enumerate() {
                 let Bound::LessThan(upper) = b else {
                     return Err(PartitionError::Unsupported("RANGE partition without a bound".into()));
                 };
@@ -176,7 +178,7 @@ fn level_index(
         }
         PartFunc::List | PartFunc::ListColumns => {
             let mut default = None;
-            for (i, b) in bounds.iter().enumerate() {
+            for (i, b) in bounds.enumerate() {
                 match b {
                     Bound::Default => default = default.or(Some(i)),
                     Bound::In(rows) => {

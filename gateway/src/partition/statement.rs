@@ -1,6 +1,8 @@
 //! From an analysed statement to one table's partition: the key values of every INSERT row and
 //! every IN alternative are placed, and a single partition is claimed only when all agree.
 
+use smallvec::SmallVec;
+
 use crate::sql::{Analysis, Column as SqlColumn, TableRef, Value};
 
 use super::cast::CastContext;
@@ -12,6 +14,14 @@ use super::PartitionError;
 
 /// Most key-value combinations (IN alternatives × rows) tried before giving up.
 const MAX_COMBINATIONS: usize = 256;
+
+/// Inline capacities: the usual statement has one row, one or two key columns and one value
+/// each, located without a heap allocation (this runs for every routed statement).
+type Rows = SmallVec<[u32; 2]>;
+/// The values of one key column in one row (several for an IN list).
+type Alternatives = SmallVec<[KeyValue; 1]>;
+/// One value per key column.
+type KeyRow = SmallVec<[KeyValue; 2]>;
 
 /// The partition a statement touches in `table` (described by `scheme`).
 ///
@@ -53,7 +63,7 @@ fn locate_keys(
     let mut found: Option<Location> = None;
     let mut tried = 0usize;
     for row in rows {
-        let alternatives: Vec<Vec<KeyValue>> =
+        let alternatives: SmallVec<[Alternatives; 2]> =
             columns.iter().map(|&c| values_for(scheme, analysis, table, c, row)).collect::<Result<_, _>>()?;
         for combo in Combinations::new(&alternatives) {
             tried += 1;
@@ -78,8 +88,8 @@ fn locate_keys(
 }
 
 /// The INSERT rows (or the single WHERE row 0) that carry key values.
-fn rows_of(analysis: &Analysis<'_>) -> Vec<u32> {
-    let mut rows: Vec<u32> = analysis.keys.iter().map(|k| k.row).collect();
+fn rows_of(analysis: &Analysis<'_>) -> Rows {
+    let mut rows: Rows = analysis.keys.iter().map(|k| k.row).collect();
     rows.sort_unstable();
     rows.dedup();
     if rows.is_empty() {
@@ -95,9 +105,9 @@ fn values_for(
     table: &TableRef<'_>,
     col: usize,
     row: u32,
-) -> Result<Vec<KeyValue>, PartitionError> {
+) -> Result<Alternatives, PartitionError> {
     let name = &scheme.columns[col].name;
-    let values: Vec<KeyValue> = analysis
+    let values: Alternatives = analysis
         .keys
         .iter()
         .filter(|k| k.row == row && names_column(&k.column, table, name, col))
@@ -148,21 +158,21 @@ pub fn key_value(v: &Value<'_>, column: &str) -> Result<KeyValue, PartitionError
 
 /// The cartesian product of per-column alternatives, one row of values at a time.
 struct Combinations<'a> {
-    alternatives: &'a [Vec<KeyValue>],
-    next: Option<Vec<usize>>,
+    alternatives: &'a [Alternatives],
+    next: Option<SmallVec<[usize; 2]>>,
 }
 
 impl<'a> Combinations<'a> {
-    fn new(alternatives: &'a [Vec<KeyValue>]) -> Self {
-        let next = alternatives.iter().all(|a| !a.is_empty()).then(|| vec![0; alternatives.len()]);
+    fn new(alternatives: &'a [Alternatives]) -> Self {
+        let next = alternatives.iter().all(|a| !a.is_empty()).then(|| SmallVec::from_elem(0, alternatives.len()));
         Combinations { alternatives, next }
     }
 }
 
 impl Iterator for Combinations<'_> {
-    type Item = Vec<KeyValue>;
+    type Item = KeyRow;
 
-    fn next(&mut self) -> Option<Vec<KeyValue>> {
+    fn next(&mut self) -> Option<KeyRow> {
         let idx = self.next.take()?;
         let item = idx.iter().zip(self.alternatives).map(|(&i, alts)| alts[i].clone()).collect();
         let mut following = idx;
