@@ -36,14 +36,16 @@ impl ClientCommand {
     /// `own_id` (what `KILL CONNECTION_ID()` names), its text read in the SQL `modes` (the
     /// session's, or [`Mode::ALL`] when the session does not follow its client's `sql_mode`).
     pub fn read(payload: &[u8], own_id: u32, modes: &[Mode]) -> ClientCommand {
-        if let Some(internal) = internal::recognise(payload) {
-            return ClientCommand::Internal(internal);
+        // One scan of a COM_QUERY's words decides which recognisers run at all.
+        let glance = Glance::of_command(payload);
+        if glance.mentions(Word::Internal) || glance.mentions(Word::Kill) {
+            if let Some(internal) = internal::recognise(payload) {
+                return ClientCommand::Internal(internal);
+            }
         }
         let Some(&cmd) = payload.first() else { return ClientCommand::Refused(unknown_command()) };
         match command::handling(cmd) {
             Handling::Forward(shape) => {
-                // One scan of a COM_QUERY's words decides which recognisers run at all.
-                let glance = Glance::of_command(payload);
                 if glance.mentions(Word::Kill) {
                     if let Some(k) = kill::parse(payload, own_id) {
                         return ClientCommand::Kill(k);

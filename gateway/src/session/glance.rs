@@ -1,6 +1,7 @@
 //! One look at a command before anything parses it: which of the few words that make the gateway
-//! answer or rewrite a statement itself (KILL, the process list, `CONNECTION_ID()`, `@@socket`)
-//! occur in a COM_QUERY at all. Each recogniser of those statements runs only when its word is
+//! answer or rewrite a statement itself (KILL, the process list, `CONNECTION_ID()`, `@@socket`,
+//! its own EXPLAIN / SHOW / ALTER statements, text prepared statements) occur in a COM_QUERY at
+//! all. Each recogniser of those statements runs only when its word is
 //! there, so the common statement is scanned once instead of once per recogniser.
 //!
 //! The look is a superset test: a word counts wherever it stands (strings, comments, quoted
@@ -20,6 +21,13 @@ pub enum Word {
     ConnectionId = 4,
     /// `SOCKET` (`SELECT @@socket`, answered without the server's socket path).
     Socket = 8,
+    /// `EXPLAIN`, `SHOW` or `ALTER`: the first words of the gateway's own statements
+    /// (`EXPLAIN ROUTE`, `SHOW PROXYROUTE`, admin commands; with `KILL`, see
+    /// [`crate::session::internal::recognise`]).
+    Internal = 16,
+    /// `PREPARE`, `EXECUTE`, `DEALLOCATE` or `DROP`: text prepared statements, which a 1:1
+    /// session looks at for KILLs and `CONNECTION_ID()`.
+    TextPs = 32,
 }
 
 /// The words of [`Word`] that a command mentions.
@@ -83,7 +91,10 @@ static WORD_BYTE: [bool; 256] = {
 static NEEDLE_LEN: [bool; 16] = {
     let mut t = [false; 16];
     t[4] = true;
+    t[5] = true;
     t[6] = true;
+    t[7] = true;
+    t[10] = true;
     t[11] = true;
     t[13] = true;
     t
@@ -92,8 +103,11 @@ static NEEDLE_LEN: [bool; 16] = {
 fn bit(word: &[u8]) -> u8 {
     let named = |name: &[u8], w: Word| if word.eq_ignore_ascii_case(name) { w as u8 } else { 0 };
     match word.len() {
-        4 => named(b"kill", Word::Kill),
+        4 => named(b"kill", Word::Kill) | named(b"show", Word::Internal) | named(b"drop", Word::TextPs),
+        5 => named(b"alter", Word::Internal),
         6 => named(b"socket", Word::Socket),
+        7 => named(b"explain", Word::Internal) | named(b"prepare", Word::TextPs) | named(b"execute", Word::TextPs),
+        10 => named(b"deallocate", Word::TextPs),
         11 => named(b"processlist", Word::Processlist),
         13 => named(b"connection_id", Word::ConnectionId),
         _ => 0,
@@ -111,7 +125,7 @@ mod tests {
     #[test]
     fn a_plain_statement_mentions_nothing() {
         let g = of("SELECT c FROM sbtest1 WHERE id = 42");
-        for w in [Word::Kill, Word::Processlist, Word::ConnectionId, Word::Socket] {
+        for w in [Word::Kill, Word::Processlist, Word::ConnectionId, Word::Socket, Word::Internal, Word::TextPs] {
             assert!(!g.mentions(w), "{w:?}");
         }
     }
@@ -125,6 +139,14 @@ mod tests {
         assert!(of("select CONNECTION_ID()").mentions(Word::ConnectionId));
         assert!(of("select @@session.socket").mentions(Word::Socket));
         assert!(of("select 'kill'").mentions(Word::Kill), "strings count too: a superset");
+        for sql in ["explain route select 1", " Show proxyroute", "ALTER proxyconfig set a=1", "\u{a0}show x"] {
+            assert!(of(sql).mentions(Word::Internal), "{sql}");
+        }
+        for sql in ["PREPARE s FROM 'kill 1'", "/* c */ execute s", "deallocate prepare s", "DROP PREPARE s"] {
+            assert!(of(sql).mentions(Word::TextPs), "{sql}");
+        }
+        assert!(!of("select shows, altered, explained, dropped from t").mentions(Word::Internal));
+        assert!(!of("select shows, altered, explained, dropped from t").mentions(Word::TextPs));
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl Session<'_> {
         shape: Shape,
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
-        let first = crate::sql::lexer::first_word(text);
+        let first = if glance.mentions(Word::TextPs) { crate::sql::lexer::first_word(text) } else { "" };
         if ["prepare", "execute", "deallocate", "drop"].iter().any(|w| first.eq_ignore_ascii_case(w)) {
             if let Some(ps) = text_ps::parse(text) {
                 if let Some(outcome) = self.text_ps(payload, &ps, reply_seq).await? {
