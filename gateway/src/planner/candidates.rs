@@ -71,9 +71,7 @@ pub async fn all_partitions(
     let cluster = locator.cluster();
     let mut out: Vec<Candidate> = Vec::new();
     for tablet in entry.tablet_ids() {
-        let Some(loc) =
-            locator.tablet(&topology::TabletKey { table: key.clone(), tablet_id: tablet }).await.value().cloned()
-        else {
+        let Some(loc) = locator.tablet_of(key, tablet).await.value().cloned() else {
             continue;
         };
         for r in &loc.replicas {

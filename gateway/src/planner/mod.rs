@@ -18,7 +18,7 @@ use crate::route::{
     RouteDecision, RouteError, RoutePlan, RouteRequest,
 };
 use crate::sql::{self, Analysis, StmtKind};
-use crate::topology::{Locator, Lookup, PartitionReplicas, PlacedReplica, Replica, TableEntry, TableKey, TabletKey};
+use crate::topology::{Locator, Lookup, PartitionReplicas, PlacedReplica, Replica, TableEntry, TableKey};
 use steps::Trace;
 
 pub use explain::render_explain;
@@ -246,7 +246,7 @@ impl Planner {
                 let Some(id) = entry.tablet_of(loc) else {
                     return Err(format!("partition {} of {key} not available: no tablet id", loc.name()));
                 };
-                let tablet = self.locator.tablet(&TabletKey { table: key.clone(), tablet_id: id }).await;
+                let tablet = self.locator.tablet_of(key, id).await;
                 let Some(t) = tablet.value() else {
                     let why = match &tablet {
                         Lookup::NotAvailable(r) => r.as_str(),

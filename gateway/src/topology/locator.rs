@@ -16,7 +16,7 @@ use super::config::CacheConfig;
 use super::entry::Action;
 use super::feedback::{Feedback, FeedbackEffect, FeedbackScope};
 use super::replica::{PlacedReplica, PlacedServer, Replica, TabletLocation, TenantServers};
-use super::table::{TableEntry, TableKey, TabletKey};
+use super::table::{TableEntry, TableKey, TabletKey, TabletKeyParts, TabletRef};
 use super::TopologyError;
 
 /// Outcome of a cache lookup.
@@ -184,7 +184,15 @@ impl Locator {
 
     /// The location of one tablet.
     pub async fn tablet(&self, key: &TabletKey) -> Lookup<TabletLocation> {
-        self.lookup(&self.inner.cache.tablets, key, || self.spawn_tablet_fetch(key.clone())).await
+        self.tablet_of(&key.table, key.tablet_id).await
+    }
+
+    /// [`Locator::tablet`] of tablet `tablet_id` of `table`, without building a [`TabletKey`]
+    /// unless a fetch starts.
+    pub async fn tablet_of(&self, table: &TableKey, tablet_id: u64) -> Lookup<TabletLocation> {
+        let key = TabletRef { table, tablet_id };
+        let parts: &dyn TabletKeyParts = &key;
+        self.lookup(&self.inner.cache.tablets, parts, || self.spawn_tablet_fetch(parts.to_owned())).await
     }
 
     /// The server list of a tenant.
@@ -233,7 +241,7 @@ impl Locator {
             what: format!("partition {} of {key}", loc.name()),
             reason: "no tablet id".into(),
         })?;
-        let tablet_lookup = self.tablet(&TabletKey { table: key.clone(), tablet_id }).await;
+        let tablet_lookup = self.tablet_of(key, tablet_id).await;
         let Some(tablet) = tablet_lookup.value() else {
             return Err(not_available(format!("tablet {tablet_id} of {key}"), &tablet_lookup));
         };

@@ -1,6 +1,8 @@
 //! Table entries: what the location cache knows about one table (docs/routing.md §12).
 
+use std::borrow::Borrow;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 use crate::partition::{Location, TableScheme};
 
@@ -45,6 +47,73 @@ pub struct TabletKey {
     pub table: TableKey,
     /// Tablet id.
     pub tablet_id: u64,
+}
+
+/// A tablet key's parts, owned or borrowed: the location cache is probed with a borrowed
+/// [`TabletRef`] (every routed statement on a partitioned table probes it), so no table key is
+/// cloned for a lookup. Hashes and compares exactly as [`TabletKey`] does.
+pub trait TabletKeyParts: Sync {
+    /// The table.
+    fn table(&self) -> &TableKey;
+    /// Tablet id.
+    fn tablet_id(&self) -> u64;
+}
+
+/// A tablet key borrowing its table key.
+#[derive(Debug, Clone, Copy)]
+pub struct TabletRef<'a> {
+    /// The table.
+    pub table: &'a TableKey,
+    /// Tablet id.
+    pub tablet_id: u64,
+}
+
+impl TabletKeyParts for TabletKey {
+    fn table(&self) -> &TableKey {
+        &self.table
+    }
+    fn tablet_id(&self) -> u64 {
+        self.tablet_id
+    }
+}
+
+impl TabletKeyParts for TabletRef<'_> {
+    fn table(&self) -> &TableKey {
+        self.table
+    }
+    fn tablet_id(&self) -> u64 {
+        self.tablet_id
+    }
+}
+
+impl<'a> Borrow<dyn TabletKeyParts + 'a> for TabletKey {
+    fn borrow(&self) -> &(dyn TabletKeyParts + 'a) {
+        self
+    }
+}
+
+/// The derived `Hash` of [`TabletKey`]: its fields in order.
+impl Hash for dyn TabletKeyParts + '_ {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.table().hash(state);
+        self.tablet_id().hash(state);
+    }
+}
+
+impl PartialEq for dyn TabletKeyParts + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.tablet_id() == other.tablet_id() && self.table() == other.table()
+    }
+}
+
+impl Eq for dyn TabletKeyParts + '_ {}
+
+impl ToOwned for dyn TabletKeyParts + '_ {
+    type Owned = TabletKey;
+
+    fn to_owned(&self) -> TabletKey {
+        TabletKey { table: self.table().clone(), tablet_id: self.tablet_id() }
+    }
 }
 
 /// Table type (`table_type` of `__all_virtual_proxy_schema`).
@@ -145,5 +214,30 @@ impl TableEntry {
             Some((i, _)) => part.subs.get(*i)?.tablet_id,
             None => part.tablet_id,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn a_borrowed_tablet_key_finds_what_the_owned_key_stored() {
+        let table = TableKey::new("t1", "DB", "Orders");
+        let mut map: HashMap<TabletKey, u32, foldhash::quality::RandomState> = HashMap::default();
+        map.insert(TabletKey { table: table.clone(), tablet_id: 7 }, 70);
+        map.insert(TabletKey { table: TableKey::new("t1", "db", "other"), tablet_id: 7 }, 71);
+        let find = |table: &TableKey, tablet_id| {
+            let parts = TabletRef { table, tablet_id };
+            map.get(&parts as &dyn TabletKeyParts).copied()
+        };
+        assert_eq!(find(&table, 7), Some(70));
+        assert_eq!(find(&TableKey::new("t1", "db", "ORDERS"), 7), Some(70), "names are folded by TableKey::new");
+        assert_eq!(find(&table, 8), None);
+        assert_eq!(find(&TableKey::new("t2", "db", "orders"), 7), None);
+        let parts: &dyn TabletKeyParts = &TabletRef { table: &table, tablet_id: 7 };
+        assert_eq!(parts.to_owned(), TabletKey { table, tablet_id: 7 });
     }
 }
