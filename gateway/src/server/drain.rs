@@ -2,6 +2,7 @@
 //! the server waits until they have all ended or the grace period has run out.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -9,21 +10,21 @@ use tokio::sync::watch;
 
 use crate::session::kill_switch::KillSwitch;
 
-/// The stop signal and the count of open client sessions.
+/// The stop flag and the count of open client sessions.
 ///
-/// Besides the process-wide signal, each open session has its own switch, fired by
-/// [`Drain::shutdown`]: a session waits on it around every command, and waiting on a switch
-/// costs far less than subscribing to the process-wide signal each time.
+/// Each open session has its own switch, fired by [`Drain::shutdown`]: a session waits on it
+/// around every command, and waiting on a switch costs far less than subscribing to a
+/// process-wide signal each time.
 #[derive(Debug)]
 pub struct Drain {
-    stop: watch::Sender<bool>,
+    stop: AtomicBool,
     open: watch::Sender<usize>,
     sessions: Mutex<HashMap<u32, KillSwitch>>,
 }
 
 impl Default for Drain {
     fn default() -> Self {
-        Drain { stop: watch::channel(false).0, open: watch::channel(0).0, sessions: Mutex::default() }
+        Drain { stop: AtomicBool::new(false), open: watch::channel(0).0, sessions: Mutex::default() }
     }
 }
 
@@ -48,8 +49,8 @@ impl Drain {
         self.open.send_modify(|n| *n += 1);
         let switch = KillSwitch::new();
         self.sessions().insert(id, switch.clone());
-        // `shutdown` sets the signal before it fires the switches it finds: a session entering
-        // at that moment is either among them or sees the signal here.
+        // `shutdown` sets the flag before it fires the switches it finds: a session entering at
+        // that moment is either among them or sees the flag here.
         if self.is_stopping() {
             switch.fire();
         }
@@ -68,15 +69,7 @@ impl Drain {
 
     /// Whether shutdown has begun.
     pub fn is_stopping(&self) -> bool {
-        *self.stop.borrow()
-    }
-
-    /// Resolves once shutdown has begun (sessions select on it while waiting for a command).
-    pub async fn stopping(&self) {
-        let mut rx = self.stop.subscribe();
-        if rx.wait_for(|s| *s).await.is_err() {
-            std::future::pending::<()>().await;
-        }
+        self.stop.load(Ordering::SeqCst)
     }
 
     /// ER_SERVER_SHUTDOWN, the answer to a command that arrives while the gateway drains.
@@ -92,7 +85,7 @@ impl Drain {
     /// Tells every session to end at its next statement boundary, then waits until they have
     /// ended or `grace` has passed. Returns the sessions still open.
     pub async fn shutdown(&self, grace: Duration) -> usize {
-        self.stop.send_replace(true);
+        self.stop.store(true, Ordering::SeqCst);
         let switches: Vec<KillSwitch> = self.sessions().values().cloned().collect();
         switches.iter().for_each(KillSwitch::fire);
         let mut rx = self.open.subscribe();
@@ -115,7 +108,7 @@ mod tests {
             let d = d.clone();
             tokio::spawn(async move {
                 let _g = d.enter(7);
-                d.stopping().await;
+                d.switch(7).fired().await;
                 let _ = rx.await;
             })
         };
