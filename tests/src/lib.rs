@@ -116,11 +116,51 @@ pub fn raise_nofile() -> u64 {
     lim.rlim_cur
 }
 
-/// A currently free TCP port on 127.0.0.1 (the OS picks it; there is a small window before the
-/// caller binds it, callers that can retry on `EADDRINUSE` do).
+/// A currently free TCP port on 127.0.0.1, chosen below the kernel's ephemeral range
+/// (`net.ipv4.ip_local_port_range`): a port the OS hands out for `bind(0)` can be taken by
+/// another test's outgoing connection before the caller binds it (a MariaDB once failed with
+/// `Address already in use` that way), a port below the range never is. Random within
+/// [`LOW_PORTS`], checked free by binding it; there is still a small window before the caller
+/// binds it, which callers that can retry on `EADDRINUSE` cover.
 pub fn free_port() -> anyhow::Result<u16> {
+    let (low, high) = low_ports();
+    for attempt in 0u64..500 {
+        let port = low + (port_seed(attempt) % u64::from(high - low)) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
     let l = TcpListener::bind("127.0.0.1:0")?;
     Ok(l.local_addr()?.port())
+}
+
+/// Where [`free_port`] picks from: below the ephemeral range's start, and never below 10,000.
+pub const LOW_PORTS: (u16, u16) = (10_000, 32_768);
+
+fn low_ports() -> (u16, u16) {
+    let start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(LOW_PORTS.1);
+    let high = start.min(LOW_PORTS.1);
+    if high > LOW_PORTS.0 + 1_000 {
+        (LOW_PORTS.0, high)
+    } else {
+        (1_024, high.max(2_048))
+    }
+}
+
+/// A different pseudo-random number per call (process id, a counter, the clock), hashed.
+fn port_seed(attempt: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));
+    h.write_u64(attempt);
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.finish()
 }
 
 /// Unique suffix for names: `<pid>-<n>` with `n` counting up within this process.
@@ -157,5 +197,22 @@ pub fn tail_file(path: &std::path::Path, max: usize) -> String {
             String::from_utf8_lossy(&b[start..]).into_owned()
         }
         Err(e) => format!("<cannot read {}: {e}>", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod port_tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_below_the_ephemeral_range_and_bindable() {
+        let (low, high) = low_ports();
+        let ports: Vec<u16> = (0..20).map(|_| free_port().expect("a free port")).collect();
+        for &p in &ports {
+            assert!((low..high).contains(&p), "port {p} outside {low}..{high}");
+            TcpListener::bind(("127.0.0.1", p)).unwrap_or_else(|e| panic!("port {p} not bindable: {e}"));
+        }
+        let distinct: std::collections::HashSet<u16> = ports.iter().copied().collect();
+        assert!(distinct.len() > 15, "the picks barely vary: {ports:?}");
     }
 }
