@@ -10,6 +10,7 @@
 mod cluster;
 mod cpu;
 mod profile;
+mod syscalls;
 mod tls;
 
 use std::fmt::Write as _;
@@ -68,6 +69,13 @@ pub struct BenchArgs {
     /// what each proxy adds to direct's.
     #[arg(long)]
     cpu: bool,
+    /// A second gateway binary (say, a build of an earlier commit) to compare against in the same
+    /// run: targets `gateway-base` and `routed-base` are the 1:1 and routed gateways on that
+    /// binary, each run right after its counterpart in every round, and the `qps/base`,
+    /// `cpu/base` and `user/base` columns are the median per-round ratios of the current build's
+    /// figures to the baseline's. Not with `--cluster` or `--tls`.
+    #[arg(long, value_name = "PATH")]
+    baseline_bin: Option<std::path::PathBuf>,
 }
 
 /// Targets with `--cluster`.
@@ -79,11 +87,17 @@ const TLS_TARGETS: [&str; 4] = ["direct", "haproxy", "gateway", "gateway-plain"]
 struct RigGateway {
     gateway: Gateway,
     config: String,
+    /// The binary when it is not `GATEWAY_BIN` (`--baseline-bin`).
+    bin: Option<std::path::PathBuf>,
 }
 
 impl RigGateway {
-    fn start(config: String) -> anyhow::Result<RigGateway> {
-        Ok(RigGateway { gateway: Gateway::start(&config)?, config })
+    fn start(config: String, bin: Option<&std::path::Path>) -> anyhow::Result<RigGateway> {
+        let gateway = match bin {
+            Some(b) => Gateway::start_with_bin(b, &config)?,
+            None => Gateway::start(&config)?,
+        };
+        Ok(RigGateway { gateway, config, bin: bin.map(std::path::Path::to_path_buf) })
     }
 
     /// Restarts the gateway if an earlier run made it exit; returns a note if it did.
@@ -94,9 +108,15 @@ impl RigGateway {
         let tail = self.gateway.log_tail(1500);
         let tail = if tail.trim().is_empty() { "(log empty)".to_string() } else { format!("log tail:\n{tail}") };
         let note = format!("{name} (pid {}) had exited, restarting it; {tail}", self.gateway.pid());
-        self.gateway = Gateway::start(&self.config)?;
+        self.gateway = RigGateway::start(self.config.clone(), self.bin.as_deref())?.gateway;
         Ok(Some(note))
     }
+}
+
+/// The gateways of `--baseline-bin`.
+struct Baseline {
+    gateway: RigGateway,
+    routed: RigGateway,
 }
 
 /// Everything the benchmark started, stopped (by PID) when dropped: gateways, haproxy, then MariaDB.
@@ -108,6 +128,9 @@ struct Rig {
     routed: Option<RigGateway>,
     /// Without `--cluster` and `--tls`, as root: the 1:1 gateway splicing sessions, target `spliced`.
     spliced: Option<RigGateway>,
+    /// With `--baseline-bin`: the 1:1 and routed gateways on that binary (`gateway-base`,
+    /// `routed-base`).
+    base: Option<Baseline>,
     haproxy: Proc,
     haproxy_port: u16,
     /// The servers: one, or s1–s3 with `--cluster`. direct and haproxy use the first.
@@ -122,7 +145,9 @@ impl Rig {
             return TLS_TARGETS.to_vec();
         }
         let mut t = CLUSTER_TARGETS.to_vec();
+        t.extend(self.base.as_ref().map(|_| "gateway-base"));
         t.extend(self.routed.as_ref().map(|_| "routed"));
+        t.extend(self.base.as_ref().map(|_| "routed-base"));
         t.extend(self.spliced.as_ref().map(|_| "spliced"));
         t
     }
@@ -135,6 +160,9 @@ impl Rig {
             "gateway-plain" => return Endpoint::root(self.plain_gateway.as_ref().map_or(0, |g| g.gateway.port())),
             "routed" => return Endpoint::root(self.routed.as_ref().map_or(0, |g| g.gateway.port())),
             "spliced" => return Endpoint::root(self.spliced.as_ref().map_or(0, |g| g.gateway.port())),
+            "gateway-base" | "routed-base" => {
+                return Endpoint::root(self.gateway_of(target).map_or(0, |g| g.gateway.port()))
+            }
             _ => self.gateway.gateway.port(),
         };
         match &self.tls {
@@ -144,18 +172,33 @@ impl Rig {
     }
 
     /// The gateway process behind `target`, if it is one.
-    fn gateway_of(&mut self, target: &str) -> Option<&mut RigGateway> {
+    fn gateway_of(&self, target: &str) -> Option<&RigGateway> {
+        match target {
+            "gateway" => Some(&self.gateway),
+            "gateway-plain" => self.plain_gateway.as_ref(),
+            "routed" => self.routed.as_ref(),
+            "spliced" => self.spliced.as_ref(),
+            "gateway-base" => self.base.as_ref().map(|b| &b.gateway),
+            "routed-base" => self.base.as_ref().map(|b| &b.routed),
+            _ => None,
+        }
+    }
+
+    /// [`Rig::gateway_of`], to restart it.
+    fn gateway_of_mut(&mut self, target: &str) -> Option<&mut RigGateway> {
         match target {
             "gateway" => Some(&mut self.gateway),
             "gateway-plain" => self.plain_gateway.as_mut(),
             "routed" => self.routed.as_mut(),
             "spliced" => self.spliced.as_mut(),
+            "gateway-base" => self.base.as_mut().map(|b| &mut b.gateway),
+            "routed-base" => self.base.as_mut().map(|b| &mut b.routed),
             _ => None,
         }
     }
 
     /// The process whose CPU time `target` measures: the proxy, or none for `direct`.
-    fn proxy_pid(&mut self, target: &str) -> Option<u32> {
+    fn proxy_pid(&self, target: &str) -> Option<u32> {
         if target == "haproxy" {
             return Some(self.haproxy.pid());
         }
@@ -172,7 +215,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let rounds = args.rounds.max(1);
     workspace::use_release_gateway()?;
     let dir = workspace::scratch_dir("bench")?;
+    if args.baseline_bin.is_some() && (args.cluster || args.tls) {
+        bail!("--baseline-bin compares the 1:1 and routed gateways on one server: not with --cluster or --tls");
+    }
     let mut rig = start_rig(&dir, args.cluster, args.tls)?;
+    if let Some(bin) = &args.baseline_bin {
+        rig.base = Some(start_baseline(&dir, bin, &rig.dbs[0])?);
+    }
     let targets = rig.targets();
     let targets = targets.as_slice();
     let width = targets.iter().map(|t| t.len()).max().unwrap_or(0);
@@ -188,7 +237,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                         println!("==> interrupted: reporting what has run");
                         break 'outer;
                     }
-                    if let Some(gw) = rig.gateway_of(target) {
+                    if let Some(gw) = rig.gateway_of_mut(target) {
                         if let Some(note) = gw.revive(target)? {
                             println!("    {note}");
                         }
@@ -198,11 +247,17 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     let perf = profile::Scope::of(target, pid)
                         .filter(|_| args.profile)
                         .map(|scope| profile::start(&dir, &spec, (target, round), scope));
+                    let counting = pid.filter(|_| args.cpu).and_then(|pid| {
+                        syscalls::start(&dir, &format!("{target}-{}-{}-r{round}", spec.test, spec.ps_mode), pid)
+                    });
                     let cpu_before = pid.filter(|_| args.cpu).and_then(cpu::read);
                     let host_before = args.cpu.then(cpu::host).flatten();
                     let mut outcome = sysbench::run(&spec, &rig.endpoint(target));
                     let host_after = args.cpu.then(cpu::host).flatten();
                     let cpu_after = pid.filter(|_| args.cpu).and_then(cpu::read);
+                    let counts =
+                        counting.and_then(syscalls::finish).and_then(|c| syscalls::per_statement(c, outcome.queries));
+                    (outcome.syscalls, outcome.switches) = (counts.map(|c| c.0), counts.map(|c| c.1));
                     if let Some(p) = perf {
                         println!("    {}", profile::finish(p));
                     }
@@ -235,8 +290,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     println!("\nwritten to {}", md_path.display());
     // The harness deletes the gateway's directory when it stops it; keep its log for post-mortem.
     let _ = std::fs::copy(rig.gateway.gateway.log_path(), dir.join("gateway.log"));
-    for (name, gw) in [("gateway-plain", &rig.plain_gateway), ("routed", &rig.routed), ("spliced", &rig.spliced)] {
-        if let Some(gw) = gw {
+    for name in ["gateway-plain", "routed", "spliced", "gateway-base", "routed-base"] {
+        if let Some(gw) = rig.gateway_of(name) {
             let _ = std::fs::copy(gw.gateway.log_path(), dir.join(format!("{name}.log")));
         }
     }
@@ -304,15 +359,34 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
             println!("    warning: SELECT 1 through {name} failed: {e:#}");
         }
     }
-    Ok(Rig { gateway, plain_gateway, routed, spliced, haproxy, haproxy_port, dbs, tls: certs })
+    Ok(Rig { gateway, plain_gateway, routed, spliced, base: None, haproxy, haproxy_port, dbs, tls: certs })
 }
 
 /// The `routed` target: routing mode over the one server (see [`cluster::single_server_routing`]).
 fn start_routed_gateway(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<RigGateway> {
+    start_named(dir, "routed", routed_config(dir, db)?, None)
+}
+
+fn routed_config(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<String> {
     let port = process::free_port()?;
     let mut toml = workspace::gateway_config(port, db.addr())?.to_toml();
     toml.push_str(&cluster::single_server_routing(dir, db)?);
-    start_named(dir, "routed", toml)
+    Ok(toml)
+}
+
+/// `--baseline-bin`: the 1:1 and routed gateways again, on `bin`, with the same settings.
+fn start_baseline(dir: &std::path::Path, bin: &std::path::Path, db: &MariaDb) -> anyhow::Result<Baseline> {
+    anyhow::ensure!(bin.is_file(), "--baseline-bin {}: no such file", bin.display());
+    let port = process::free_port()?;
+    let one = workspace::gateway_config(port, db.addr())?.to_toml();
+    let gateway = start_named(dir, "gateway-base", one, Some(bin))?;
+    let routed = start_named(dir, "routed-base", routed_config(dir, db)?, Some(bin))?;
+    for (name, gw) in [("gateway-base", &gateway), ("routed-base", &routed)] {
+        if let Err(e) = mariadb_cli::run(&Login::root(gw.gateway.port()), "SELECT 1", Format::Batch) {
+            println!("    warning: SELECT 1 through {name} failed: {e:#}");
+        }
+    }
+    Ok(Baseline { gateway, routed })
 }
 
 /// The `spliced` target: 1:1 with `[dataplane] splice = true` for root (sysbench's account), so
@@ -327,13 +401,18 @@ fn start_spliced_gateway(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<
     let port = process::free_port()?;
     let mut toml = workspace::gateway_config(port, db.addr())?.to_toml();
     toml.push_str("\n[dataplane]\nsplice = true\npassthrough_users = [\"root\"]\n");
-    start_named(dir, "spliced", toml).map(Some)
+    start_named(dir, "spliced", toml, None).map(Some)
 }
 
-/// Writes `<dir>/<name>.toml` and starts a gateway on it.
-fn start_named(dir: &std::path::Path, name: &str, toml: String) -> anyhow::Result<RigGateway> {
+/// Writes `<dir>/<name>.toml` and starts a gateway on it (`bin`, or `GATEWAY_BIN`).
+fn start_named(
+    dir: &std::path::Path,
+    name: &str,
+    toml: String,
+    bin: Option<&std::path::Path>,
+) -> anyhow::Result<RigGateway> {
     std::fs::write(dir.join(format!("{name}.toml")), &toml)?;
-    let gw = RigGateway::start(toml)?;
+    let gw = RigGateway::start(toml, bin)?;
     println!("==> {name} on {} (pid {}), log {}", gw.gateway.addr(), gw.gateway.pid(), gw.gateway.log_path().display());
     Ok(gw)
 }
@@ -356,7 +435,7 @@ fn start_gateway(
     if cluster {
         toml.push_str(&cluster::routing_section(dir, dbs)?);
     }
-    start_named(dir, name, toml)
+    start_named(dir, name, toml, None)
 }
 
 /// One MariaDB without general log, with `sbtest` freshly prepared (the same rows on every server:

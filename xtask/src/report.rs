@@ -32,7 +32,16 @@ fn good(s: &Sample) -> bool {
 }
 
 /// Targets that are gateways: their rows get ratios to direct and haproxy.
-const GATEWAYS: [&str; 4] = ["gateway", "routed", "spliced", "gateway-plain"];
+const GATEWAYS: [&str; 6] = ["gateway", "routed", "spliced", "gateway-plain", "gateway-base", "routed-base"];
+
+/// The baseline target (`--baseline-bin`) of a gateway target, if it has one.
+fn baseline_of(target: &str) -> Option<&'static str> {
+    match target {
+        "gateway" => Some("gateway-base"),
+        "routed" => Some("routed-base"),
+        _ => None,
+    }
+}
 
 /// Median over rounds of `target QPS / other QPS`, pairing the runs of the same round.
 fn ratio_of(samples: &[Sample], test: &str, ps: &str, target: &str, other: &str) -> Option<f64> {
@@ -107,6 +116,11 @@ pub fn summarize(samples: &[Sample]) -> Table {
         "CPU us/stmt",
         "user us/stmt",
         "cpu/haproxy",
+        "syscalls/stmt",
+        "cs/stmt",
+        "qps/base",
+        "cpu/base",
+        "user/base",
         "host us/stmt",
         "added us/stmt",
         "failures",
@@ -148,6 +162,12 @@ pub fn summarize(samples: &[Sample]) -> Table {
             let user = median(ok.iter().filter_map(|s| s.outcome.cpu_user_us).collect()).map(|c| format!("{c:.1}"));
             let r_cpu =
                 if is_gateway { fmt_ratio(cpu_ratio(samples, test, ps, target, "haproxy")) } else { String::new() };
+            let syscalls = median(ok.iter().filter_map(|s| s.outcome.syscalls).collect()).map(|c| format!("{c:.2}"));
+            let switches = median(ok.iter().filter_map(|s| s.outcome.switches).collect()).map(|c| format!("{c:.2}"));
+            let base = baseline_of(target);
+            let vs_base = |value: fn(&Outcome) -> Option<f64>| {
+                base.map(|b| fmt_ratio(paired_ratio(samples, (test, ps), target, b, value))).unwrap_or_default()
+            };
             let host = median(ok.iter().filter_map(|s| s.outcome.host_us).collect()).map(|c| format!("{c:.1}"));
             let added = if target == "direct" { None } else { host_added(samples, test, ps, target, "direct") };
             let failures = match failed.first() {
@@ -173,6 +193,11 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 cpu.unwrap_or_else(|| "-".into()),
                 user.unwrap_or_else(|| "-".into()),
                 r_cpu,
+                syscalls.unwrap_or_else(|| "-".into()),
+                switches.unwrap_or_else(|| "-".into()),
+                vs_base(|o| Some(o.qps)),
+                vs_base(|o| o.cpu_us),
+                vs_base(|o| o.cpu_user_us),
                 host.unwrap_or_else(|| "-".into()),
                 added.map(|c| format!("{c:.1}")).unwrap_or_default(),
                 failures,
@@ -190,6 +215,15 @@ pub fn summarize(samples: &[Sample]) -> Table {
         table.drop_column("CPU us/stmt");
         table.drop_column("user us/stmt");
         table.drop_column("cpu/haproxy");
+    }
+    if !samples.iter().any(|s| s.outcome.syscalls.is_some()) {
+        table.drop_column("syscalls/stmt");
+        table.drop_column("cs/stmt");
+    }
+    if !samples.iter().any(|s| s.target.ends_with("-base")) {
+        table.drop_column("qps/base");
+        table.drop_column("cpu/base");
+        table.drop_column("user/base");
     }
     if !samples.iter().any(|s| s.outcome.host_us.is_some()) {
         table.drop_column("host us/stmt");
@@ -285,12 +319,12 @@ impl Table {
 /// Every run, one markdown row each (for result.md).
 pub fn raw_markdown(samples: &[Sample]) -> String {
     let mut out = String::from(
-        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | host us/stmt | statements | servers | failure |\n\
-         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | syscalls/stmt | cs/stmt | host us/stmt | statements | servers | failure |\n\
+         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             s.round,
             short_test(s.test),
             s.ps_mode,
@@ -300,6 +334,8 @@ pub fn raw_markdown(samples: &[Sample]) -> String {
             errors_cell([&s.outcome]),
             s.outcome.cpu_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
             s.outcome.cpu_user_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
+            s.outcome.syscalls.map(|c| format!("{c:.2}")).unwrap_or_default(),
+            s.outcome.switches.map(|c| format!("{c:.2}")).unwrap_or_default(),
             s.outcome.host_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
             s.outcome.queries,
             s.outcome.spread.as_deref().unwrap_or(""),
@@ -402,7 +438,47 @@ mod tests {
         assert_eq!(t.rows[0][col("added us/stmt")], "", "direct adds nothing to itself");
         assert_eq!(t.rows[1][col("host us/stmt")], "52.0");
         assert_eq!(t.rows[1][col("added us/stmt")], "12.0"); // median(12, 16, 9)
-        assert!(raw_markdown(&s).contains("| 1 | point_select | disable | spliced | 100 | 0.50 | 0 |  |  | 52.0 |"));
+        assert!(
+            raw_markdown(&s).contains("| 1 | point_select | disable | spliced | 100 | 0.50 | 0 |  |  |  |  | 52.0 |")
+        );
+    }
+
+    #[test]
+    fn system_calls_and_the_baseline_binary_side_by_side() {
+        let run = |target, round, qps, cpu, user, syscalls| {
+            let mut s = sample(target, round, qps);
+            (s.outcome.cpu_us, s.outcome.cpu_user_us, s.outcome.syscalls) = (Some(cpu), Some(user), Some(syscalls));
+            s.outcome.switches = Some(syscalls / 4.0);
+            s
+        };
+        let s = vec![
+            sample("direct", 1, 100.0),
+            run("haproxy", 1, 60.0, 20.0, 2.0, 4.0),
+            run("routed", 1, 50.0, 24.0, 8.0, 4.9),
+            run("routed-base", 1, 40.0, 30.0, 10.0, 5.1),
+            sample("direct", 2, 100.0),
+            run("haproxy", 2, 60.0, 20.0, 2.0, 4.2),
+            run("routed", 2, 45.0, 27.0, 9.0, 4.7),
+            run("routed-base", 2, 50.0, 30.0, 10.0, 5.3),
+        ];
+        let t = summarize(&s);
+        let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
+        let (haproxy, routed, base) = (&t.rows[1], &t.rows[2], &t.rows[3]);
+        assert_eq!(routed[col("target")], "routed");
+        assert_eq!(haproxy[col("syscalls/stmt")], "4.10");
+        assert_eq!(routed[col("syscalls/stmt")], "4.80");
+        assert_eq!(routed[col("cs/stmt")], "1.20");
+        assert_eq!(routed[col("qps/base")], "1.07"); // median(1.25, 0.9)
+        assert_eq!(routed[col("cpu/base")], "0.85"); // median(0.8, 0.9)
+        assert_eq!(routed[col("user/base")], "0.85");
+        assert_eq!(base[col("target")], "routed-base");
+        assert_eq!((base[col("qps/base")].as_str(), haproxy[col("cpu/base")].as_str()), ("", ""));
+        assert_eq!(base[col("cpu/haproxy")], "1.50", "the baseline gets its ratio to haproxy too");
+
+        let without = summarize(&[sample("direct", 1, 100.0), sample("routed", 1, 50.0)]);
+        for gone in ["syscalls/stmt", "cs/stmt", "qps/base", "cpu/base", "user/base"] {
+            assert!(!without.header.contains(&gone.to_string()), "{gone} without figures");
+        }
     }
 
     #[test]

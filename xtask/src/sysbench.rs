@@ -39,6 +39,10 @@ pub struct Outcome {
     /// With `--cpu`: the whole machine's busy CPU time over the run per statement, in µs (client,
     /// server, proxy, kernel workers and interrupts together).
     pub host_us: Option<f64>,
+    /// With `--cpu` and perf: the proxy process's system calls per statement over the run.
+    pub syscalls: Option<f64>,
+    /// With `--cpu` and perf: the proxy process's context switches per statement over the run.
+    pub switches: Option<f64>,
     /// 95th-percentile latency in ms.
     pub p95_ms: f64,
     /// "ignored errors" reported by sysbench (its default ignore list: 1213 deadlock, 1020 record
