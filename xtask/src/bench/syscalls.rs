@@ -45,7 +45,7 @@ pub fn start(dir: &Path, name: &str, pid: u32) -> Option<Counting> {
     let [Some(mut ctl), Some(ack)] = fifos else {
         return None;
     };
-    let child = Command::new("perf")
+    let mut child = Command::new("perf")
         .args(["stat", "-x", ",", "--delay", "-1", "-e", EVENTS, "-p", &pid.to_string()])
         .arg(format!("--control=fifo:{},{}", ctl_path.display(), ack_path.display()))
         .arg("-o")
@@ -54,7 +54,10 @@ pub fn start(dir: &Path, name: &str, pid: u32) -> Option<Counting> {
         .stderr(Stdio::null())
         .spawn()
         .ok();
-    let enabled = child.is_some() && ctl.write_all(b"enable\n").is_ok() && acknowledged(&ack);
+    let enabled = match child.as_mut() {
+        Some(c) => ctl.write_all(b"enable\n").is_ok() && acknowledged(&ack, c),
+        None => false,
+    };
     // perf has opened both (or never will): the names can go.
     let _ = std::fs::remove_file(&ctl_path);
     let _ = std::fs::remove_file(&ack_path);
@@ -67,21 +70,26 @@ pub fn start(dir: &Path, name: &str, pid: u32) -> Option<Counting> {
     Some(Counting { child, out })
 }
 
-/// Whether perf answers `ack` on its acknowledgement FIFO within [`ACK_LIMIT_MS`] (it does not if
-/// it exited: not installed, or not allowed to trace the process).
-fn acknowledged(ack: &File) -> bool {
+/// Whether perf answers `ack` on its acknowledgement FIFO within [`ACK_LIMIT`]. It never does
+/// if it exited (not allowed to trace the process, an unknown event): that ends the wait at once.
+fn acknowledged(ack: &File, perf: &mut Child) -> bool {
     use std::os::fd::AsRawFd;
+    let started = std::time::Instant::now();
     let mut pfd = libc::pollfd { fd: ack.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-    // SAFETY: `pfd` is one valid pollfd for the duration of the call.
-    if unsafe { libc::poll(&mut pfd, 1, ACK_LIMIT_MS) } != 1 {
-        return false;
+    loop {
+        // SAFETY: `pfd` is one valid pollfd for the duration of the call.
+        match unsafe { libc::poll(&mut pfd, 1, 50) } {
+            1 => break,
+            0 if started.elapsed() < ACK_LIMIT && matches!(perf.try_wait(), Ok(None)) => continue,
+            _ => return false,
+        }
     }
     let mut line = String::new();
     BufReader::new(ack).read_line(&mut line).is_ok() && line.trim() == "ack"
 }
 
 /// How long perf may take to start and enable its counters.
-const ACK_LIMIT_MS: i32 = 10_000;
+const ACK_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn make_fifo(path: &Path) -> Option<()> {
     use std::os::unix::ffi::OsStrExt;
@@ -136,15 +144,16 @@ mod tests {
 
     #[test]
     fn counts_the_system_calls_a_process_makes() {
+        const TEST: &str = "xtask bench::syscalls::counts_the_system_calls_a_process_makes";
         if Command::new("perf").arg("--version").output().map_or(true, |o| !o.status.success()) {
-            println!("SKIP: perf is not installed");
+            gateway_tests::skip::skip(TEST, "perf is not installed");
             return;
         }
         let dir = std::env::temp_dir().join(format!("xtask-syscalls-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch dir");
         let Some(counting) = start(&dir, "self", std::process::id()) else {
             let _ = std::fs::remove_dir_all(&dir);
-            println!("SKIP: perf stat cannot trace system calls here (not root?)");
+            gateway_tests::skip::skip(TEST, "perf stat cannot trace system calls here (not root?)");
             return;
         };
         const CALLS: u64 = 5_000;
