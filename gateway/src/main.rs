@@ -97,7 +97,7 @@ fn main() -> anyhow::Result<()> {
                 let planner = gateway::planner::Planner::from_config(routing).await?;
                 let ctx = gateway::planner::StatementContext {
                     tenant: tenant.unwrap_or_else(|| routing.default_tenant.clone()).into(),
-                    database,
+                    database: database.map(Into::into),
                     autocommit: true,
                     ..Default::default()
                 };

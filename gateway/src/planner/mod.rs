@@ -28,8 +28,8 @@ pub use explain::render_explain;
 pub struct StatementContext {
     /// Tenant of the session.
     pub tenant: std::sync::Arc<str>,
-    /// Current database.
-    pub database: Option<String>,
+    /// Current database (shared with the session's state: no copy per statement).
+    pub database: Option<std::sync::Arc<str>>,
     /// Session `ob_read_consistency`.
     pub read_consistency: Option<crate::route::ReadConsistency>,
     /// Session `ob_route_policy`.
@@ -74,6 +74,8 @@ struct Located {
 pub struct Planner {
     locator: Locator,
     config: Arc<RoutingConfig>,
+    /// `config.idc`, shared by every statement's route request.
+    client_idc: Option<Arc<str>>,
     tenants: Arc<memo::TenantMemo>,
 }
 
@@ -97,7 +99,8 @@ impl Planner {
 
     /// A planner over a locator whose cluster model is loaded (a sys-tenant cluster).
     pub fn with_locator(locator: Locator, config: &RoutingConfig) -> Planner {
-        Planner { locator, config: Arc::new(config.clone()), tenants: Arc::default() }
+        let client_idc = config.idc.as_deref().map(Arc::from);
+        Planner { locator, config: Arc::new(config.clone()), client_idc, tenants: Arc::default() }
     }
 
     /// The location service.
@@ -321,7 +324,7 @@ impl Planner {
         };
         req.ob_route_policy = ctx.ob_route_policy;
         req.proxy_route_policy_config = self.config.proxy_route_policy.clone();
-        req.client = ClientLocation { idc: self.config.idc.clone(), regions: Vec::new() };
+        req.client = ClientLocation { idc: self.client_idc.clone(), regions: Vec::new() };
     }
 }
 

@@ -1,6 +1,7 @@
 //! LDC classification of candidates: IDC type, merge state, zone type, P/T, role (docs/routing.md §3).
 
 use std::fmt;
+use std::sync::Arc;
 
 use super::candidate::{Candidate, Role, ZoneType};
 
@@ -88,7 +89,7 @@ impl fmt::Display for LdcCode {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientLocation {
     /// `@proxy_idc_name` / `proxy_idc_name`; empty or `None` → no LDC (everything is A).
-    pub idc: Option<String>,
+    pub idc: Option<Arc<str>>,
     /// Regions from the config server's IDC list, used only when no server's IDC or zone name
     /// identifies the gateway's region (docs/routing.md §3, third rule).
     pub regions: Vec<String>,
@@ -98,7 +99,8 @@ pub struct ClientLocation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LdcContext<'a> {
     idc: &'a str,
-    regions: Vec<&'a str>,
+    /// Inline: a gateway is in one region, rarely two (no allocation per statement).
+    regions: Regions<'a>,
     /// Merge state is ignored (`disable_merge_status_check`, docs/routing.md §3).
     ignore_merge: bool,
 }
@@ -109,7 +111,7 @@ impl<'a> LdcContext<'a> {
     /// configured regions. An empty IDC name or no region found means no LDC.
     pub fn new(client: &'a ClientLocation, servers: &'a [Candidate], ignore_merge: bool) -> Self {
         let idc = client.idc.as_deref().map(str::trim).unwrap_or_default();
-        let mut regions = Vec::new();
+        let mut regions = Regions::new();
         if !idc.is_empty() {
             regions = regions_where(servers, |c| c.idc.eq_ignore_ascii_case(idc));
             if regions.is_empty() {
@@ -169,8 +171,11 @@ fn role_letter(c: &Candidate) -> RoleLetter {
     }
 }
 
-fn regions_where(servers: &[Candidate], pred: impl Fn(&Candidate) -> bool) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
+/// Region names of an [`LdcContext`].
+type Regions<'a> = smallvec::SmallVec<[&'a str; 2]>;
+
+fn regions_where(servers: &[Candidate], pred: impl Fn(&Candidate) -> bool) -> Regions<'_> {
+    let mut out = Regions::new();
     for c in servers.iter().filter(|c| pred(c) && !c.region.is_empty()) {
         if !out.iter().any(|r| r.eq_ignore_ascii_case(&c.region)) {
             out.push(&c.region);

@@ -198,7 +198,7 @@ impl<'a> Session<'a> {
     fn statement_context(&self) -> crate::planner::StatementContext {
         crate::planner::StatementContext {
             tenant: Arc::clone(&self.account.tenant),
-            database: self.database.clone(),
+            database: self.database.as_deref().map(Arc::from),
             autocommit: true,
             ..Default::default()
         }

@@ -21,6 +21,7 @@ mod value;
 mod tests;
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 pub use crate::sql::Mode;
 pub use parse::{parse_set, Assignment, Target};
@@ -78,7 +79,7 @@ struct Entry {
 pub struct ClientState {
     id: u64,
     version: u64,
-    database: Option<String>,
+    database: Option<Arc<str>>,
     collation: u8,
     /// In version order.
     entries: Vec<Entry>,
@@ -92,7 +93,7 @@ pub struct ClientState {
 pub struct ConnSync {
     owner: Option<u64>,
     version: u64,
-    database: Option<String>,
+    database: Option<Arc<str>>,
     collation: Option<u8>,
     /// The client's prepared statements this connection has (cleared with the client state).
     pub statements: ConnStatements,
@@ -131,7 +132,7 @@ impl SyncPlan {
 impl ConnSync {
     /// A freshly logged-in connection: `database` and `collation` as sent in the login.
     pub fn new(database: Option<&str>, collation: u8) -> Self {
-        let database = database.map(str::to_string);
+        let database = database.map(Arc::from);
         ConnSync {
             owner: None,
             version: 0,
@@ -192,7 +193,7 @@ impl ClientState {
         ClientState {
             id: new_client_id(),
             version: 0,
-            database: database.map(str::to_string),
+            database: database.map(Arc::from),
             collation,
             entries: Vec::new(),
             pending: Vec::new(),
@@ -215,6 +216,11 @@ impl ClientState {
         self.database.as_deref()
     }
 
+    /// The current database, shared (for a statement's routing context).
+    pub fn database_shared(&self) -> Option<Arc<str>> {
+        self.database.clone()
+    }
+
     /// The SQL-mode flags the client's statements are read with.
     pub fn mode(&self) -> Mode {
         self.mode
@@ -227,7 +233,12 @@ impl ClientState {
 
     /// The value of session system variable `name` set by the client (or reported by a server).
     pub fn system(&self, name: &str) -> Option<&SetValue> {
-        self.find(&Slot::System(name.to_ascii_lowercase())).map(|e| &e.assignment.value)
+        // Names are stored folded to ASCII lower case: compare without folding a copy (this runs
+        // for every command, for `wait_timeout`).
+        self.entries
+            .iter()
+            .find(|e| matches!(&e.slot, Slot::System(n) if n.eq_ignore_ascii_case(name)))
+            .map(|e| &e.assignment.value)
     }
 
     /// The value of user variable `@name`.
@@ -253,9 +264,9 @@ impl ClientState {
 
     /// `USE db` or `COM_INIT_DB` succeeded (on `conn`, when it ran on one).
     pub fn set_database(&mut self, db: &str, conn: Option<&mut ConnSync>) {
-        self.database = Some(db.to_string());
+        self.database = Some(Arc::from(db));
         if let Some(c) = conn {
-            c.database = Some(db.to_string());
+            c.database = self.database.clone();
         }
     }
 
@@ -306,14 +317,14 @@ impl ClientState {
         let n = (self.version - before) as usize + usize::from(schema.is_some());
         if let Some(c) = conn {
             if let Some(db) = &schema {
-                c.database = Some(db.clone());
+                c.database = Some(Arc::from(db.as_str()));
             }
             if was_in_sync {
                 c.version = self.version;
             }
         }
-        if schema.is_some() {
-            self.database = schema;
+        if let Some(db) = schema {
+            self.database = Some(db.into());
         }
         Ok(n)
     }
@@ -324,8 +335,8 @@ impl ClientState {
         let since = if fresh { 0 } else { conn.version };
         let mut steps = Vec::new();
         if let Some(db) = &self.database {
-            if conn.database.as_deref() != Some(db.as_str()) {
-                steps.push(SyncStep::InitDb(db.clone()));
+            if conn.database.as_deref() != Some(&**db) {
+                steps.push(SyncStep::InitDb(db.to_string()));
             }
         }
         let changed: Vec<&Entry> = self
@@ -370,7 +381,8 @@ impl ClientState {
         conn.version = plan.version;
         conn.collation = Some(self.collation);
         if let Some(db) = &self.database {
-            conn.database = Some(db.clone());
+            // Shared text: a statement on a synced connection copies no name.
+            conn.database = Some(Arc::clone(db));
         }
         let n = plan.pending.min(self.pending.len());
         self.pending.drain(..n);

@@ -28,7 +28,7 @@ fn letter_codes_of_the_fixtures() {
 fn no_idc_name_means_no_ldc() {
     let cands = vec![srv(1, "z1", "sh", "sh1")];
     for idc in [None, Some(""), Some("  ")] {
-        let loc = ClientLocation { idc: idc.map(str::to_owned), regions: vec![] };
+        let loc = ClientLocation { idc: idc.map(Into::into), regions: vec![] };
         let ldc = LdcContext::new(&loc, &cands, false);
         assert!(!ldc.is_used());
         assert_eq!(ldc.idc_type(&cands[0]), IdcType::SameIdc);
@@ -38,7 +38,7 @@ fn no_idc_name_means_no_ldc() {
 #[test]
 fn unknown_idc_name_means_no_ldc() {
     let cands = vec![srv(1, "z1", "sh", "sh1"), srv(2, "z2", "hz", "hz1")];
-    let loc = ClientLocation { idc: Some("bj9".to_owned()), regions: vec![] };
+    let loc = ClientLocation { idc: Some("bj9".into()), regions: vec![] };
     let ldc = LdcContext::new(&loc, &cands, false);
     assert!(!ldc.is_used());
     assert_eq!(ldc.idc_type(&cands[0]), IdcType::SameIdc);
@@ -60,7 +60,7 @@ fn region_from_idc_then_zone_prefix_then_config() {
     assert_eq!(types, [IdcType::SameIdc, IdcType::SameRegion, IdcType::OtherRegion]);
     // Neither: the configured regions.
     let cands = vec![srv(1, "a", "hz", "x1"), srv(2, "b", "sh", "x2")];
-    let loc = ClientLocation { idc: Some("hz1".to_owned()), regions: vec!["HZ".to_owned()] };
+    let loc = ClientLocation { idc: Some("hz1".into()), regions: vec!["HZ".to_owned()] };
     let ldc = LdcContext::new(&loc, &cands, false);
     assert_eq!(ldc.regions(), ["HZ".to_owned()]);
     let types: Vec<IdcType> = cands.iter().map(|c| ldc.idc_type(c)).collect();

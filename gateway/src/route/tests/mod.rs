@@ -19,7 +19,7 @@ use super::request::RouteRequest;
 
 /// The gateway's IDC in every fixture: IDC `hz1` in region `hz`.
 pub(super) fn client() -> ClientLocation {
-    ClientLocation { idc: Some("hz1".to_owned()), regions: Vec::new() }
+    ClientLocation { idc: Some("hz1".into()), regions: Vec::new() }
 }
 
 /// Address `10.0.0.n:2881`.

@@ -53,7 +53,8 @@ pub fn attempt_order(
     max_attempts: usize,
 ) -> Vec<RankedCandidate> {
     let now = Instant::now();
-    let mut ranked: Vec<(u8, RankedCandidate)> = Vec::with_capacity(decision.order().size_hint().0);
+    // Inline for the usual few replicas: the only allocation is the returned order.
+    let mut ranked: smallvec::SmallVec<[(u8, RankedCandidate); 4]> = smallvec::SmallVec::new();
     let Ok(mut m) = congestion.lock() else {
         return decision.order().take(max_attempts).cloned().collect();
     };

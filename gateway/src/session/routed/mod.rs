@@ -348,7 +348,7 @@ impl<'a> RoutedSession<'a> {
     fn context(&self) -> StatementContext {
         StatementContext {
             tenant: Arc::clone(&self.account.tenant),
-            database: self.state.database().map(str::to_string),
+            database: self.state.database_shared(),
             read_consistency: self.route_vars.read_consistency,
             ob_route_policy: self.route_vars.route_policy,
             in_transaction: self.txn.in_transaction(),
