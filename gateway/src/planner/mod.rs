@@ -187,7 +187,7 @@ impl Planner {
         req.names_table = true;
         trace.add(steps::cache_lookup);
         let db = table.schema.as_deref().or(ctx.database.as_deref()).unwrap_or("");
-        let key = TableKey::new(&ctx.tenant, db, &table.name);
+        let key = TableKey::of_tenant(&ctx.tenant, db, &table.name);
         let lookup = self.locator.table(&key).await;
         let cache = Some(match &lookup {
             Lookup::Found { from_remote: false, .. } => crate::metrics::CacheLookup::Hit,

@@ -51,7 +51,7 @@ fn row(cluster: &str, key: &TableKey, e: &Entry<TableEntry>) -> Vec<Option<Strin
     let servers: Vec<String> = v.map(|t| t.replicas.iter().map(|r| r.addr.to_string()).collect()).unwrap_or_default();
     vec![
         Some(cluster.to_string()),
-        Some(key.tenant.clone()),
+        Some(key.tenant.to_string()),
         Some(key.database.clone()),
         Some(key.table.clone()),
         Some(e.state().name().to_string()),

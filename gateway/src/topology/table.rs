@@ -14,8 +14,8 @@ use super::replica::Replica;
 /// `lower_case_table_names = 1`, docs/routing.md §12); the tenant name is kept as given.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TableKey {
-    /// Tenant name.
-    pub tenant: String,
+    /// Tenant name (shared: every routed statement builds a key for its session's tenant).
+    pub tenant: std::sync::Arc<str>,
     /// Database (schema) name, lower case.
     pub database: String,
     /// Table name, lower case.
@@ -25,8 +25,13 @@ pub struct TableKey {
 impl TableKey {
     /// A key with database and table names folded to lower case.
     pub fn new(tenant: &str, database: &str, table: &str) -> TableKey {
+        TableKey::of_tenant(&tenant.into(), database, table)
+    }
+
+    /// [`TableKey::new`] sharing the tenant's name (no copy of it).
+    pub fn of_tenant(tenant: &std::sync::Arc<str>, database: &str, table: &str) -> TableKey {
         TableKey {
-            tenant: tenant.to_string(),
+            tenant: std::sync::Arc::clone(tenant),
             database: database.to_ascii_lowercase(),
             table: table.to_ascii_lowercase(),
         }
