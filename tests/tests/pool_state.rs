@@ -464,3 +464,29 @@ async fn requests_to_a_server_that_never_greets_end_within_the_acquire_timeout()
     }
     hole.abort();
 }
+
+/// A departed client's idle connection is reset in the background (`release_client`). While it
+/// is, it still counts against the key's size: a client asking meanwhile waits for it rather than
+/// opening one more, so the server never holds more of the key's connections than `max_per_key`.
+/// (Before, the connection being reset held no slot: the CI once saw a routed gateway with
+/// `max_per_key = 8` hold 9 connections to one server while fifty clients came and went.)
+#[tokio::test]
+async fn a_connection_reset_for_a_departed_client_still_counts_against_the_pool_size() {
+    let db = db();
+    let pool = pool(1, 4, 10_000, Arc::new(NoHealth));
+    let key = key(db.addr());
+    let first = pool.get(&key, &login(None), 1).await.expect("client 1's connection");
+    let thread = first.thread_id();
+    drop(first);
+    let scrubs = pool.release_client(1);
+    assert_eq!(scrubs.len(), 1, "client 1's idle connection is reset");
+    // The reset runs in its own task and has not answered yet (it needs a server round trip).
+    let second = pool.get(&key, &login(None), 2).await.expect("client 2's connection");
+    assert_eq!(
+        second.thread_id(),
+        thread,
+        "client 2 got a second server connection while the first was being reset (max_per_key 1)"
+    );
+    drop(second);
+    gateway::session::pool::scrubs_done(scrubs).await;
+}

@@ -94,7 +94,20 @@ impl Pool {
                 }
                 Err(_) => Vec::new(),
             };
-            scrubs.extend(mine.into_iter().filter_map(|i| spawn(home.clone(), i.backend, i.sync, None, timeout)));
+            for i in mine {
+                // While it is reset the connection is neither idle nor handed out, but it still
+                // exists: it holds a slot until it is idle again, or a get meanwhile would find no
+                // idle connection and open one more than the key's size. A slot is free whenever a
+                // connection is idle (handed-out plus idle never exceed the size); if none is, the
+                // connection is closed rather than let the key grow.
+                match home.slots.clone().try_acquire_owned() {
+                    Ok(slot) => scrubs.extend(spawn(home.clone(), i.backend, i.sync, Some(slot), timeout)),
+                    Err(_) => tracing::info!(
+                        thread = i.backend.greeting.connection_id,
+                        "departed client's idle connection closed: no free slot to reset it in"
+                    ),
+                }
+            }
         }
         scrubs
     }
