@@ -153,14 +153,12 @@ impl Rig {
     }
 
     /// Where sysbench connects for `target`: root over plain TCP, or the TLS account with `--tls`.
-    fn endpoint(&self, target: &str) -> Endpoint<'_> {
+    fn endpoint(&mut self, target: &str) -> Endpoint<'_> {
         let port = match target {
             "direct" => self.dbs[0].port(),
             "haproxy" => self.haproxy_port,
-            "gateway-plain" => return Endpoint::root(self.plain_gateway.as_ref().map_or(0, |g| g.gateway.port())),
-            "routed" => return Endpoint::root(self.routed.as_ref().map_or(0, |g| g.gateway.port())),
-            "spliced" => return Endpoint::root(self.spliced.as_ref().map_or(0, |g| g.gateway.port())),
-            "gateway-base" | "routed-base" => {
+            // Every gateway but the one under test with `--tls` takes root over plain TCP.
+            "gateway-plain" | "routed" | "spliced" | "gateway-base" | "routed-base" => {
                 return Endpoint::root(self.gateway_of(target).map_or(0, |g| g.gateway.port()))
             }
             _ => self.gateway.gateway.port(),
@@ -172,20 +170,7 @@ impl Rig {
     }
 
     /// The gateway process behind `target`, if it is one.
-    fn gateway_of(&self, target: &str) -> Option<&RigGateway> {
-        match target {
-            "gateway" => Some(&self.gateway),
-            "gateway-plain" => self.plain_gateway.as_ref(),
-            "routed" => self.routed.as_ref(),
-            "spliced" => self.spliced.as_ref(),
-            "gateway-base" => self.base.as_ref().map(|b| &b.gateway),
-            "routed-base" => self.base.as_ref().map(|b| &b.routed),
-            _ => None,
-        }
-    }
-
-    /// [`Rig::gateway_of`], to restart it.
-    fn gateway_of_mut(&mut self, target: &str) -> Option<&mut RigGateway> {
+    fn gateway_of(&mut self, target: &str) -> Option<&mut RigGateway> {
         match target {
             "gateway" => Some(&mut self.gateway),
             "gateway-plain" => self.plain_gateway.as_mut(),
@@ -198,7 +183,7 @@ impl Rig {
     }
 
     /// The process whose CPU time `target` measures: the proxy, or none for `direct`.
-    fn proxy_pid(&self, target: &str) -> Option<u32> {
+    fn proxy_pid(&mut self, target: &str) -> Option<u32> {
         if target == "haproxy" {
             return Some(self.haproxy.pid());
         }
@@ -237,7 +222,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                         println!("==> interrupted: reporting what has run");
                         break 'outer;
                     }
-                    if let Some(gw) = rig.gateway_of_mut(target) {
+                    if let Some(gw) = rig.gateway_of(target) {
                         if let Some(note) = gw.revive(target)? {
                             println!("    {note}");
                         }
