@@ -57,7 +57,9 @@ impl ClientCommand {
                 if cmd == command::PROCESS_INFO {
                     return ClientCommand::Processlist(processlist::Question::Show { full: false });
                 }
-                if glance.mentions(Word::Processlist) {
+                // A statement of the process list is a COM_QUERY's; any other command's bytes
+                // (an EXECUTE's values, a PREPARE's text) are the server's to answer.
+                if cmd == command::QUERY && glance.mentions(Word::Processlist) {
                     let text = String::from_utf8_lossy(&payload[1..]);
                     if let Some(q) = processlist::question(&text, own_id) {
                         return ClientCommand::Processlist(q);
@@ -87,6 +89,18 @@ mod tests {
 
     fn query(sql: &str) -> Vec<u8> {
         [&[command::QUERY], sql.as_bytes()].concat()
+    }
+
+    #[test]
+    fn only_a_com_query_asks_the_gateways_process_list() {
+        let text = b"SHOW PROCESSLIST";
+        for cmd in [command::STMT_PREPARE, command::STMT_EXECUTE, command::INIT_DB] {
+            let payload = [&[cmd], &text[..]].concat();
+            let read = ClientCommand::read(&payload, 3, &[Mode::default()]);
+            assert!(matches!(read, ClientCommand::Forward(..)), "command {cmd:#x}: {read:?}");
+        }
+        let asked = ClientCommand::read(&query("SHOW PROCESSLIST"), 3, &[Mode::default()]);
+        assert!(matches!(asked, ClientCommand::Processlist(_)), "{asked:?}");
     }
 
     #[test]
