@@ -5,6 +5,7 @@
 //! reference parser ([`reference`], `sqlparser` with the MySQL dialect). Neither guesses: a
 //! statement neither can parse is `StmtKind::Other` without tables or key values.
 
+pub(crate) mod analysed;
 pub(crate) mod analysis;
 mod command;
 pub(crate) mod depth;
@@ -20,6 +21,7 @@ pub(crate) mod value;
 #[cfg(test)]
 mod tests;
 
+pub use analysed::Analysed;
 pub use analysis::{
     Analysis, Column, KeyValue, LockRead, LockStrength, LockWait, Name, Path, Pins, RangeKey, RangeOp, SetFlags,
     StmtKind, TableRef, TxnFlags,

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use super::answer::PrepareOk;
 use super::long_data::{self, LongData};
 use super::PreparedError;
-use crate::sql::{self, StmtKind};
+use crate::session::kill;
+use crate::sql::{self, Analysed, Mode, StmtKind};
 
 /// MariaDB's "the statement prepared last" id (direct execution).
 pub const LAST_STMT_ID: u32 = u32::MAX;
@@ -98,6 +99,10 @@ pub struct Statement {
     params: u16,
     columns: u16,
     kind: StmtKind,
+    /// The text analysed in the session SQL mode of its latest execution, kept for the next.
+    analysed: Arc<Analysed>,
+    /// A prepared KILL: it names a gateway id, answered by the gateway.
+    kill: Option<kill::Template>,
     types: Option<ParamTypes>,
     types_version: u32,
     long_data: LongData,
@@ -106,11 +111,14 @@ pub struct Statement {
 
 impl Statement {
     fn new(sql: &str, ok: &PrepareOk) -> Self {
+        let analysed = Analysed::new(sql, Mode::default());
         Statement {
             sql: Arc::from(sql),
             params: ok.params,
             columns: ok.columns,
-            kind: sql::analyze(sql).kind,
+            kind: analysed.analysis().kind,
+            analysed: Arc::new(analysed),
+            kill: kill::template(sql),
             types: None,
             types_version: 0,
             long_data: LongData::default(),
@@ -126,6 +134,20 @@ impl Statement {
     /// The statement text, shared (kept by a request while the registry changes).
     pub fn shared_sql(&self) -> Arc<str> {
         Arc::clone(&self.sql)
+    }
+
+    /// The text's analysis as a session in SQL `mode` reads it, placeholders unbound: the one
+    /// kept when the latest execution was in the same mode, else read again and kept.
+    pub fn analysed(&mut self, mode: Mode) -> Arc<Analysed> {
+        if self.analysed.mode() != mode {
+            self.analysed = Arc::new(Analysed::new(&self.sql, mode));
+        }
+        Arc::clone(&self.analysed)
+    }
+
+    /// The KILL this statement is, if it is one (`KILL … ?` binds its id at execution).
+    pub fn kill(&self) -> Option<kill::Template> {
+        self.kill
     }
 
     /// Number of `?` parameters.

@@ -163,3 +163,31 @@ fn a_session_holds_at_most_max_text_bytes() {
     r.close(ids[0]);
     assert!(r.refuse_prepare(&big).is_none(), "closing gives the bytes back");
 }
+
+#[test]
+fn an_execution_reuses_the_analysis_kept_for_its_sql_mode_and_reads_again_in_another() {
+    let mut r = Registry::default();
+    let sql = r#"SELECT c FROM t WHERE "id" = ?"#;
+    let id = r.register(sql, &ok(900, 1)).unwrap();
+    let ansi = Mode { nbe: false, ansi_quotes: true };
+    let (_, s) = r.lookup(id, Command::Execute).unwrap();
+    let first = s.analysed(Mode::default());
+    assert!(Arc::ptr_eq(&first, &s.analysed(Mode::default())), "the same mode reads the text once");
+    // Under ANSI_QUOTES "id" is the key column compared with the placeholder; by default a string.
+    let quoted = s.analysed(ansi);
+    assert_eq!(quoted.mode(), ansi);
+    assert!(first.analysis().keys.is_empty(), "{:?}", first.analysis().keys);
+    let bound = quoted.bind(&[sql::Value::Int(4)]);
+    assert_eq!(bound.keys.iter().map(|k| &k.value).collect::<Vec<_>>(), [&sql::Value::Int(4)]);
+    assert!(Arc::ptr_eq(&quoted, &s.analysed(ansi)));
+    assert!(!Arc::ptr_eq(&quoted, &s.analysed(Mode::default())), "back in the default mode: read again");
+}
+
+#[test]
+fn a_prepared_kill_is_known_from_its_text() {
+    let mut r = Registry::default();
+    let kill = r.register("KILL QUERY ?", &ok(900, 1)).unwrap();
+    let select = r.register("SELECT 1", &ok(901, 0)).unwrap();
+    assert!(r.get(kill).unwrap().kill().is_some());
+    assert!(r.get(select).unwrap().kill().is_none());
+}

@@ -94,6 +94,7 @@ impl RoutedSession<'_> {
     }
 
     async fn stmt_execute(&mut self, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
+        let mode = self.state.mode();
         let looked_up = execute::statement_id(payload).and_then(|id| {
             let (client_id, stmt) = self.ps.registry.lookup(id, Command::Execute)?;
             if let Some(e) = stmt.pending_error() {
@@ -105,24 +106,24 @@ impl RoutedSession<'_> {
             }
             let long = stmt.take_long_data();
             stmt.executed();
-            Ok((client_id, stmt.shared_sql(), stmt.params(), stmt.types().cloned(), stmt.types_version(), long))
+            let (sql, analysed, kill) = (stmt.shared_sql(), stmt.analysed(mode), stmt.kill());
+            Ok((client_id, sql, analysed, kill, stmt.params(), stmt.types().cloned(), stmt.types_version(), long))
         });
-        let (client_id, sql, params, types, types_version, long) = match looked_up {
+        let (client_id, sql, analysed, kill, params, types, types_version, long) = match looked_up {
             Ok(x) => x,
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
         // A new execution replaces the statement's open cursor.
         self.ps.registry.end_cursor(client_id);
         let values = execute_values(payload, params, types.as_ref(), &long);
-        if let Some(t) = kill::template(&sql) {
+        if let Some(t) = kill {
             // A prepared KILL names a gateway id too: answered here, never sent.
             return match t.bind(&values, self.front.id) {
                 Ok(k) => crate::session::gateway_ids::kill(self, k, reply_seq).await,
                 Err(e) => self.reply_err(reply_seq, &e).await,
             };
         }
-        let read = self.read(&sql);
-        let analysis = sql::analyze_prepared(&read, &values);
+        let analysis = analysed.bind(&values);
         let route = self.route_for(&analysis, "COM_STMT_EXECUTE").await;
         let ex = Execution { client_id, sql: &sql, params, types: types.as_ref(), types_version, long: &long };
         let req = Request {
@@ -152,6 +153,7 @@ impl RoutedSession<'_> {
     /// the summed affected rows, or the RETURNING rows) and all-or-nothing as on the server —
     /// splitting the rows over servers would answer with several OKs and break both.
     async fn stmt_bulk(&mut self, payload: &[u8], reply_seq: u8) -> Result<Flow, SessionError> {
+        let mode = self.state.mode();
         let looked_up = wire_id(payload).ok_or(PreparedError::Malformed).and_then(|id| {
             let (client_id, stmt) = self.ps.registry.lookup(id, Command::Execute)?;
             if let Some(e) = stmt.pending_error() {
@@ -162,15 +164,15 @@ impl RoutedSession<'_> {
                 stmt.bind_types(t);
             }
             stmt.executed();
-            Ok((client_id, stmt.shared_sql(), stmt.params(), stmt.types().cloned(), stmt.types_version()))
+            let (sql, analysed) = (stmt.shared_sql(), stmt.analysed(mode));
+            Ok((client_id, sql, analysed, stmt.params(), stmt.types().cloned(), stmt.types_version()))
         });
-        let (client_id, sql, params, types, types_version) = match looked_up {
+        let (client_id, sql, analysed, params, types, types_version) = match looked_up {
             Ok(x) => x,
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
         self.ps.registry.end_cursor(client_id);
-        let read = self.read(&sql);
-        let analysis = sql::analyze_prepared(&read, &vec![Value::Unknown; usize::from(params)]);
+        let analysis = analysed.bind(&[]);
         let route = self.route_for(&analysis, "COM_STMT_BULK_EXECUTE").await;
         let long = crate::session::prepared::LongData::default();
         let ex = Execution { client_id, sql: &sql, params, types: types.as_ref(), types_version, long: &long };
