@@ -118,7 +118,9 @@ struct KeyPool {
 }
 
 struct Idle {
-    backend: Backend,
+    /// Boxed from connect to close, so that the hand-outs and returns of every statement move
+    /// a pointer, not the connection and its buffers.
+    backend: Box<Backend>,
     sync: ConnSync,
     last_client: u64,
     since: Instant,
@@ -192,7 +194,7 @@ impl Pool {
             backend = self.connect(key, login, deadline, started).await?;
         }
         let sync = ConnSync::new(login.database, login.charset).on_oceanbase(kind == ServerKind::OceanBase);
-        Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()))
+        Ok(PooledConn::new(Box::new(backend), sync, key.clone(), client, home, slot, cfg.connect_timeout()))
     }
 
     /// The kind of a new connection's server, and whether this connection had to find it out
@@ -216,7 +218,7 @@ impl Pool {
         client: u64,
         now: Instant,
         deadline: tokio::time::Instant,
-    ) -> Option<(Backend, ConnSync)> {
+    ) -> Option<(Box<Backend>, ConnSync)> {
         let cfg = &self.inner.cfg;
         // Read the clock only for a step that talks to the server (the common reuse has none).
         let bound = || step_bound(cfg.connect_timeout(), deadline);

@@ -15,7 +15,7 @@ use crate::session::state::{ClientState, ConnSync, SyncStep};
 /// A server connection handed out by [`super::Pool::get`].
 pub struct PooledConn {
     /// `None` only once the connection has left (drop, detach).
-    backend: Option<Backend>,
+    backend: Option<Box<Backend>>,
     /// What of a client's session state the connection holds (see [`ClientState::plan`]).
     pub sync: ConnSync,
     key: PoolKey,
@@ -33,7 +33,7 @@ pub struct PooledConn {
 
 impl PooledConn {
     pub(super) fn new(
-        backend: Backend,
+        backend: Box<Backend>,
         sync: ConnSync,
         key: PoolKey,
         client: u64,
@@ -108,7 +108,7 @@ impl PooledConn {
 
     /// Takes the connection out of the pool for good (a session pinned to it, kernel splice):
     /// its slot is freed and it is never returned.
-    pub fn detach(mut self) -> Option<(Backend, ConnSync)> {
+    pub fn detach(mut self) -> Option<(Box<Backend>, ConnSync)> {
         let backend = self.backend.take()?;
         Some((backend, std::mem::take(&mut self.sync)))
     }

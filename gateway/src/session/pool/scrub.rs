@@ -45,7 +45,7 @@ pub type Scrub = JoinHandle<()>;
 /// Without a Tokio runtime (never the case in the gateway) the connection is closed.
 pub(super) fn spawn(
     home: Arc<KeyPool>,
-    mut backend: Backend,
+    mut backend: Box<Backend>,
     mut sync: ConnSync,
     slot: Option<OwnedSemaphorePermit>,
     timeout: Duration,
