@@ -44,6 +44,7 @@ pub const TARGETS: &[Target] = &[
     target("sql_fast", Some("sql.dict"), 4096, true),
     target("sql_reference", Some("sql.dict"), 4096, true),
     target("sql_agree", Some("sql.dict"), 4096, false),
+    target("sql_shape", Some("sql.dict"), 4096, true),
     target("session_state", Some("sql.dict"), 4096, true),
     target("ddl", Some("sql.dict"), 4096, true),
     target("partition_locate", None, 4096, true),

@@ -63,7 +63,7 @@ fn seeds(target: &str, root: &Path) -> anyhow::Result<BTreeSet<Vec<u8>>> {
     let code = || literals(&[root.join("gateway/src"), root.join("tests/tests")]);
     let mut out = BTreeSet::new();
     match target {
-        "sql_fast" | "sql_reference" | "sql_agree" => {
+        "sql_fast" | "sql_reference" | "sql_agree" | "sql_shape" => {
             out.extend(code()?.into_iter().filter(|l| is_sql(l)).map(String::into_bytes))
         }
         "session_state" => {

@@ -68,6 +68,8 @@ pub struct Shared {
     pub route_log: Option<super::routed::route_log::RouteLog>,
     /// Counters and histograms the sessions record into (`crate::metrics`).
     pub metrics: crate::metrics::Metrics,
+    /// Analyses of the routed sessions' statement shapes (`crate::sql::shape`).
+    pub shapes: crate::sql::shape::ShapeCache,
     /// The servers' accounts (`[auth] accounts = "servers"`), `None` otherwise.
     pub accounts: Option<crate::accounts::ServerAccounts>,
 }
@@ -106,6 +108,7 @@ impl Shared {
             sessions: Default::default(),
             route_log,
             metrics: crate::metrics::Metrics::default(),
+            shapes: crate::sql::shape::ShapeCache::default(),
             live,
             drain: Default::default(),
             planner,

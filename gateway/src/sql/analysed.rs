@@ -25,7 +25,7 @@ impl Analysed {
     /// Reads `sql`, written in the SQL `mode`, and analyses it.
     pub fn new(sql: &str, mode: Mode) -> Self {
         let read = super::in_default_mode(sql, mode);
-        let analysis = recast(&super::analyze(&read), &Own);
+        let analysis = owned(&super::analyze(&read));
         Analysed { mode, analysis }
     }
 
@@ -42,16 +42,27 @@ impl Analysed {
     /// A view of the analysis with every placeholder replaced by its bound value (`params[i]`,
     /// `Unknown` when missing): what [`super::analyze_prepared`] gives for the same text.
     pub fn bind<'s>(&'s self, params: &[Value<'s>]) -> Analysis<'s> {
-        let mut out = recast(&self.analysis, &View);
-        let bound = |v: &mut Value<'s>| {
-            if let Value::Placeholder(i) = *v {
-                *v = params.get(i as usize).cloned().unwrap_or(Value::Unknown);
-            }
-        };
-        out.keys.iter_mut().for_each(|k| bound(&mut k.value));
-        out.ranges.iter_mut().for_each(|r| bound(&mut r.value));
-        out
+        bound(&self.analysis, params)
     }
+}
+
+/// A copy of `a` that owns all its text.
+pub(super) fn owned(a: &Analysis<'_>) -> Analysis<'static> {
+    recast(a, &Own)
+}
+
+/// A view of `a` borrowing its text, with every placeholder replaced by its bound value
+/// (`params[i]`, `Unknown` when missing). Allocates nothing.
+pub(super) fn bound<'s>(a: &'s Analysis<'_>, params: &[Value<'s>]) -> Analysis<'s> {
+    let mut out = recast(a, &View);
+    let bind = |v: &mut Value<'s>| {
+        if let Value::Placeholder(i) = *v {
+            *v = params.get(i as usize).cloned().unwrap_or(Value::Unknown);
+        }
+    };
+    out.keys.iter_mut().for_each(|k| bind(&mut k.value));
+    out.ranges.iter_mut().for_each(|r| bind(&mut r.value));
+    out
 }
 
 /// How a recast copy holds the text it borrowed: owned ([`Own`]) or borrowed ([`View`]).

@@ -15,6 +15,7 @@ pub(crate) mod hint;
 pub mod lexer;
 pub(crate) mod mode;
 pub mod reference;
+pub mod shape;
 pub mod split;
 pub(crate) mod value;
 

@@ -40,7 +40,10 @@ impl RoutedSession<'_> {
             None => (payload, text),
         };
         let read = self.read(&text);
-        let mut q = Query::read(&text, &read, None, self.state.mode());
+        // A statement of a shape seen before is bound to the shape's template (sql::shape).
+        let mut template = None;
+        let analysis = self.shared.shapes.analyze(&read, &mut template);
+        let mut q = Query::read(&text, analysis, self.state.mode());
         if let Some(flow) = self.local_query(&mut q, reply_seq).await? {
             self.shared.metrics.statement(q.analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);

@@ -5,7 +5,7 @@
 
 use super::transaction::{classify, TxnStatement};
 use crate::session::state::{parse_set, Assignment};
-use crate::sql::{Analysis, Mode, StmtKind, Value};
+use crate::sql::{Analysis, Mode, StmtKind};
 
 /// One statement text of a request, read.
 #[derive(Debug)]
@@ -21,20 +21,11 @@ pub(super) struct Query<'t> {
 }
 
 impl<'t> Query<'t> {
-    /// Reads the client's `text`, written in its SQL `mode`; `read` is the text as the default
-    /// mode reads it ([`crate::sql::in_default_mode`]), `params` the values bound to its
-    /// placeholders (a text prepared statement's `EXECUTE … USING`), if any.
-    pub fn read(text: &'t str, read: &'t str, params: Option<&[Value<'t>]>, mode: Mode) -> Query<'t> {
-        // Built in place: an analysis is large, and moving it is a copy.
-        let mut q = Query {
-            text,
-            analysis: match params {
-                Some(values) => crate::sql::analyze_prepared(read, values),
-                None => crate::sql::analyze(read),
-            },
-            txn: TxnStatement::Other,
-            set: None,
-        };
+    /// Reads the client's `text`, written in its SQL `mode`, whose `analysis` is that of the
+    /// text as the default mode reads it ([`crate::sql::in_default_mode`]; with the values
+    /// bound to its placeholders for a text prepared statement's `EXECUTE … USING`).
+    pub fn read(text: &'t str, analysis: Analysis<'t>, mode: Mode) -> Query<'t> {
+        let mut q = Query { text, analysis, txn: TxnStatement::Other, set: None };
         q.txn = classify(text, &q.analysis);
         if q.analysis.kind == StmtKind::Set && q.analysis.statements == 1 {
             q.set = parse_set(text.as_bytes(), mode);

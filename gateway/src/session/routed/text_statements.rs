@@ -56,7 +56,7 @@ impl RoutedSession<'_> {
                     };
                 }
                 let read = self.read(&stmt.sql);
-                let mut q = Query::read(&stmt.sql, &read, Some(&values), self.state.mode());
+                let mut q = Query::read(&stmt.sql, crate::sql::analyze_prepared(&read, &values), self.state.mode());
                 let route = self.route_for(&q.analysis, "COM_QUERY").await;
                 let prep = Prep::Text { name: &name, generation: stmt.generation, sql: &stmt.sql };
                 let req = Request {

@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 use super::Cursor;
 use crate::sql::analysis::{Analysis, Column, Name, RangeOp};
 use crate::sql::eval::{self, Arith, Func};
-use crate::sql::lexer::{Kind, Op};
+use crate::sql::lexer::{Kind, Op, Token};
 use crate::sql::value::{self, Value};
 
 /// An operand: a bare column reference or a value (possibly `Unknown`).
@@ -85,12 +85,22 @@ fn unary<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {
     operand
 }
 
+/// The value of a literal token of `sql` (a number, a string without introducer, a hex
+/// literal) as the parser reads it; `None` for any other token or an invalid hex literal.
+pub(crate) fn literal(sql: &str, t: Token) -> Option<Value<'_>> {
+    let text = super::span(sql, &t);
+    Some(match t.kind {
+        Kind::Number => value::number(text),
+        Kind::Str => string(text, None),
+        Kind::Hex => Value::Hex(Cow::Owned(value::hex(crate::sql::lexer::hex_digits(text).as_bytes())?)),
+        _ => return None,
+    })
+}
+
 fn primary<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {
     let t = c.peek()?;
     let v = match t.kind {
-        Kind::Number => value::number(c.text(t)),
-        Kind::Str => string(c.text(t), None),
-        Kind::Hex => Value::Hex(Cow::Owned(value::hex(crate::sql::lexer::hex_digits(c.text(t)).as_bytes())?)),
+        Kind::Number | Kind::Str | Kind::Hex => literal(c.sql, t)?,
         Kind::Placeholder => {
             c.bump();
             return Some(Operand::Value(Value::Placeholder(c.placeholder_index())));

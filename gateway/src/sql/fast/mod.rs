@@ -8,6 +8,8 @@ mod expr;
 mod insert;
 mod session;
 
+pub(crate) use expr::literal;
+
 use std::borrow::Cow;
 
 use super::analysis::{Analysis, Name, Path, Pins, StmtKind};
@@ -21,13 +23,18 @@ use super::lexer::{self, Kind, Token};
 pub fn analyze(sql: &str) -> Option<Analysis<'_>> {
     let mut hints = Hints::default();
     let toks = lexer::lex(sql, &mut hints)?;
-    let mut an = match recognise(sql, &toks) {
+    analyze_lexed(sql, &toks, hints)
+}
+
+/// [`analyze`] of a statement already lexed into `toks` (with the `hints` of its comments).
+pub(crate) fn analyze_lexed<'a>(sql: &'a str, toks: &[Token], hints: Hints<'a>) -> Option<Analysis<'a>> {
+    let mut an = match recognise(sql, toks) {
         Some(an) => an,
         None if depth::within(toks.iter().map(|t| class(sql, t))) => return None,
         None => Analysis::new(StmtKind::Other, Path::Unparsed),
     };
     an.hints = hints;
-    an.pins.insert(pins(sql, &toks));
+    an.pins.insert(pins(sql, toks));
     an.placeholders = toks.iter().filter(|t| t.kind == Kind::Placeholder).count() as u32;
     Some(an)
 }
