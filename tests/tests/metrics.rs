@@ -186,6 +186,8 @@ const FAMILIES: &[(&str, &str)] = &[
     ("gateway_pool_acquire_timeouts_total", "counter"),
     ("gateway_server_congestion", "gauge"),
     ("gateway_location_cache_entries", "gauge"),
+    ("gateway_statement_shapes", "gauge"),
+    ("gateway_statement_shape_lookups_total", "counter"),
     ("gateway_dataplane_info", "gauge"),
     ("gateway_splice_active_connections", "gauge"),
     ("gateway_splice_connections_total", "counter"),
@@ -241,6 +243,8 @@ fn assert_families_and_bounded_labels(page: &Page, servers: &BTreeSet<String>) {
         label_values(page, "gateway_location_cache_entries", "state"),
         set(&["born", "building", "avail", "dirty", "updating", "deleted"])
     );
+    assert_eq!(label_values(page, "gateway_statement_shapes", "state"), set(&["kept", "not_kept"]));
+    assert_eq!(label_values(page, "gateway_statement_shape_lookups_total", "result"), set(&["bound", "parsed", "new"]));
     // Servers: exactly the topology's (the backend is s1).
     assert_eq!(&label_values(page, "gateway_pool_connections", "server"), servers);
     assert_eq!(&label_values(page, "gateway_server_congestion", "server"), servers);
@@ -266,6 +270,14 @@ fn assert_statement_families_move(before: &Page, after: &Page) {
     assert!(delta(calc, calc, &[("result", "ok")]) >= 4.0, "t0 statements with c1 = k computed their partition");
     let lookups = "gateway_location_cache_lookups_total";
     assert!(delta(lookups, lookups, &[]) >= 4.0, "location lookups are counted");
+    let shapes = "gateway_statement_shape_lookups_total";
+    assert!(
+        delta(shapes, shapes, &[("result", "bound")]) >= 2.0,
+        "the SELECTs of c1 = 123 and b's c1 = 0 were bound to the shape of a's first SELECT"
+    );
+    assert!(delta(shapes, shapes, &[("result", "new")]) >= 1.0, "the UPDATE's shape was new");
+    let kept = "gateway_statement_shapes";
+    assert!(value(after, kept, kept, &[("state", "kept")]) >= 2.0, "the SELECT and UPDATE shapes are kept");
     for h in ["gateway_route_decision_seconds", "gateway_statement_seconds"] {
         assert!(delta(h, &format!("{h}_count"), &[]) >= 5.0, "{h} observed the statements");
         assert!(delta(h, &format!("{h}_sum"), &[]) > 0.0, "{h} sum grows");

@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::text::Page;
 use crate::route::CongestionState;
 use crate::session::Shared;
+use crate::sql::shape::Lookup;
 use crate::topology::{EntryMap, EntryState, LocationCache};
 
 /// `state` label values of `gateway_server_congestion`, one-hot per server.
@@ -28,6 +29,25 @@ pub fn write(shared: &Shared, page: &mut Page) {
     write_congestion(shared, &servers, page);
     let planners = shared.clusters.planners();
     write_cache(planners.iter().map(|(_, p)| p.locator().cache()), page);
+    write_shapes(shared, page);
+}
+
+/// The statement-shape cache of the routed sessions (`sql::shape`).
+fn write_shapes(shared: &Shared, page: &mut Page) {
+    let st = shared.shapes.stats();
+    let name = "gateway_statement_shapes";
+    page.family(name, "gauge", "Statement shapes known: kept (a template binds their statements), not kept (parsed).");
+    page.sample(name, &[("state", "kept")], st.kept);
+    page.sample(name, &[("state", "not_kept")], st.not_kept);
+    let name = "gateway_statement_shape_lookups_total";
+    page.family(
+        name,
+        "counter",
+        "Routed text statements by how their analysis was made: bound to a kept shape, parsed, or new shape.",
+    );
+    for (lookup, n) in Lookup::ALL.iter().zip(st.lookups) {
+        page.sample(name, &[("result", lookup.name())], n);
+    }
 }
 
 /// Servers of every cluster set up so far and of the pool, in address order (the bounded

@@ -154,6 +154,8 @@ fn every_family_has_a_type_and_a_bounded_label_set() {
         ("gateway_pool_acquire_timeouts_total", "counter"),
         ("gateway_server_congestion", "gauge"),
         ("gateway_location_cache_entries", "gauge"),
+        ("gateway_statement_shapes", "gauge"),
+        ("gateway_statement_shape_lookups_total", "counter"),
         ("gateway_dataplane_info", "gauge"),
         ("gateway_splice_active_connections", "gauge"),
         ("gateway_splice_connections_total", "counter"),

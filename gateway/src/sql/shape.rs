@@ -16,6 +16,7 @@
 //! when full it starts again empty.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use smallvec::SmallVec;
@@ -37,6 +38,44 @@ pub type Template = Arc<Analysis<'static>>;
 #[derive(Debug, Default)]
 pub struct ShapeCache {
     shapes: Mutex<HashMap<Box<[u8]>, Option<Template>, foldhash::fast::RandomState>>,
+    /// Statements looked up, by [`Lookup`].
+    lookups: [AtomicU64; 3],
+}
+
+/// How a statement's shape was served (`gateway_statement_shape_lookups_total{result}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// Bound to its shape's template.
+    Bound,
+    /// A shape not kept, or a statement whose literals the template cannot take: parsed.
+    Parsed,
+    /// A shape seen for the first time: parsed, and its template checked.
+    New,
+}
+
+impl Lookup {
+    /// Every result, in label order.
+    pub const ALL: [Lookup; 3] = [Lookup::Bound, Lookup::Parsed, Lookup::New];
+
+    /// The `result` label value.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Lookup::Bound => "bound",
+            Lookup::Parsed => "parsed",
+            Lookup::New => "new",
+        }
+    }
+}
+
+/// What a [`ShapeCache`] holds and has done, for the metrics page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShapeStats {
+    /// Shapes whose template is kept.
+    pub kept: u64,
+    /// Shapes known not to be kept.
+    pub not_kept: u64,
+    /// Lookups by result, in [`Lookup::ALL`] order.
+    pub lookups: [u64; 3],
 }
 
 /// A shape key: built on the stack for the usual short statement.
@@ -75,19 +114,40 @@ impl ShapeCache {
         match found {
             Some(Some(template)) => match literals(stmt, &toks) {
                 Some(values) => {
+                    self.count(Lookup::Bound);
                     let template: &'t Analysis<'static> = holder.insert(template);
                     let mut an = analysed::bound(template, &values);
                     an.hints = hints;
                     an
                 }
-                None => parsed(stmt, &toks, hints),
+                None => self.parsed(stmt, &toks, hints),
             },
-            Some(None) => parsed(stmt, &toks, hints),
+            Some(None) => self.parsed(stmt, &toks, hints),
             None => {
+                self.count(Lookup::New);
                 let an = parsed(stmt, &toks, hints);
                 self.remember(key, template(stmt, &toks, &an));
                 an
             }
+        }
+    }
+
+    fn parsed<'t>(&self, stmt: &'t str, toks: &[Token], hints: Hints<'t>) -> Analysis<'t> {
+        self.count(Lookup::Parsed);
+        parsed(stmt, toks, hints)
+    }
+
+    fn count(&self, lookup: Lookup) {
+        self.lookups[lookup as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The shapes held and the lookups so far.
+    pub fn stats(&self) -> ShapeStats {
+        let (kept, all) = self.shapes.lock().map_or((0, 0), |m| (m.values().filter(|t| t.is_some()).count(), m.len()));
+        ShapeStats {
+            kept: kept as u64,
+            not_kept: (all - kept) as u64,
+            lookups: std::array::from_fn(|i| self.lookups[i].load(Ordering::Relaxed)),
         }
     }
 

@@ -76,6 +76,9 @@ fn a_kept_shape_binds_each_statements_own_literals_and_hints() {
         assert!(holder.is_some(), "{second}: bound to the template");
     }
     assert_eq!(kept(&cache), 3);
+    let st = cache.stats();
+    assert_eq!((st.kept, st.not_kept), (3, 0));
+    assert_eq!(st.lookups, [3, 0, 3], "bound, parsed, new");
     // Spaces and comments are part of the shape: another spelling is parsed, and kept apart.
     let mut holder = None;
     let spaced = "SELECT c FROM sbtest1 WHERE id =  5 /* sf1 */";
@@ -105,6 +108,10 @@ fn shapes_whose_values_a_template_cannot_give_are_not_kept() {
             assert_eq!(cache.analyze(sql, &mut None), analyze(sql), "{sql}");
         }
         assert_eq!(kept(&cache), 0, "{sql}");
+        let st = cache.stats();
+        // Shared commands and multi-statements are not looked up at all.
+        assert!(st.lookups == [0, 1, 1] || st.lookups == [0, 0, 0], "{sql}: {st:?}");
+        assert_eq!(st.kept, 0);
     }
     // The same shape with other values: each gets its own value, not the first one's.
     let cache = ShapeCache::default();
