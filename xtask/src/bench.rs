@@ -10,6 +10,7 @@
 mod cluster;
 mod cpu;
 mod profile;
+mod segments;
 mod syscalls;
 mod tls;
 
@@ -65,8 +66,10 @@ pub struct BenchArgs {
     tls: bool,
     /// Reports each proxy process's CPU time per statement (user + system time from
     /// `/proc/<pid>/stat` over the run, divided by the statements sysbench sent), and its ratio to
-    /// haproxy's, next to QPS; and the whole machine's busy time per statement (`/proc/stat`), with
-    /// what each proxy adds to direct's.
+    /// haproxy's, next to QPS; the whole machine's busy time per statement (`/proc/stat`), with
+    /// what each proxy adds to direct's; the TCP segments the machine sent per statement
+    /// (`/proc/net/snmp`); and, on one server without TLS, the target `relay` (`cargo xtask relay`,
+    /// the least a userspace relay can do).
     #[arg(long)]
     cpu: bool,
     /// A second gateway binary (say, a build of an earlier commit) to compare against in the same
@@ -133,6 +136,9 @@ struct Rig {
     base: Option<Baseline>,
     haproxy: Proc,
     haproxy_port: u16,
+    /// With `--cpu`, without `--cluster` and `--tls`: the least a relay can do (`cargo xtask
+    /// relay`) in front of the one server, and its port; target `relay`.
+    relay: Option<(Proc, u16)>,
     /// The servers: one, or s1–s3 with `--cluster`. direct and haproxy use the first.
     dbs: Vec<MariaDb>,
     /// With `--tls`: the certificate files.
@@ -145,6 +151,11 @@ impl Rig {
             return TLS_TARGETS.to_vec();
         }
         let mut t = CLUSTER_TARGETS.to_vec();
+        if self.relay.is_some() {
+            // Right after haproxy: the two relays that do not read MySQL.
+            let after_haproxy = t.iter().position(|&x| x == "haproxy").map_or(t.len(), |i| i + 1);
+            t.insert(after_haproxy, "relay");
+        }
         t.extend(self.base.as_ref().map(|_| "gateway-base"));
         t.extend(self.routed.as_ref().map(|_| "routed"));
         t.extend(self.base.as_ref().map(|_| "routed-base"));
@@ -157,6 +168,7 @@ impl Rig {
         let port = match target {
             "direct" => self.dbs[0].port(),
             "haproxy" => self.haproxy_port,
+            "relay" => return Endpoint::root(self.relay.as_ref().map_or(0, |r| r.1)),
             // Every gateway but the one under test with `--tls` takes root over plain TCP.
             "gateway-plain" | "routed" | "spliced" | "gateway-base" | "routed-base" => {
                 return Endpoint::root(self.gateway_of(target).map_or(0, |g| g.gateway.port()))
@@ -187,6 +199,9 @@ impl Rig {
         if target == "haproxy" {
             return Some(self.haproxy.pid());
         }
+        if target == "relay" {
+            return self.relay.as_ref().map(|r| r.0.pid());
+        }
         self.gateway_of(target).map(|g| g.gateway.pid())
     }
 }
@@ -204,6 +219,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         bail!("--baseline-bin compares the 1:1 and routed gateways on one server: not with --cluster or --tls");
     }
     let mut rig = start_rig(&dir, args.cluster, args.tls)?;
+    if args.cpu && !args.cluster && !args.tls {
+        rig.relay = Some(start_relay(&dir, &rig.dbs[0])?);
+    }
     if let Some(bin) = &args.baseline_bin {
         rig.base = Some(start_baseline(&dir, bin, &rig.dbs[0])?);
     }
@@ -237,7 +255,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     });
                     let cpu_before = pid.filter(|_| args.cpu).and_then(cpu::read);
                     let host_before = args.cpu.then(cpu::host).flatten();
+                    let segs_before = args.cpu.then(segments::read).flatten();
                     let mut outcome = sysbench::run(&spec, &rig.endpoint(target));
+                    let segs_after = args.cpu.then(segments::read).flatten();
                     let host_after = args.cpu.then(cpu::host).flatten();
                     let cpu_after = pid.filter(|_| args.cpu).and_then(cpu::read);
                     let counts =
@@ -251,6 +271,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     outcome.host_us = host_before
                         .zip(host_after)
                         .and_then(|(b, a)| cpu::host_per_statement_us(b, a, outcome.queries));
+                    outcome.segments =
+                        segs_before.zip(segs_after).and_then(|(b, a)| segments::per_statement(b, a, outcome.queries));
                     outcome.deadlocks = before.0.zip(innodb_deadlocks(&rig.dbs)).map(|(b, a)| a.saturating_sub(b));
                     if rig.dbs.len() > 1 {
                         outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));
@@ -290,6 +312,17 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         bail!("interrupted after {} of {total} runs", samples.len());
     }
     Ok(())
+}
+
+/// Starts `cargo xtask relay` (this binary) in front of `db`.
+fn start_relay(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<(Proc, u16)> {
+    let port = process::free_port()?;
+    let mut cmd = std::process::Command::new(std::env::current_exe().context("the xtask binary")?);
+    cmd.args(["relay", "--listen", &format!("127.0.0.1:{port}"), "--to", &db.addr().to_string()]);
+    let mut relay = Proc::spawn("relay", cmd, &dir.join("relay.log"))?;
+    relay.wait_for_port(process::loopback(port), std::time::Duration::from_secs(10))?;
+    println!("==> relay on 127.0.0.1:{port} (pid {}), log {}", relay.pid(), relay.log().display());
+    Ok((relay, port))
 }
 
 /// Starts MariaDB (one, or three with `cluster`; fresh `sbtest` prepared on each), haproxy (in
@@ -344,7 +377,7 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
             println!("    warning: SELECT 1 through {name} failed: {e:#}");
         }
     }
-    Ok(Rig { gateway, plain_gateway, routed, spliced, base: None, haproxy, haproxy_port, dbs, tls: certs })
+    Ok(Rig { gateway, plain_gateway, routed, spliced, base: None, haproxy, haproxy_port, relay: None, dbs, tls: certs })
 }
 
 /// The `routed` target: routing mode over the one server (see [`cluster::single_server_routing`]).

@@ -14,6 +14,7 @@ mod gen_collation;
 mod haproxy;
 mod mariadb_cli;
 mod process;
+mod relay;
 mod report;
 mod sysbench;
 mod workspace;
@@ -53,6 +54,9 @@ enum Command {
     /// Build the libFuzzer targets of fuzz/ with the pinned nightly, seed their corpora from the
     /// repository, run each for `--time` seconds; fails naming the input of any crash.
     Fuzz(fuzz::FuzzArgs),
+    /// The least a userspace TCP relay can do (a thread per direction, blocking read and write):
+    /// the `relay` target of `bench --cpu`.
+    Relay(relay::RelayArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -65,6 +69,7 @@ fn main() -> std::process::ExitCode {
         Command::GenCollation(args) => gen_collation::run(&args),
         Command::Dist(args) => dist::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
+        Command::Relay(args) => relay::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

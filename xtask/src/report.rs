@@ -31,8 +31,9 @@ fn good(s: &Sample) -> bool {
     s.outcome.failure.is_none() && s.outcome.qps > 0.0
 }
 
-/// Targets that are gateways: their rows get ratios to direct and haproxy.
-const GATEWAYS: [&str; 6] = ["gateway", "routed", "spliced", "gateway-plain", "gateway-base", "routed-base"];
+/// Targets compared with direct and haproxy: the gateways, and the least a relay can do
+/// (`relay`, `cargo xtask relay`).
+const COMPARED: [&str; 7] = ["gateway", "routed", "spliced", "gateway-plain", "gateway-base", "routed-base", "relay"];
 
 /// The baseline target (`--baseline-bin`) of a gateway target, if it has one.
 fn baseline_of(target: &str) -> Option<&'static str> {
@@ -118,6 +119,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
         "cpu/haproxy",
         "syscalls/stmt",
         "cs/stmt",
+        "segs/stmt",
         "qps/base",
         "cpu/base",
         "user/base",
@@ -144,8 +146,8 @@ pub fn summarize(samples: &[Sample]) -> Table {
             let p95 = median(ok.iter().map(|s| s.outcome.p95_ms).collect());
             let errors = errors_cell(runs.iter().map(|s| &s.outcome));
             let failed: Vec<&Sample> = runs.iter().copied().filter(|s| s.outcome.failure.is_some()).collect();
-            let is_gateway = GATEWAYS.contains(&target);
-            let (r_direct, r_haproxy, r_plain) = if is_gateway {
+            let compared = COMPARED.contains(&target);
+            let (r_direct, r_haproxy, r_plain) = if compared {
                 (
                     fmt_ratio(ratio_of(samples, test, ps, target, "direct")),
                     fmt_ratio(ratio_of(samples, test, ps, target, "haproxy")),
@@ -161,9 +163,10 @@ pub fn summarize(samples: &[Sample]) -> Table {
             let cpu = median(ok.iter().filter_map(|s| s.outcome.cpu_us).collect()).map(|c| format!("{c:.1}"));
             let user = median(ok.iter().filter_map(|s| s.outcome.cpu_user_us).collect()).map(|c| format!("{c:.1}"));
             let r_cpu =
-                if is_gateway { fmt_ratio(cpu_ratio(samples, test, ps, target, "haproxy")) } else { String::new() };
+                if compared { fmt_ratio(cpu_ratio(samples, test, ps, target, "haproxy")) } else { String::new() };
             let syscalls = median(ok.iter().filter_map(|s| s.outcome.syscalls).collect()).map(|c| format!("{c:.2}"));
             let switches = median(ok.iter().filter_map(|s| s.outcome.switches).collect()).map(|c| format!("{c:.2}"));
+            let segments = median(ok.iter().filter_map(|s| s.outcome.segments).collect()).map(|c| format!("{c:.2}"));
             let base = baseline_of(target);
             let vs_base = |value: fn(&Outcome) -> Option<f64>| {
                 base.map(|b| fmt_ratio(paired_ratio(samples, (test, ps), target, b, value))).unwrap_or_default()
@@ -195,6 +198,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 r_cpu,
                 syscalls.unwrap_or_else(|| "-".into()),
                 switches.unwrap_or_else(|| "-".into()),
+                segments.unwrap_or_else(|| "-".into()),
                 vs_base(|o| Some(o.qps)),
                 vs_base(|o| o.cpu_us),
                 vs_base(|o| o.cpu_user_us),
@@ -219,6 +223,9 @@ pub fn summarize(samples: &[Sample]) -> Table {
     if !samples.iter().any(|s| s.outcome.syscalls.is_some()) {
         table.drop_column("syscalls/stmt");
         table.drop_column("cs/stmt");
+    }
+    if !samples.iter().any(|s| s.outcome.segments.is_some()) {
+        table.drop_column("segs/stmt");
     }
     if !samples.iter().any(|s| s.target.ends_with("-base")) {
         table.drop_column("qps/base");
@@ -319,12 +326,12 @@ impl Table {
 /// Every run, one markdown row each (for result.md).
 pub fn raw_markdown(samples: &[Sample]) -> String {
     let mut out = String::from(
-        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | syscalls/stmt | cs/stmt | host us/stmt | statements | servers | failure |\n\
-         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | syscalls/stmt | cs/stmt | segs/stmt | host us/stmt | statements | servers | failure |\n\
+         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             s.round,
             short_test(s.test),
             s.ps_mode,
@@ -336,6 +343,7 @@ pub fn raw_markdown(samples: &[Sample]) -> String {
             s.outcome.cpu_user_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
             s.outcome.syscalls.map(|c| format!("{c:.2}")).unwrap_or_default(),
             s.outcome.switches.map(|c| format!("{c:.2}")).unwrap_or_default(),
+            s.outcome.segments.map(|c| format!("{c:.2}")).unwrap_or_default(),
             s.outcome.host_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
             s.outcome.queries,
             s.outcome.spread.as_deref().unwrap_or(""),
@@ -438,9 +446,8 @@ mod tests {
         assert_eq!(t.rows[0][col("added us/stmt")], "", "direct adds nothing to itself");
         assert_eq!(t.rows[1][col("host us/stmt")], "52.0");
         assert_eq!(t.rows[1][col("added us/stmt")], "12.0"); // median(12, 16, 9)
-        assert!(
-            raw_markdown(&s).contains("| 1 | point_select | disable | spliced | 100 | 0.50 | 0 |  |  |  |  | 52.0 |")
-        );
+        assert!(raw_markdown(&s)
+            .contains("| 1 | point_select | disable | spliced | 100 | 0.50 | 0 |  |  |  |  |  | 52.0 |"));
     }
 
     #[test]
@@ -449,6 +456,7 @@ mod tests {
             let mut s = sample(target, round, qps);
             (s.outcome.cpu_us, s.outcome.cpu_user_us, s.outcome.syscalls) = (Some(cpu), Some(user), Some(syscalls));
             s.outcome.switches = Some(syscalls / 4.0);
+            s.outcome.segments = Some(syscalls - 0.9);
             s
         };
         let s = vec![
@@ -468,6 +476,7 @@ mod tests {
         assert_eq!(haproxy[col("syscalls/stmt")], "4.10");
         assert_eq!(routed[col("syscalls/stmt")], "4.80");
         assert_eq!(routed[col("cs/stmt")], "1.20");
+        assert_eq!(routed[col("segs/stmt")], "3.90"); // median(4.0, 3.8)
         assert_eq!(routed[col("qps/base")], "1.07"); // median(1.25, 0.9)
         assert_eq!(routed[col("cpu/base")], "0.85"); // median(0.8, 0.9)
         assert_eq!(routed[col("user/base")], "0.85");
@@ -476,9 +485,27 @@ mod tests {
         assert_eq!(base[col("cpu/haproxy")], "1.50", "the baseline gets its ratio to haproxy too");
 
         let without = summarize(&[sample("direct", 1, 100.0), sample("routed", 1, 50.0)]);
-        for gone in ["syscalls/stmt", "cs/stmt", "qps/base", "cpu/base", "user/base"] {
+        for gone in ["syscalls/stmt", "cs/stmt", "segs/stmt", "qps/base", "cpu/base", "user/base"] {
             assert!(!without.header.contains(&gone.to_string()), "{gone} without figures");
         }
+    }
+
+    #[test]
+    fn the_floor_relay_is_compared_like_a_gateway() {
+        let run = |target, qps, cpu| {
+            let mut s = sample(target, 1, qps);
+            s.outcome.cpu_us = Some(cpu);
+            s
+        };
+        let s = vec![sample("direct", 1, 100.0), run("haproxy", 60.0, 20.0), run("relay", 66.0, 16.0)];
+        let t = summarize(&s);
+        let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
+        let relay = &t.rows[2];
+        assert_eq!(relay[col("target")], "relay");
+        assert_eq!(relay[col("gw/direct")], "0.66");
+        assert_eq!(relay[col("gw/haproxy")], "1.10");
+        assert_eq!(relay[col("cpu/haproxy")], "0.80");
+        assert_eq!(t.rows[1][col("cpu/haproxy")], "", "haproxy is not compared with itself");
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct Outcome {
     /// With `--cpu`: the whole machine's busy CPU time over the run per statement, in µs (client,
     /// server, proxy, kernel workers and interrupts together).
     pub host_us: Option<f64>,
+    /// With `--cpu`: TCP segments the machine sent per statement over the run (`/proc/net/snmp`).
+    pub segments: Option<f64>,
     /// With `--cpu` and perf: the proxy process's system calls per statement over the run.
     pub syscalls: Option<f64>,
     /// With `--cpu` and perf: the proxy process's context switches per statement over the run.

@@ -1,0 +1,108 @@
+//! `cargo xtask relay`: the least a userspace TCP relay can do, as a `bench --cpu` target. Each
+//! accepted connection gets a connection to the server and one thread per direction, each a
+//! blocking `read` then `write_all` of what it read: no parsing, no reactor, no timers. It makes the
+//! four socket calls a relayed statement needs and nothing else, so its CPU per statement shows
+//! how much of a proxy's cost is its own work. It switches context twice per statement whatever
+//! the load: with many clients an epoll loop, which serves several sessions per wake-up, costs
+//! less (docs/performance.md §2).
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+
+use anyhow::Context;
+
+/// Options of `cargo xtask relay`.
+#[derive(clap::Args, Debug)]
+pub struct RelayArgs {
+    /// Address to listen on.
+    #[arg(long)]
+    listen: SocketAddr,
+    /// Address of the server every connection is relayed to.
+    #[arg(long)]
+    to: SocketAddr,
+}
+
+/// Runs the relay until the process is stopped.
+pub fn run(args: &RelayArgs) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(args.listen).with_context(|| format!("listening on {}", args.listen))?;
+    println!("relay: {} -> {}", args.listen, args.to);
+    serve(&listener, args.to)
+}
+
+/// Accepts connections on `listener` and relays each to `to`, until accepting fails.
+pub fn serve(listener: &TcpListener, to: SocketAddr) -> anyhow::Result<()> {
+    loop {
+        let (client, peer) = listener.accept().context("accepting")?;
+        match TcpStream::connect(to) {
+            Ok(server) => {
+                if let Err(e) = pair(client, server) {
+                    eprintln!("relay: {peer}: {e}");
+                }
+            }
+            // The client sees its connection closed, as a relay with no server would show it.
+            Err(e) => eprintln!("relay: {peer}: connecting to {to}: {e}"),
+        }
+    }
+}
+
+/// One thread per direction between `client` and `server`.
+fn pair(client: TcpStream, server: TcpStream) -> std::io::Result<()> {
+    client.set_nodelay(true)?;
+    server.set_nodelay(true)?;
+    let (client2, server2) = (client.try_clone()?, server.try_clone()?);
+    std::thread::spawn(move || pump(client, server));
+    std::thread::spawn(move || pump(server2, client2));
+    Ok(())
+}
+
+/// Copies `from` to `to` until `from` ends, then ends `to`'s write side (its reader sees EOF).
+fn pump(mut from: TcpStream, mut to: TcpStream) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relays_both_ways_and_passes_the_end_on() {
+        // A server that answers each 4-byte request with its bytes reversed, until EOF.
+        let server = TcpListener::bind("127.0.0.1:0").expect("bind server");
+        let to = server.local_addr().expect("server addr");
+        let answered = std::thread::spawn(move || {
+            let (mut s, _) = server.accept().expect("accept");
+            let (mut req, mut n) = ([0u8; 4], 0);
+            while s.read_exact(&mut req).is_ok() {
+                req.reverse();
+                s.write_all(&req).expect("answer");
+                n += 1;
+            }
+            n
+        });
+        let relay = TcpListener::bind("127.0.0.1:0").expect("bind relay");
+        let at = relay.local_addr().expect("relay addr");
+        std::thread::spawn(move || serve(&relay, to));
+
+        let mut c = TcpStream::connect(at).expect("connect to the relay");
+        let mut answer = [0u8; 4];
+        for i in 0..100u8 {
+            c.write_all(&[i, 1, 2, 3]).expect("request");
+            c.read_exact(&mut answer).expect("answer");
+            assert_eq!(answer, [3, 2, 1, i]);
+        }
+        c.shutdown(Shutdown::Write).expect("half-close");
+        assert_eq!(answered.join().expect("server thread"), 100, "the server saw every request, then EOF");
+        assert_eq!(c.read(&mut answer).expect("read after the server ended"), 0, "the server's end came back");
+    }
+}
