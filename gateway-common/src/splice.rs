@@ -25,6 +25,13 @@ pub const SPLICE_PEER_MAP: &str = "SPLICE_PEER";
 pub const SPLICE_FLOW_MAP: &str = "SPLICE_FLOW";
 /// `PerCpuArray<SpliceTotals>` with [`SPLICE_DIRECTIONS`] slots, indexed by `SPLICE_DIR_*`.
 pub const SPLICE_TOTALS_MAP: &str = "SPLICE_TOTALS";
+/// `RingBuf` of [`SpliceWake`] records: the verdict posts one when it passes bytes of a spliced
+/// flow that userspace had caught up with (a fallback episode begins), so the flow's supervisor
+/// wakes at once instead of on its next look.
+pub const SPLICE_EVENTS_MAP: &str = "SPLICE_EVENTS";
+/// Size of [`SPLICE_EVENTS_MAP`] in bytes (a power-of-2 number of pages): 4,096 records of 16
+/// bytes (8 of header), far more than the flows that can start a fallback episode at once.
+pub const SPLICE_EVENTS_BYTES: u32 = 64 * 1024;
 
 /// Capacity of [`SPLICE_SOCKS_MAP`], [`SPLICE_PEER_MAP`] and [`SPLICE_FLOW_MAP`].
 pub const SPLICE_MAX_SOCKETS: u32 = 16_384;
@@ -95,6 +102,18 @@ pub struct SpliceFlow {
     pub overlaps_unfixed: u64,
     /// skbs that started past `next_seq` (bytes the verdict never saw; never expected).
     pub seq_gaps: u64,
+    /// Wake-ups posted to [`SPLICE_EVENTS_MAP`] (one per fallback episode).
+    pub wakeups: u64,
+    /// Wake-ups that did not fit in [`SPLICE_EVENTS_MAP`]; the flow's slow look finds those bytes.
+    pub wakeups_lost: u64,
+}
+
+/// Record of [`SPLICE_EVENTS_MAP`]: the flow whose supervisor should look now.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpliceWake {
+    /// Cookie of the flow's source socket.
+    pub cookie: u64,
 }
 
 /// Value of [`SPLICE_TOTALS_MAP`]: process-wide counters of one direction on one CPU.
@@ -115,7 +134,7 @@ impl SpliceTotals {
     }
 }
 
-// SAFETY: the three types are `#[repr(C)]`, made only of `u64`/`u32` fields laid out without
+// SAFETY: the four types are `#[repr(C)]`, made only of `u64`/`u32` fields laid out without
 // implicit padding, and every bit pattern is valid, so they can cross BPF map memory.
 #[cfg(feature = "user")]
 unsafe impl aya::Pod for SplicePeer {}
@@ -123,3 +142,5 @@ unsafe impl aya::Pod for SplicePeer {}
 unsafe impl aya::Pod for SpliceFlow {}
 #[cfg(feature = "user")]
 unsafe impl aya::Pod for SpliceTotals {}
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for SpliceWake {}

@@ -26,21 +26,33 @@
 //! stripped the skb is passed and counted in `overlaps_unfixed`; userspace then ends the session
 //! rather than forward a repeated byte.
 //!
+//! **Wake-ups.** The daemon does not watch a spliced socket for bytes (every redirected segment
+//! would wake it, P7). When the verdict passes bytes of a spliced flow whose earlier passed
+//! bytes userspace has all forwarded (a budget stop, a refused redirect, a stripped head), it
+//! posts the flow's cookie to `SPLICE_EVENTS`, and the flow's supervisor reads them at once.
+//! Bytes passed while userspace still owes some need no wake-up: it reads on until `FIONREAD`
+//! is zero, and it publishes `forwarded` before each of those reads.
+//!
 //! Counters are plain increments: each flow entry has a single writer (the verdict of its source
 //! socket, serialised by the socket lock) and the totals are per-CPU (docs/dataplane.md §5).
 
 use aya_ebpf::{
     helpers::bpf_get_socket_cookie,
     macros::{map, stream_verdict},
-    maps::{HashMap, PerCpuArray, SockHash},
+    maps::{HashMap, PerCpuArray, RingBuf, SockHash},
     programs::SkBuffContext,
     EbpfContext as _,
 };
-use gateway_common::splice::{SpliceFlow, SplicePeer, SpliceTotals, SPLICE_DIRECTIONS, SPLICE_MAX_SOCKETS};
+use gateway_common::splice::{
+    SpliceFlow, SplicePeer, SpliceTotals, SpliceWake, SPLICE_DIRECTIONS, SPLICE_EVENTS_BYTES, SPLICE_MAX_SOCKETS,
+};
 
 /// `SK_PASS` / `SK_DROP` of `enum sk_action`.
 const SK_PASS: u32 = 1;
 const SK_DROP: u32 = 0;
+/// `BPF_RB_FORCE_WAKEUP`: notify the reader for every record (records are rare: one per
+/// fallback episode).
+const BPF_RB_FORCE_WAKEUP: u64 = 2;
 /// Largest head one `bpf_skb_adjust_room` call strips from an sk_skb (net/core/filter.c).
 const TRIM_STEP: u32 = 0xfff;
 /// Calls per skb: strips up to 32 × 4095 bytes (~128 KiB, more than one GSO segment).
@@ -57,6 +69,9 @@ static SPLICE_FLOW: HashMap<u64, SpliceFlow> = HashMap::with_max_entries(SPLICE_
 
 #[map(name = "SPLICE_TOTALS")]
 static SPLICE_TOTALS: PerCpuArray<SpliceTotals> = PerCpuArray::with_max_entries(SPLICE_DIRECTIONS, 0);
+
+#[map(name = "SPLICE_EVENTS")]
+static SPLICE_EVENTS: RingBuf = RingBuf::with_byte_size(SPLICE_EVENTS_BYTES, 0);
 
 #[stream_verdict]
 pub fn splice_verdict(ctx: SkBuffContext) -> u32 {
@@ -77,6 +92,7 @@ pub fn splice_verdict(ctx: SkBuffContext) -> u32 {
         // Passed, not redirected: rare, and it keeps the verifier's path count small.
         Head::Stripped | Head::Unfixed => {
             flow.passed += u64::from(ctx.len());
+            wake(cookie, flow);
             return SK_PASS;
         }
     }
@@ -94,6 +110,7 @@ pub fn splice_verdict(ctx: SkBuffContext) -> u32 {
         flow.passed += len;
         flow.budget_stops += 1;
         count(terms.direction, 0, 1);
+        wake(cookie, flow);
         return SK_PASS;
     }
     let mut peer = terms.peer;
@@ -102,6 +119,7 @@ pub fn splice_verdict(ctx: SkBuffContext) -> u32 {
         // The target left the map (closed): hand the bytes to userspace, which sees the error.
         flow.passed += len;
         flow.redirect_failures += 1;
+        wake(cookie, flow);
         return SK_PASS;
     }
     flow.redirected += len;
@@ -170,6 +188,15 @@ fn trim_head(ctx: &SkBuffContext, n: u32) -> bool {
         left -= step;
     }
     left == 0
+}
+
+/// Asks the flow's supervisor to look now: it has passed bytes to read (module docs).
+#[inline(always)]
+fn wake(cookie: u64, flow: &mut SpliceFlow) {
+    match SPLICE_EVENTS.output::<SpliceWake>(&SpliceWake { cookie }, BPF_RB_FORCE_WAKEUP) {
+        Ok(()) => flow.wakeups += 1,
+        Err(_) => flow.wakeups_lost += 1,
+    }
 }
 
 #[inline(always)]

@@ -47,6 +47,8 @@ use mysql_async::prelude::*;
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 const MIB: usize = 1 << 20;
+/// Harnesses made so far in this process: each names its runtime's threads after its number.
+static HARNESSES: AtomicU64 = AtomicU64::new(0);
 const IO_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Why this file's tests cannot run here, or `None`.
@@ -66,6 +68,9 @@ struct Pair {
 
 struct Harness {
     rt: tokio::runtime::Runtime,
+    /// Name of `rt`'s threads, where the gateway side of a splice is supervised (unique in this
+    /// process: tests run side by side).
+    thread_name: String,
     splicer: Arc<Splicer>,
     server_listener: TcpListener,
     gw_listener: tokio::net::TcpListener,
@@ -73,11 +78,16 @@ struct Harness {
 
 impl Harness {
     fn new() -> Result<Self> {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+        let thread_name = format!("splice-rt-{}", HARNESSES.fetch_add(1, Ordering::Relaxed));
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(&thread_name)
+            .enable_all()
+            .build()?;
         let splicer = Arc::new(Splicer::load()?);
         let server_listener = TcpListener::bind("127.0.0.1:0")?;
         let gw_listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-        Ok(Harness { rt, splicer, server_listener, gw_listener })
+        Ok(Harness { rt, thread_name, splicer, server_listener, gw_listener })
     }
 
     /// Connects a client, lets the gateway side connect to the server, inserts both gateway
@@ -349,6 +359,7 @@ fn slow_reader_stays_within_budget() {
     eprintln!("slow reader: {report:?}");
     let down = report.to_client;
     assert!(down.budget_stops >= 1);
+    assert!(down.wakeups >= 1, "the verdict never woke the supervisor for the bytes it passed: {down:?}");
     assert!(down.userspace > 0, "fallback forwarded nothing in userspace");
     assert_eq!(down.redirected + down.userspace, CHUNKS * MIB as u64);
     // The budget bounds what waits outside any socket buffer (the target's psock queue);
@@ -359,6 +370,89 @@ fn slow_reader_stays_within_budget() {
     // samples never overstate the queue (flow.rs `refresh`), so a value above BUDGET would be
     // a real overshoot.
     assert!(down.max_queued <= BUDGET, "redirected-but-queued reached {} bytes", down.max_queued);
+}
+
+/// A spliced session costs the daemon nothing per statement: over thousands of small
+/// request/answer round trips, the threads that supervise the splice are woken a few times a
+/// second at most, whatever the number of round trips (and the verdict posts no wake-up).
+/// Neither the redirected segments (P7: the socket's wake-ups are keyed `EPOLLIN`, the watch
+/// listens for hang-ups only) nor a look per statement may wake them.
+#[test]
+fn round_trips_leave_the_supervisor_asleep() {
+    skip_if!("ebpf_splice/round_trips_leave_the_supervisor_asleep", skip_reason());
+    const REQUEST: usize = 64;
+    const ANSWER: usize = 256;
+    let h = Harness::new().expect("harness");
+    // The supervisor looks at half the time a flow takes to use up its budget headroom (P4):
+    // with 64 MiB that is over a second at the tens of MB/s this exchange moves, so only the
+    // 1 s cap paces the looks. (With the default 4 MiB, ~12 looks a second at 24 MB/s.)
+    let pair = h.pair(64 << 20).expect("pair");
+    let (mut client, mut server) = (pair.client, pair.server);
+    let echo = thread::spawn(move || -> Result<u64> {
+        let (mut req, answer, mut n) = ([0u8; REQUEST], [7u8; ANSWER], 0);
+        loop {
+            match server.read_exact(&mut req) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(n),
+                Err(e) => return Err(e.into()),
+            }
+            server.write_all(&answer)?;
+            n += 1;
+        }
+    });
+    let mut round_trips = |for_at_least: Duration| -> u64 {
+        let (started, mut n, mut answer) = (Instant::now(), 0, [0u8; ANSWER]);
+        while started.elapsed() < for_at_least {
+            client.write_all(&[1u8; REQUEST]).expect("request");
+            client.read_exact(&mut answer).expect("answer");
+            n += 1;
+        }
+        n
+    };
+    // The first second: the looks start at 1 ms and back off.
+    let warm = round_trips(Duration::from_millis(1500));
+    let (before, at) = (switches(&h.thread_name), Instant::now());
+    let measured = round_trips(Duration::from_secs(3));
+    let (woken, secs) = (switches(&h.thread_name) - before, at.elapsed().as_secs_f64());
+    client.shutdown(Shutdown::Write).expect("client half-close");
+    assert_eq!(echo.join().expect("server thread").expect("server"), warm + measured);
+    server_eof(&mut client);
+    let report = h.finish(pair.gateway).expect("gateway side");
+    eprintln!("asleep: {measured} round trips in {secs:.2} s woke the supervising threads {woken} times; {report:?}");
+    assert_eq!(report.userspace_bytes(), 0, "the daemon read bytes: {report:?}");
+    assert_eq!(report.to_backend.redirected, (warm + measured) * REQUEST as u64);
+    assert_eq!(report.to_backend.wakeups + report.to_client.wakeups, 0, "nothing was passed: {report:?}");
+    assert!(measured >= 1000, "only {measured} round trips in 3 s");
+    // Two flows looking once a second each, a few switches per look: ~5 per second measured.
+    // Looks on a 20 ms timer (as before) measured ~130 per second, the watch listening for
+    // bytes (P7) ~18,000: about one per round trip.
+    assert!(woken as f64 <= 20.0 * secs, "{woken} wake-ups in {secs:.2} s ({measured} round trips)");
+}
+
+/// Reads the server's half-close at the client: nothing more than the answers came.
+fn server_eof(client: &mut TcpStream) {
+    let mut rest = [0u8; 1];
+    assert_eq!(client.read(&mut rest).expect("client EOF"), 0, "extra bytes at the client");
+}
+
+/// Context switches so far of this process's threads named `name` (`/proc/self/task/*/status`).
+fn switches(name: &str) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() != name {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        for line in status.lines() {
+            if let Some(v) =
+                line.strip_prefix("voluntary_ctxt_switches:").or(line.strip_prefix("nonvoluntary_ctxt_switches:"))
+            {
+                total += v.trim().parse::<u64>().unwrap_or(0);
+            }
+        }
+    }
+    total
 }
 
 /// P11: a retransmitted segment that repeats bytes already received and carries new ones after

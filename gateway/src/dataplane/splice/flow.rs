@@ -12,11 +12,12 @@
 //! publish the new `forwarded`, and the verdict takes over again with the next skb.
 //!
 //! The daemon should cost nothing while the kernel forwards. Both sockets are out of tokio's
-//! reactor. While the flow moves, its source is not watched at all (every redirected packet
-//! would wake the daemon, P7, see [`Watch`]): the supervisor looks on a timer, which backs off to
-//! [`MAX_LOOK`] while nothing needs it and is set from the rate at which the flow uses its budget
-//! headroom (P4). Once the flow has been still for a few looks it listens instead, so that a FIN
-//! or bytes the verdict passed wake it at once, and a slow look notices traffic resuming.
+//! reactor, and the source is watched for its FIN and errors only ([`Watch`]: redirected
+//! segments do not wake it, P7). Bytes the verdict passes wake the flow through the verdict's
+//! own wake-ups ([`Registration`]). What is left for a timer is the budget: the supervisor looks
+//! at the flow's progress at half the time the flow would take to use its headroom up at its
+//! last rate (P4), at most every [`MAX_LOOK`]; a look also catches a wake-up the ring buffer
+//! could not hold.
 
 use std::io;
 use std::net::TcpStream;
@@ -26,20 +27,16 @@ use std::time::{Duration, Instant};
 use gateway_common::splice::{SpliceFlow, SplicePeer};
 
 use super::sys::{self, TxProgress};
+use super::wakeups::Registration;
 use super::watch::Watch;
 use super::Splicer;
 use crate::dataplane::DataplaneError;
 
-/// Shortest interval between two looks at a moving flow.
+/// Shortest interval between two looks at a flow.
 const MIN_LOOK: Duration = Duration::from_millis(1);
-/// Longest interval between two looks at a moving flow: bytes the verdict passed and the
-/// source's FIN wait at most this long while the flow moves.
-const MAX_LOOK: Duration = Duration::from_millis(20);
-/// Looks in a row that found the flow still before it listens instead.
-const STILL_LOOKS: u32 = 4;
-/// First and longest interval of the slow look of a listening (idle) flow, which notices that
-/// traffic resumed (redirected packets wake no one).
-const IDLE_LOOK: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(1));
+/// Longest interval between two looks at a flow: how long passed bytes wait when their wake-up
+/// did not fit in the ring buffer (FIN, errors and wake-ups themselves are not waited for).
+const MAX_LOOK: Duration = Duration::from_secs(1);
 /// Longest pause between two drain checks.
 const MAX_DRAIN_PAUSE: Duration = Duration::from_millis(5);
 /// Userspace forwarding buffer.
@@ -78,6 +75,10 @@ pub struct FlowReport {
     pub overlaps_unfixed: u64,
     /// skbs that started past the next expected sequence number (never expected).
     pub seq_gaps: u64,
+    /// Times the verdict woke the supervisor (it passed bytes).
+    pub wakeups: u64,
+    /// Wake-ups the ring buffer could not hold (the next look found those bytes).
+    pub wakeups_lost: u64,
 }
 
 /// One direction: `src` → `dst`.
@@ -85,8 +86,10 @@ pub(super) struct Flow<'a> {
     pub splicer: &'a Splicer,
     pub src: &'a TcpStream,
     pub dst: &'a TcpStream,
-    /// Wake-ups for `src`.
+    /// `src`'s FIN and errors.
     pub watch: Watch,
+    /// The verdict's wake-ups for this flow (it passed bytes).
+    pub wakeups: Registration,
     pub src_cookie: u64,
     pub terms: SplicePeer,
     pub budget: u64,
@@ -108,13 +111,10 @@ impl Flow<'_> {
         let mut buf = vec![0u8; CHUNK];
         let mut pace = Pace::default();
         loop {
-            if self.watch.is_listening() {
-                tokio::select! {
-                    woke = self.watch.wait() => woke.map_err(io_err("waiting for the source"))?,
-                    () = tokio::time::sleep(pace.next_look) => {}
-                }
-            } else {
-                tokio::time::sleep(pace.next_look).await;
+            tokio::select! {
+                hung_up = self.watch.wait() => hung_up.map_err(io_err("waiting for the source"))?,
+                () = self.wakeups.woken() => {}
+                () = tokio::time::sleep(pace.next_look) => {}
             }
             let flow = self.refresh()?;
             let forwarded = self.forward_passed(&mut buf).await?;
@@ -132,12 +132,9 @@ impl Flow<'_> {
                 self.record(&flow);
                 return Ok(self.report);
             }
-            let listen = pace.next(&flow, self.terms.limit, forwarded);
-            if listen {
-                self.watch.listen().map_err(io_err("watching the source"))?;
-            } else {
-                self.watch.deafen().map_err(io_err("unwatching the source"))?;
-            }
+            // A hang-up not handled yet (bytes before the FIN still moving) wakes the watch
+            // only once: look again soon.
+            pace.next(&flow, self.terms.limit, forwarded || closed);
         }
     }
 
@@ -255,6 +252,8 @@ impl Flow<'_> {
         self.report.overlap_bytes = flow.overlap_bytes;
         self.report.overlaps_unfixed = flow.overlaps_unfixed;
         self.report.seq_gaps = flow.seq_gaps;
+        self.report.wakeups = flow.wakeups;
+        self.report.wakeups_lost = flow.wakeups_lost;
     }
 
     fn flow(&self) -> Result<SpliceFlow, DataplaneError> {
@@ -288,51 +287,38 @@ async fn write_all_detached(s: &TcpStream, mut data: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// When a flow next looks at its source, and whether it listens meanwhile.
+/// When a flow next looks at its progress.
 #[derive(Debug)]
 struct Pace {
     /// Interval until the next look.
     next_look: Duration,
-    /// Looks in a row that found the flow still.
-    still: u32,
     /// `redirected` and the time at the previous look.
     last: Option<(u64, Instant)>,
 }
 
 impl Default for Pace {
     fn default() -> Pace {
-        Pace { next_look: MIN_LOOK, still: 0, last: None }
+        Pace { next_look: MIN_LOOK, last: None }
     }
 }
 
 impl Pace {
-    /// After a look: `forwarded` when it found bytes the verdict passed. Returns whether the flow
-    /// should listen (it is still) until the next look.
-    fn next(&mut self, flow: &SpliceFlow, limit: u64, forwarded: bool) -> bool {
+    /// After a look: `soon` when it found bytes the verdict passed or a hang-up to handle.
+    fn next(&mut self, flow: &SpliceFlow, limit: u64, soon: bool) {
         let now = Instant::now();
         let moved = self.last.map_or(0, |(redirected, _)| flow.redirected.saturating_sub(redirected));
         let over = self.last.map_or(Duration::ZERO, |(_, at)| now - at);
         self.last = Some((flow.redirected, now));
-        if forwarded {
-            // The verdict passed bytes (budget, refused redirect): look again soon.
-            self.still = 0;
-            self.next_look = MIN_LOOK;
-            return false;
-        }
-        if moved == 0 {
-            self.still += 1;
-            if self.still >= STILL_LOOKS {
-                let first = self.still == STILL_LOOKS;
-                self.next_look = if first { IDLE_LOOK.0 } else { (self.next_look * 2).min(IDLE_LOOK.1) };
-                return true;
-            }
-            self.next_look = (self.next_look * 2).clamp(MIN_LOOK, MAX_LOOK);
-            return false;
-        }
-        self.still = 0;
-        let headroom = limit.saturating_sub(flow.redirected);
-        self.next_look = refresh_interval(moved, over, headroom).min((self.next_look * 2).max(MIN_LOOK)).min(MAX_LOOK);
-        false
+        let backed_off = (self.next_look * 2).clamp(MIN_LOOK, MAX_LOOK);
+        self.next_look = if soon {
+            // A fallback episode (budget, refused redirect) or a hang-up: look again soon.
+            MIN_LOOK
+        } else if moved == 0 {
+            backed_off
+        } else {
+            let headroom = limit.saturating_sub(flow.redirected);
+            refresh_interval(moved, over, headroom).min(backed_off)
+        };
     }
 }
 
@@ -373,26 +359,19 @@ mod tests {
     }
 
     #[test]
-    fn a_moving_flow_is_looked_at_on_a_timer_that_backs_off_to_the_cap() {
-        let mut p = Pace::default();
+    fn looks_back_off_to_the_cap_whether_the_flow_moves_or_not() {
+        let (mut moving, mut still) = (Pace::default(), Pace::default());
         let mut redirected = 0;
-        for _ in 0..10 {
+        for _ in 0..20 {
             redirected += 1000;
-            assert!(!p.next(&flow(redirected), 1 << 30, false), "a moving flow must not listen");
+            // Headroom for hours at any rate: only the cap bounds the interval.
+            moving.next(&flow(redirected), u64::MAX / 4, false);
+            still.next(&flow(5), u64::MAX / 4, false);
         }
-        assert_eq!(p.next_look, MAX_LOOK);
-    }
-
-    #[test]
-    fn a_still_flow_listens_and_a_forwarding_one_looks_again_soon() {
-        let mut p = Pace::default();
-        let listened: Vec<bool> = (0..STILL_LOOKS + 2).map(|_| p.next(&flow(5), 1 << 30, false)).collect();
-        // STILL_LOOKS still looks in a row make it listen, and it goes on listening.
-        assert_eq!(listened.iter().filter(|l| **l).count(), 3, "{listened:?}");
-        assert!(!listened[STILL_LOOKS as usize - 2] && listened[STILL_LOOKS as usize - 1], "{listened:?}");
-        assert!(p.next_look >= IDLE_LOOK.0 && p.next_look <= IDLE_LOOK.1);
-        assert!(!p.next(&flow(5), 1 << 30, true), "bytes to forward: stop listening");
-        assert_eq!(p.next_look, MIN_LOOK);
+        assert_eq!(moving.next_look, MAX_LOOK, "a slow flow with a large budget");
+        assert_eq!(still.next_look, MAX_LOOK);
+        still.next(&flow(5), 1 << 30, true);
+        assert_eq!(still.next_look, MIN_LOOK, "bytes were passed: look again soon");
     }
 
     #[test]
@@ -401,7 +380,7 @@ mod tests {
         p.next(&flow(0), 1 << 30, false);
         p.next_look = MAX_LOOK;
         std::thread::sleep(Duration::from_millis(2));
-        // 1 MiB in ~2 ms with 64 KiB of headroom left: well under the cap.
+        // 1 MiB in ~2 ms with 64 KiB of headroom left: well under the 2 ms before.
         p.next(&flow(1 << 20), (1 << 20) + (64 << 10), false);
         assert!(p.next_look < Duration::from_millis(5), "{:?}", p.next_look);
     }

@@ -10,7 +10,8 @@
 //! * [`Prepared::run`] splices them (sets `SPLICE_PEER` both ways) and supervises until both sides
 //!   have closed: it watches for EOF and errors (P7: `EAGAIN`/`EINTR` are not EOF), refreshes the
 //!   redirect budget from the targets' ACK progress (P4), forwards in userspace whatever the
-//!   verdict passed (budget exceeded), and propagates FIN only after the drain check (P5).
+//!   verdict passed (budget exceeded; the verdict wakes it, [`wakeups`]), and propagates FIN only
+//!   after the drain check (P5).
 //!   Sockets stay in the map until they are closed (P2/P3).
 //!
 //! Two kinds of sessions are spliced: passthrough users' (1:1 from login, `session/proxy.rs`)
@@ -33,13 +34,14 @@ mod flow;
 mod maps;
 mod session;
 pub(crate) mod sys;
+mod wakeups;
 mod watch;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use aya::{programs::SkSkb, Ebpf};
-use gateway_common::splice::SPLICE_VERDICT_PROGRAM;
+use aya::{maps::RingBuf, programs::SkSkb, Ebpf};
+use gateway_common::splice::{SPLICE_EVENTS_MAP, SPLICE_VERDICT_PROGRAM};
 
 pub use session::{prepare_pinned, prepare_session, Prepared, SpliceReport};
 pub use sys::TxProgress;
@@ -47,6 +49,7 @@ pub use sys::TxProgress;
 use super::{load_object, DataplaneError};
 use crate::config::DataplaneConfig;
 use maps::SpliceMaps;
+use wakeups::Wakeups;
 
 /// Process-wide splice counters at one moment (for `gateway dataplane status` and metrics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,6 +116,8 @@ pub struct Splicer {
     /// Owns the program; dropping it would detach the verdict (docs/dataplane.md §5). Only held.
     _ebpf: Mutex<Ebpf>,
     maps: Mutex<SpliceMaps>,
+    /// Reads the verdict's wake-ups (`SPLICE_EVENTS`) and wakes the flows they name.
+    wakeups: Wakeups,
     active: AtomicU64,
     total: AtomicU64,
     userspace_bytes: AtomicU64,
@@ -123,6 +128,11 @@ impl Splicer {
     pub fn load() -> Result<Self, DataplaneError> {
         let mut ebpf = load_object()?;
         let maps = SpliceMaps::take(&mut ebpf)?;
+        let ring = ebpf.take_map(SPLICE_EVENTS_MAP).ok_or(DataplaneError::MapMissing { name: SPLICE_EVENTS_MAP })?;
+        let ring = RingBuf::try_from(ring)
+            .map_err(|e| DataplaneError::Map { name: SPLICE_EVENTS_MAP, source: Box::new(e) })?;
+        let wakeups = Wakeups::start(ring)
+            .map_err(|source| DataplaneError::Socket { op: "starting the splice wake-up reader", source })?;
         let program: &mut SkSkb = ebpf
             .program_mut(SPLICE_VERDICT_PROGRAM)
             .and_then(|p| p.try_into().ok())
@@ -135,6 +145,7 @@ impl Splicer {
         Ok(Splicer {
             _ebpf: Mutex::new(ebpf),
             maps: Mutex::new(maps),
+            wakeups,
             active: AtomicU64::new(0),
             total: AtomicU64::new(0),
             userspace_bytes: AtomicU64::new(0),

@@ -207,11 +207,12 @@ impl Prepared {
         let (client_io, backend_io) = detach(client, backend)?;
         let watch = |s: &std::net::TcpStream| Watch::new(s.as_raw_fd()).map_err(sock_err("watching a spliced socket"));
         let (up_watch, down_watch) = (watch(&client_io)?, watch(&backend_io)?);
-        let flow = |src, dst, watch, src_cookie, peer, direction, base, user_written, early| Flow {
+        let flow = |src, dst, watch, src_cookie: u64, peer, direction, base, user_written, early| Flow {
             splicer: &splicer,
             src,
             dst,
             watch,
+            wakeups: splicer.wakeups.register(src_cookie),
             src_cookie,
             terms: SplicePeer { peer, direction, limit: self.budget, ..Default::default() },
             budget: self.budget,
@@ -311,6 +312,8 @@ fn log_report(r: &SpliceReport, error: Option<&DataplaneError>) {
         bytes_presplice = up.presplice + down.presplice,
         budget_stops = up.budget_stops + down.budget_stops,
         redirect_failures = up.redirect_failures + down.redirect_failures,
+        wakeups = up.wakeups + down.wakeups,
+        wakeups_lost = up.wakeups_lost + down.wakeups_lost,
         repeated_bytes_stripped = up.overlap_bytes + down.overlap_bytes,
         repeated_unfixed = up.overlaps_unfixed + down.overlaps_unfixed,
         max_queued_to_backend = up.max_queued,

@@ -1,37 +1,34 @@
-//! Wake-ups of a spliced direction: its source socket, out of tokio's reactor, in an epoll
-//! instance of its own that the supervisor adds it to only while the flow is idle.
+//! Hang-ups of a spliced direction: its source socket, out of tokio's reactor, in an epoll
+//! instance of its own that listens for the peer's FIN and for errors, not for bytes.
 //!
 //! A socket in the sockmap wakes its waiters for every segment it receives, redirected or not
-//! (docs/dataplane.md P7). For a redirected segment the socket does not poll readable, so epoll finds
-//! no event and puts the waiting thread back to sleep inside `epoll_wait`: no system call is seen,
-//! but every packet costs the daemon a wake-up and a context switch. Measured under sysbench point
-//! selects: with the socket in tokio's reactor, 1.1 wake-ups and ~10 system calls per statement
-//! (9–25 µs of daemon CPU per statement); with it in a one-shot epoll set, still 0.4–0.8 silent
-//! wake-ups per statement (one-shot items are only disarmed when an event is delivered, which a
-//! redirected segment never is). So a moving flow is not watched at all ([`Watch::deafen`]): the
-//! supervisor looks on a timer. An idle flow is watched ([`Watch::listen`]) so that a FIN or bytes
-//! the verdict passed wake it at once. The epoll descriptor itself sits in tokio's reactor
-//! ([`AsyncFd`]): it is readable when its socket has an event.
+//! (docs/dataplane.md P7): measured under sysbench point selects, with the socket in tokio's
+//! reactor 1.1 wake-ups and ~10 system calls per statement (9–25 µs of daemon CPU per
+//! statement). That wake-up (`sock_def_readable`) is keyed `EPOLLIN`, and epoll drops a keyed
+//! wake-up that matches none of an item's events before it wakes anyone. So the socket is
+//! watched for `EPOLLRDHUP` only (errors and hang-ups are always reported): redirected segments
+//! and passed bytes wake no one, the FIN (`sock_def_wakeup`, unkeyed) and errors
+//! (`EPOLLERR`) do, at once. Passed bytes reach the supervisor through the verdict's own
+//! wake-ups (`wakeups.rs`). The epoll descriptor itself sits in tokio's reactor ([`AsyncFd`]): it
+//! is readable when its socket has an event.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use tokio::io::unix::AsyncFd;
 
-/// What an idle flow listens for: bytes (those the verdict passed), the peer's FIN; errors and
-/// hang-ups are always reported. Level-triggered: a condition that lasts is seen again.
-const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
+/// The peer's FIN; errors and hang-ups are always reported. Not `EPOLLIN`: see the module docs.
+/// A condition wakes [`Watch::wait`] once (tokio sees the epoll descriptor edge-triggered): the
+/// supervisor then looks on its timer until it has handled it.
+const INTEREST: u32 = libc::EPOLLRDHUP as u32;
 
-/// One source socket, watched while the flow is idle.
+/// One source socket, watched for hang-ups and errors.
 pub(super) struct Watch {
     epoll: AsyncFd<OwnedFd>,
-    socket: RawFd,
-    listening: bool,
 }
 
 impl Watch {
-    /// A watch on `socket`, not listening yet. The caller keeps `socket` open for as long as the
-    /// watch lives.
+    /// A watch on `socket`. The caller keeps `socket` open for as long as the watch lives.
     pub fn new(socket: RawFd) -> io::Result<Watch> {
         // SAFETY: plain syscall; the returned descriptor is owned below.
         let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
@@ -40,38 +37,15 @@ impl Watch {
         }
         // SAFETY: `fd` is a fresh descriptor nothing else owns.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        ctl(owned.as_raw_fd(), libc::EPOLL_CTL_ADD, socket)?;
         // SAFETY: an `OwnedFd` keeps its descriptor open and unchanged until it is dropped,
         // which happens only when the `AsyncFd` is.
         let epoll = unsafe { AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
             .map_err(|e| e.into_parts().1)?;
-        Ok(Watch { epoll, socket, listening: false })
+        Ok(Watch { epoll })
     }
 
-    /// Whether the socket is in the set.
-    pub fn is_listening(&self) -> bool {
-        self.listening
-    }
-
-    /// Puts the socket in the set. A condition already present (bytes, FIN, error) makes
-    /// [`Self::wait`] return at once.
-    pub fn listen(&mut self) -> io::Result<()> {
-        if !self.listening {
-            ctl(self.epoll.get_ref().as_raw_fd(), libc::EPOLL_CTL_ADD, self.socket)?;
-            self.listening = true;
-        }
-        Ok(())
-    }
-
-    /// Takes the socket out of the set: its packets no longer wake the daemon.
-    pub fn deafen(&mut self) -> io::Result<()> {
-        if self.listening {
-            ctl(self.epoll.get_ref().as_raw_fd(), libc::EPOLL_CTL_DEL, self.socket)?;
-            self.listening = false;
-        }
-        Ok(())
-    }
-
-    /// Waits until the socket (listened to) has an event. Never returns while not listening.
+    /// Waits until the socket has hung up (FIN received) or has an error.
     pub async fn wait(&self) -> io::Result<()> {
         loop {
             let mut guard = self.epoll.readable().await?;
@@ -133,28 +107,37 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn hears_only_while_listening_and_nothing_is_lost() {
+    async fn bytes_do_not_wake_it_a_hang_up_does() {
         let (mut peer, watched) = pair();
-        let mut w = Watch::new(watched.as_raw_fd()).expect("watch");
-        w.listen().expect("listen");
+        let w = Watch::new(watched.as_raw_fd()).expect("watch");
         assert!(!woke(&w).await, "woke with nothing sent");
-        peer.write_all(b"x").expect("send");
-        assert!(woke(&w).await, "no wake for a byte");
-        // Deaf: bytes do not wake it …
-        w.deafen().expect("deafen");
-        peer.write_all(b"y").expect("send");
-        assert!(!woke(&w).await, "woke while deaf");
-        // … and listening again with bytes waiting wakes at once.
-        w.listen().expect("listen");
-        assert!(woke(&w).await, "listening again lost the pending bytes");
+        // The wake-up of a received segment is keyed EPOLLIN: it must not reach this watch.
+        for _ in 0..3 {
+            peer.write_all(b"x").expect("send");
+        }
+        assert!(!woke(&w).await, "bytes woke a hang-up watch");
+        drop(peer);
+        assert!(woke(&w).await, "no wake for the peer's FIN");
     }
 
     #[tokio::test]
-    async fn a_hang_up_wakes_it() {
+    async fn a_reset_wakes_it() {
         let (peer, watched) = pair();
-        let mut w = Watch::new(watched.as_raw_fd()).expect("watch");
-        w.listen().expect("listen");
+        let w = Watch::new(watched.as_raw_fd()).expect("watch");
+        // SO_LINGER 0: close sends RST instead of FIN.
+        let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+        // SAFETY: a valid socket and a valid `linger` for the duration of the call.
+        let rc = unsafe {
+            libc::setsockopt(
+                peer.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                (&linger as *const libc::linger).cast(),
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(rc, 0, "SO_LINGER");
         drop(peer);
-        assert!(woke(&w).await, "no wake for the peer's FIN");
+        assert!(woke(&w).await, "no wake for the peer's reset");
     }
 }
