@@ -71,7 +71,8 @@ fn paired_ratio(
 }
 
 /// Median over rounds of `combine(value(target), value(other))`, pairing the runs of the same
-/// round (positive values of good runs only).
+/// round (good runs only; `other`'s value positive, `target`'s not negative: a spliced daemon
+/// that used no CPU tick in a run is 0, not missing).
 fn paired(
     samples: &[Sample],
     (test, ps): (&str, &str),
@@ -85,10 +86,14 @@ fn paired(
             .iter()
             .find(|s| s.test == test && s.ps_mode == ps && s.target == target && s.round == round && good(s))
             .and_then(|s| value(&s.outcome))
-            .filter(|v| *v > 0.0)
     };
     let rounds = samples.iter().map(|s| s.round).max().unwrap_or(0);
-    let values = (1..=rounds).filter_map(|r| Some(combine(pick(target, r)?, pick(other, r)?))).collect();
+    let values = (1..=rounds)
+        .filter_map(|r| {
+            let (t, o) = (pick(target, r).filter(|v| *v >= 0.0)?, pick(other, r).filter(|v| *v > 0.0)?);
+            Some(combine(t, o))
+        })
+        .collect();
     median(values)
 }
 
@@ -505,6 +510,10 @@ mod tests {
         assert_eq!(relay[col("gw/direct")], "0.66");
         assert_eq!(relay[col("gw/haproxy")], "1.10");
         assert_eq!(relay[col("cpu/haproxy")], "0.80");
+        // A proxy that used no CPU tick in the run is compared as 0, not left out.
+        let idle = summarize(&[run("haproxy", 60.0, 20.0), run("spliced", 90.0, 0.0)]);
+        let col = |title: &str| idle.header.iter().position(|h| h == title).unwrap();
+        assert_eq!(idle.rows[1][col("cpu/haproxy")], "0.00");
         assert_eq!(t.rows[1][col("cpu/haproxy")], "", "haproxy is not compared with itself");
     }
 
