@@ -8,7 +8,7 @@
 //! splicer is used from, and it costs nothing while no flow falls back.
 
 use std::collections::HashMap;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -97,7 +97,7 @@ impl Drop for Registration {
 
 /// Reads records until `stop` ends. The ring buffer polls readable while it holds records
 /// (level-triggered), so a record posted between the last read and `poll` is not missed.
-fn read_until_stopped(mut ring: RingBuf<MapData>, registry: &Registry, mut stop: io::PipeReader) {
+fn read_until_stopped(mut ring: RingBuf<MapData>, registry: &Registry, stop: io::PipeReader) {
     loop {
         while let Some(record) = ring.next() {
             match parse(&record) {
@@ -107,10 +107,7 @@ fn read_until_stopped(mut ring: RingBuf<MapData>, registry: &Registry, mut stop:
         }
         match wait(ring.as_fd().as_raw_fd(), stop.as_fd().as_raw_fd()) {
             Ok(Ready::Records) => {}
-            Ok(Ready::Stopped) => {
-                let _ = stop.read(&mut [0u8; 1]);
-                return;
-            }
+            Ok(Ready::Stopped) => return,
             Err(e) => {
                 // Flows still find passed bytes on their own (slower) looks.
                 tracing::warn!(error = %e, "splice wake-ups stopped");
@@ -120,10 +117,13 @@ fn read_until_stopped(mut ring: RingBuf<MapData>, registry: &Registry, mut stop:
     }
 }
 
-/// A record's flow, if it has the layout of [`SpliceWake`].
+// `parse` reads a record as exactly one `u64`, the layout of `SpliceWake`.
+const _: () = assert!(std::mem::size_of::<SpliceWake>() == 8);
+
+/// A record's flow, if it has the layout of [`SpliceWake`] (one `u64`).
 fn parse(record: &[u8]) -> Option<SpliceWake> {
-    let cookie: [u8; 8] = record.get(..8)?.try_into().ok()?;
-    (record.len() == std::mem::size_of::<SpliceWake>()).then(|| SpliceWake { cookie: u64::from_ne_bytes(cookie) })
+    let cookie = <[u8; 8]>::try_from(record).ok()?;
+    Some(SpliceWake { cookie: u64::from_ne_bytes(cookie) })
 }
 
 /// What ended a [`wait`].
@@ -132,7 +132,7 @@ enum Ready {
     Stopped,
 }
 
-/// Blocks until the ring has records or the stop pipe has ended (or has a byte).
+/// Blocks until the ring has records or the stop pipe's writer is gone.
 fn wait(ring: libc::c_int, stop: libc::c_int) -> io::Result<Ready> {
     let mut fds = [
         libc::pollfd { fd: ring, events: libc::POLLIN, revents: 0 },
