@@ -23,7 +23,8 @@ pub const SPLICE_PEER_MAP: &str = "SPLICE_PEER";
 /// `HashMap<u64, SpliceFlow>`: source cookie → what the verdict did with its bytes. Written by
 /// the program only (userspace creates and deletes entries).
 pub const SPLICE_FLOW_MAP: &str = "SPLICE_FLOW";
-/// `PerCpuArray<SpliceTotals>` with [`SPLICE_DIRECTIONS`] slots, indexed by `SPLICE_DIR_*`.
+/// `PerCpuArray<SpliceTotals>` with [`SPLICE_TOTALS_SLOTS`] slots: one per direction, indexed by
+/// `SPLICE_DIR_*`, then [`SPLICE_SLOT_WAKEUPS`].
 pub const SPLICE_TOTALS_MAP: &str = "SPLICE_TOTALS";
 /// `RingBuf` of [`SpliceWake`] records: the verdict posts one when it passes bytes of a spliced
 /// flow that userspace had caught up with (a fallback episode begins), so the flow's supervisor
@@ -42,6 +43,11 @@ pub const SPLICE_DIR_TO_BACKEND: u32 = 0;
 pub const SPLICE_DIR_TO_CLIENT: u32 = 1;
 /// Number of direction slots in [`SPLICE_TOTALS_MAP`].
 pub const SPLICE_DIRECTIONS: u32 = 2;
+/// Slot of [`SPLICE_TOTALS_MAP`] that counts wake-ups (`SpliceTotals::wakeups`, `wakeups_lost`):
+/// a wake-up can be posted before the verdict knows the flow's direction (a stripped head).
+pub const SPLICE_SLOT_WAKEUPS: u32 = SPLICE_DIRECTIONS;
+/// Number of slots in [`SPLICE_TOTALS_MAP`].
+pub const SPLICE_TOTALS_SLOTS: u32 = SPLICE_DIRECTIONS + 1;
 
 /// Value of [`SPLICE_PEER_MAP`]: the terms of one flow, set by userspace.
 ///
@@ -124,6 +130,10 @@ pub struct SpliceTotals {
     pub redirected_bytes: u64,
     /// Times the budget stopped redirecting.
     pub budget_stops: u64,
+    /// Wake-ups posted to [`SPLICE_EVENTS_MAP`] ([`SPLICE_SLOT_WAKEUPS`] only).
+    pub wakeups: u64,
+    /// Wake-ups that did not fit in [`SPLICE_EVENTS_MAP`] ([`SPLICE_SLOT_WAKEUPS`] only).
+    pub wakeups_lost: u64,
 }
 
 impl SpliceTotals {
@@ -131,6 +141,8 @@ impl SpliceTotals {
     pub fn add(&mut self, other: &SpliceTotals) {
         self.redirected_bytes = self.redirected_bytes.saturating_add(other.redirected_bytes);
         self.budget_stops = self.budget_stops.saturating_add(other.budget_stops);
+        self.wakeups = self.wakeups.saturating_add(other.wakeups);
+        self.wakeups_lost = self.wakeups_lost.saturating_add(other.wakeups_lost);
     }
 }
 

@@ -44,7 +44,8 @@ use aya_ebpf::{
     EbpfContext as _,
 };
 use gateway_common::splice::{
-    SpliceFlow, SplicePeer, SpliceTotals, SpliceWake, SPLICE_DIRECTIONS, SPLICE_EVENTS_BYTES, SPLICE_MAX_SOCKETS,
+    SpliceFlow, SplicePeer, SpliceTotals, SpliceWake, SPLICE_EVENTS_BYTES, SPLICE_MAX_SOCKETS, SPLICE_SLOT_WAKEUPS,
+    SPLICE_TOTALS_SLOTS,
 };
 
 /// `SK_PASS` / `SK_DROP` of `enum sk_action`.
@@ -68,7 +69,7 @@ static SPLICE_PEER: HashMap<u64, SplicePeer> = HashMap::with_max_entries(SPLICE_
 static SPLICE_FLOW: HashMap<u64, SpliceFlow> = HashMap::with_max_entries(SPLICE_MAX_SOCKETS, 0);
 
 #[map(name = "SPLICE_TOTALS")]
-static SPLICE_TOTALS: PerCpuArray<SpliceTotals> = PerCpuArray::with_max_entries(SPLICE_DIRECTIONS, 0);
+static SPLICE_TOTALS: PerCpuArray<SpliceTotals> = PerCpuArray::with_max_entries(SPLICE_TOTALS_SLOTS, 0);
 
 #[map(name = "SPLICE_EVENTS")]
 static SPLICE_EVENTS: RingBuf = RingBuf::with_byte_size(SPLICE_EVENTS_BYTES, 0);
@@ -193,9 +194,21 @@ fn trim_head(ctx: &SkBuffContext, n: u32) -> bool {
 /// Asks the flow's supervisor to look now: it has passed bytes to read (module docs).
 #[inline(always)]
 fn wake(cookie: u64, flow: &mut SpliceFlow) {
-    match SPLICE_EVENTS.output::<SpliceWake>(&SpliceWake { cookie }, BPF_RB_FORCE_WAKEUP) {
-        Ok(()) => flow.wakeups += 1,
-        Err(_) => flow.wakeups_lost += 1,
+    let posted = SPLICE_EVENTS.output::<SpliceWake>(&SpliceWake { cookie }, BPF_RB_FORCE_WAKEUP).is_ok();
+    if posted {
+        flow.wakeups += 1;
+    } else {
+        flow.wakeups_lost += 1;
+    }
+    if let Some(t) = SPLICE_TOTALS.get_ptr_mut(SPLICE_SLOT_WAKEUPS) {
+        // SAFETY: valid per-CPU slot for this run; only this CPU writes it.
+        unsafe {
+            if posted {
+                (*t).wakeups += 1;
+            } else {
+                (*t).wakeups_lost += 1;
+            }
+        }
     }
 }
 

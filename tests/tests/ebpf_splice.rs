@@ -360,6 +360,10 @@ fn slow_reader_stays_within_budget() {
     let down = report.to_client;
     assert!(down.budget_stops >= 1);
     assert!(down.wakeups >= 1, "the verdict never woke the supervisor for the bytes it passed: {down:?}");
+    // The process-wide counters (metrics, `gateway dataplane status`) include this flow's.
+    let totals = h.splicer.stats().expect("stats after");
+    assert!(totals.wakeups >= down.wakeups, "process-wide wake-ups {totals:?} below this flow's {down:?}");
+    assert!(totals.wakeups_lost >= down.wakeups_lost, "{totals:?} / {down:?}");
     assert!(down.userspace > 0, "fallback forwarded nothing in userspace");
     assert_eq!(down.redirected + down.userspace, CHUNKS * MIB as u64);
     // The budget bounds what waits outside any socket buffer (the target's psock queue);

@@ -193,6 +193,8 @@ const FAMILIES: &[(&str, &str)] = &[
     ("gateway_splice_connections_total", "counter"),
     ("gateway_splice_kernel_bytes_total", "counter"),
     ("gateway_splice_budget_fallbacks_total", "counter"),
+    ("gateway_splice_wakeups_total", "counter"),
+    ("gateway_splice_wakeups_lost_total", "counter"),
 ];
 
 const KINDS: &[&str] = &[

@@ -85,6 +85,10 @@ pub struct SpliceStatus {
     pub kernel_bytes: u64,
     /// Times a connection fell back to userspace forwarding because of its redirect budget.
     pub budget_fallbacks: u64,
+    /// Times the kernel woke the daemon to forward bytes it passed to userspace.
+    pub wakeups: u64,
+    /// Wake-ups lost to a full ring buffer (those bytes waited up to a second).
+    pub wakeups_lost: u64,
 }
 
 /// Everything `gateway dataplane status` shows.
@@ -119,6 +123,8 @@ const SPLICE_ACTIVE: &str = "gateway_splice_active_connections";
 const SPLICE_TOTAL: &str = "gateway_splice_connections_total";
 const SPLICE_BYTES: &str = "gateway_splice_kernel_bytes_total";
 const SPLICE_FALLBACKS: &str = "gateway_splice_budget_fallbacks_total";
+const SPLICE_WAKEUPS: &str = "gateway_splice_wakeups_total";
+const SPLICE_WAKEUPS_LOST: &str = "gateway_splice_wakeups_lost_total";
 
 impl DataplaneStatus {
     /// Prometheus text exposition format (version 0.0.4).
@@ -192,6 +198,10 @@ impl DataplaneStatus {
                 "Fallbacks to userspace forwarding over the redirect budget.",
             );
             sample(&mut out, SPLICE_FALLBACKS, &[], sp.budget_fallbacks);
+            family(&mut out, SPLICE_WAKEUPS, "counter", "Kernel wake-ups of the daemon for bytes passed to userspace.");
+            sample(&mut out, SPLICE_WAKEUPS, &[], sp.wakeups);
+            family(&mut out, SPLICE_WAKEUPS_LOST, "counter", "Kernel wake-ups lost to a full ring buffer.");
+            sample(&mut out, SPLICE_WAKEUPS_LOST, &[], sp.wakeups_lost);
         }
         out
     }
@@ -278,13 +288,16 @@ impl DataplaneStatus {
                     has_steering = true;
                     steering.counters.push((l("event"), value));
                 }
-                SPLICE_ACTIVE | SPLICE_TOTAL | SPLICE_BYTES | SPLICE_FALLBACKS => {
+                SPLICE_ACTIVE | SPLICE_TOTAL | SPLICE_BYTES | SPLICE_FALLBACKS | SPLICE_WAKEUPS
+                | SPLICE_WAKEUPS_LOST => {
                     has_splice = true;
                     match name.as_str() {
                         SPLICE_ACTIVE => splice.active = value,
                         SPLICE_TOTAL => splice.spliced_total = value,
                         SPLICE_BYTES => splice.kernel_bytes = value,
-                        _ => splice.budget_fallbacks = value,
+                        SPLICE_FALLBACKS => splice.budget_fallbacks = value,
+                        SPLICE_WAKEUPS => splice.wakeups = value,
+                        _ => splice.wakeups_lost = value,
                     }
                 }
                 _ => {}
@@ -349,8 +362,9 @@ impl DataplaneStatus {
             Some(sp) => {
                 let _ = writeln!(
                     o,
-                    "splice:           {} spliced now, {} in total, {} bytes forwarded in kernel, {} budget fallbacks",
-                    sp.active, sp.spliced_total, sp.kernel_bytes, sp.budget_fallbacks
+                    "splice:           {} spliced now, {} in total, {} bytes forwarded in kernel, {} budget fallbacks, \
+                     {} wake-ups ({} lost)",
+                    sp.active, sp.spliced_total, sp.kernel_bytes, sp.budget_fallbacks, sp.wakeups, sp.wakeups_lost
                 );
             }
             None => {

@@ -25,7 +25,14 @@ fn sample_status() -> DataplaneStatus {
             routes_added: vec!["10.255.0.0/16".into()],
             routes_kept: vec!["10.254.0.0/24".into()],
         }),
-        splice: Some(SpliceStatus { active: 1, spliced_total: 3, kernel_bytes: 1 << 20, budget_fallbacks: 2 }),
+        splice: Some(SpliceStatus {
+            active: 1,
+            spliced_total: 3,
+            kernel_bytes: 1 << 20,
+            budget_fallbacks: 2,
+            wakeups: 5,
+            wakeups_lost: 1,
+        }),
         cgroup: None,
     }
 }
@@ -64,7 +71,7 @@ fn report_names_every_section() {
         "router_assign (sched_cls) on tc ingress gw0, id 77",
         "VIP_CIDRS 4/1024 entries",
         "vip_packets=12 assign_listener=2",
-        "1 spliced now, 3 in total, 1048576 bytes forwarded in kernel, 2 budget fallbacks",
+        "1 spliced now, 3 in total, 1048576 bytes forwarded in kernel, 2 budget fallbacks, 5 wake-ups (1 lost)",
     ] {
         assert!(r.contains(want), "missing {want:?} in:\n{r}");
     }

@@ -161,6 +161,8 @@ fn every_family_has_a_type_and_a_bounded_label_set() {
         ("gateway_splice_connections_total", "counter"),
         ("gateway_splice_kernel_bytes_total", "counter"),
         ("gateway_splice_budget_fallbacks_total", "counter"),
+        ("gateway_splice_wakeups_total", "counter"),
+        ("gateway_splice_wakeups_lost_total", "counter"),
     ];
     for (family, kind) in expected {
         assert_eq!(page.get(family).map(|(k, _)| k.as_str()), Some(kind), "{family}\n{text}");

@@ -174,6 +174,8 @@ fn splice_status() -> Option<SpliceStatus> {
             spliced_total: s.total,
             kernel_bytes: s.redirected_to_backend.saturating_add(s.redirected_to_client),
             budget_fallbacks: s.budget_fallbacks,
+            wakeups: s.wakeups,
+            wakeups_lost: s.wakeups_lost,
         }),
         Err(e) => {
             tracing::warn!(error = %e, "reading the splice counters failed");

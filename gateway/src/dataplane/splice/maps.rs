@@ -8,16 +8,18 @@ use aya::{
 };
 use gateway_common::splice::{
     SpliceFlow, SplicePeer, SpliceTotals, SPLICE_DIR_TO_BACKEND, SPLICE_DIR_TO_CLIENT, SPLICE_FLOW_MAP,
-    SPLICE_PEER_MAP, SPLICE_SOCKS_MAP, SPLICE_TOTALS_MAP,
+    SPLICE_PEER_MAP, SPLICE_SLOT_WAKEUPS, SPLICE_SOCKS_MAP, SPLICE_TOTALS_MAP,
 };
 
 use crate::dataplane::DataplaneError;
 
-/// Per-direction totals summed over CPUs.
+/// Per-direction totals and the wake-up counts, summed over CPUs.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Totals {
     pub to_backend: SpliceTotals,
     pub to_client: SpliceTotals,
+    /// `wakeups` and `wakeups_lost` only.
+    pub wakes: SpliceTotals,
 }
 
 /// The four maps, taken out of the object (the object itself stays alive in the `Splicer`).
@@ -91,7 +93,11 @@ impl SpliceMaps {
             }
             Ok(total)
         };
-        Ok(Totals { to_backend: sum(SPLICE_DIR_TO_BACKEND)?, to_client: sum(SPLICE_DIR_TO_CLIENT)? })
+        Ok(Totals {
+            to_backend: sum(SPLICE_DIR_TO_BACKEND)?,
+            to_client: sum(SPLICE_DIR_TO_CLIENT)?,
+            wakes: sum(SPLICE_SLOT_WAKEUPS)?,
+        })
     }
 }
 

@@ -67,6 +67,10 @@ pub struct SpliceStats {
     /// Bytes of spliced sessions that the daemon read and forwarded itself (fallbacks, bytes
     /// that arrived before the splice took effect).
     pub userspace_bytes: u64,
+    /// Wake-ups the verdict posted to a flow's supervisor (bytes passed to userspace).
+    pub wakeups: u64,
+    /// Wake-ups that did not fit in the ring buffer: those bytes waited for the flow's next look.
+    pub wakeups_lost: u64,
 }
 
 /// Why a session is or is not spliced.
@@ -184,6 +188,8 @@ impl Splicer {
             redirected_to_client: totals.to_client.redirected_bytes,
             budget_fallbacks: totals.to_backend.budget_stops + totals.to_client.budget_stops,
             userspace_bytes: self.userspace_bytes.load(Ordering::Relaxed),
+            wakeups: totals.wakes.wakeups,
+            wakeups_lost: totals.wakes.wakeups_lost,
         })
     }
 
