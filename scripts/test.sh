@@ -8,6 +8,12 @@
 # a summary in which skipped tests are counted apart from passed ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A run from a clean checkout grows the checkout by about 6.5 GB (target/ and fuzz/target/); the
+# toolchains, packages and servers setup.sh installs take about 2 GB more on a fresh machine.
+# Running out of disk fails tests far from the cause, so say it first.
+free_gb=$(df -Pk . | awk 'NR == 2 { printf "%d", $4 / 1048576 }')
+echo "[test] free disk here: ${free_gb} GB (a clean run needs about 8 GB)"
+[ "$free_gb" -ge 8 ] || echo "[test] WARNING: under 8 GB free; the build or the tests may fail with ENOSPC"
 bash scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 # A clean checkout gains nothing from incremental artefacts (2.6 GB of disk in a CI run).
