@@ -126,6 +126,25 @@ const SPLICE_FALLBACKS: &str = "gateway_splice_budget_fallbacks_total";
 const SPLICE_WAKEUPS: &str = "gateway_splice_wakeups_total";
 const SPLICE_WAKEUPS_LOST: &str = "gateway_splice_wakeups_lost_total";
 
+/// The splice families with their types and help, in the order of [`SpliceStatus::values`]: the
+/// one list both this page and the metrics page (which names them without samples when no
+/// splice engine reports) write from.
+pub const SPLICE_FAMILIES: [(&str, &str, &str); 6] = [
+    (SPLICE_ACTIVE, "gauge", "Connection pairs spliced in the kernel now."),
+    (SPLICE_TOTAL, "counter", "Connection pairs spliced since start."),
+    (SPLICE_BYTES, "counter", "Bytes forwarded by the kernel between spliced sockets."),
+    (SPLICE_FALLBACKS, "counter", "Fallbacks to userspace forwarding over the redirect budget."),
+    (SPLICE_WAKEUPS, "counter", "Kernel wake-ups of the daemon for bytes passed to userspace."),
+    (SPLICE_WAKEUPS_LOST, "counter", "Kernel wake-ups lost to a full ring buffer."),
+];
+
+impl SpliceStatus {
+    /// The counters in the order of [`SPLICE_FAMILIES`].
+    fn values(&self) -> [u64; 6] {
+        [self.active, self.spliced_total, self.kernel_bytes, self.budget_fallbacks, self.wakeups, self.wakeups_lost]
+    }
+}
+
 impl DataplaneStatus {
     /// Prometheus text exposition format (version 0.0.4).
     pub fn to_prometheus(&self) -> String {
@@ -185,23 +204,10 @@ impl DataplaneStatus {
             c.encode(&mut out);
         }
         if let Some(sp) = &self.splice {
-            family(&mut out, SPLICE_ACTIVE, "gauge", "Connection pairs spliced in the kernel now.");
-            sample(&mut out, SPLICE_ACTIVE, &[], sp.active);
-            family(&mut out, SPLICE_TOTAL, "counter", "Connection pairs spliced since start.");
-            sample(&mut out, SPLICE_TOTAL, &[], sp.spliced_total);
-            family(&mut out, SPLICE_BYTES, "counter", "Bytes forwarded by the kernel between spliced sockets.");
-            sample(&mut out, SPLICE_BYTES, &[], sp.kernel_bytes);
-            family(
-                &mut out,
-                SPLICE_FALLBACKS,
-                "counter",
-                "Fallbacks to userspace forwarding over the redirect budget.",
-            );
-            sample(&mut out, SPLICE_FALLBACKS, &[], sp.budget_fallbacks);
-            family(&mut out, SPLICE_WAKEUPS, "counter", "Kernel wake-ups of the daemon for bytes passed to userspace.");
-            sample(&mut out, SPLICE_WAKEUPS, &[], sp.wakeups);
-            family(&mut out, SPLICE_WAKEUPS_LOST, "counter", "Kernel wake-ups lost to a full ring buffer.");
-            sample(&mut out, SPLICE_WAKEUPS_LOST, &[], sp.wakeups_lost);
+            for ((name, kind, help), value) in SPLICE_FAMILIES.into_iter().zip(sp.values()) {
+                family(&mut out, name, kind, help);
+                sample(&mut out, name, &[], value);
+            }
         }
         out
     }
