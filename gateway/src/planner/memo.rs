@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use tokio::time::Instant;
+
 use super::candidates;
 use crate::route::{Candidate, PrimaryZone};
 use crate::topology::{Cluster, Locator, PlacedServer, TenantServers};
@@ -55,9 +57,10 @@ pub struct TenantMemo {
 }
 
 impl TenantMemo {
-    /// The facts of `tenant` for the current server list and cluster model.
-    pub async fn facts(&self, locator: &Locator, tenant: &str) -> Arc<TenantFacts> {
-        let servers = locator.tenant_servers(tenant).await.value().cloned();
+    /// The facts of `tenant` for the current server list (looked up as of `now`) and cluster
+    /// model.
+    pub async fn facts(&self, locator: &Locator, tenant: &str, now: Instant) -> Arc<TenantFacts> {
+        let servers = locator.tenant_servers_at(tenant, now).await.value().cloned();
         let cluster = locator.cluster();
         let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(f) = map.get(tenant).filter(|f| f.derived_from(&cluster, &servers)) {

@@ -10,6 +10,8 @@ mod steps;
 
 use std::sync::Arc;
 
+use tokio::time::Instant;
+
 use crate::config::RoutingConfig;
 use crate::metadata::{MetadataError, StaticSource};
 use crate::partition::{locate_statement, CastContext, Location};
@@ -151,8 +153,10 @@ impl Planner {
         mut trace: Trace,
         kind: Option<RequestKind>,
     ) -> Planned {
+        // One clock reading for every cache probe of the statement.
+        let now = Instant::now();
         let (mut req, Located { location, table, tablet_id, partitioned, cache }) =
-            self.request(analysis, ctx, &mut trace).await;
+            self.request(analysis, ctx, now, &mut trace).await;
         if let Some(kind) = kind {
             req.kind = kind;
         }
@@ -169,9 +173,16 @@ impl Planner {
         Planned { decision, plan, location, table, tablet_id, partitioned, cache }
     }
 
-    /// Builds the route request: candidates from the table's partition, or the tenant's servers.
-    async fn request(&self, a: &Analysis<'_>, ctx: &StatementContext, trace: &mut Trace) -> (RouteRequest, Located) {
-        let tenant = self.tenants.facts(&self.locator, &ctx.tenant).await;
+    /// Builds the route request: candidates from the table's partition, or the tenant's servers;
+    /// the location cache is probed as of `now`.
+    async fn request(
+        &self,
+        a: &Analysis<'_>,
+        ctx: &StatementContext,
+        now: Instant,
+        trace: &mut Trace,
+    ) -> (RouteRequest, Located) {
+        let tenant = self.tenants.facts(&self.locator, &ctx.tenant, now).await;
         let tenant_servers = &tenant.placed;
         // The tenant's servers are the candidates only where no partition gives replicas: cloned
         // there, not for every statement.
@@ -188,7 +199,7 @@ impl Planner {
         trace.add(steps::cache_lookup);
         let db = table.schema.as_deref().or(ctx.database.as_deref()).unwrap_or("");
         let key = TableKey::of_tenant(&ctx.tenant, db, &table.name);
-        let lookup = self.locator.table(&key).await;
+        let lookup = self.locator.table_at(&key, now).await;
         let cache = Some(match &lookup {
             Lookup::Found { from_remote: false, .. } => crate::metrics::CacheLookup::Hit,
             Lookup::Stale(_) => crate::metrics::CacheLookup::Stale,
@@ -213,7 +224,7 @@ impl Planner {
         } else {
             None
         };
-        match self.replicas(&key, &entry, &lookup, location.as_ref()).await {
+        match self.replicas(&key, &entry, &lookup, location.as_ref(), now).await {
             Ok(reps) => {
                 trace.add(|| steps::entry(&reps));
                 req.partition = PartitionState::Located;
@@ -237,6 +248,7 @@ impl Planner {
         entry: &Arc<TableEntry>,
         table: &Lookup<TableEntry>,
         location: Option<&Location>,
+        now: Instant,
     ) -> Result<PartitionReplicas, String> {
         let cluster = self.locator.cluster();
         let place = |reps: &[Replica]| reps.iter().map(|r| PlacedReplica::place(*r, &cluster)).collect();
@@ -249,7 +261,7 @@ impl Planner {
                 let Some(id) = entry.tablet_of(loc) else {
                     return Err(format!("partition {} of {key} not available: no tablet id", loc.name()));
                 };
-                let tablet = self.locator.tablet_of(key, id).await;
+                let tablet = self.locator.tablet_of_at(key, id, now).await;
                 let Some(t) = tablet.value() else {
                     let why = match &tablet {
                         Lookup::NotAvailable(r) => r.as_str(),

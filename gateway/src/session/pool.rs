@@ -164,8 +164,10 @@ impl Pool {
 
     async fn acquire(&self, key: &PoolKey, login: &LoginRequest<'_>, client: u64) -> Result<PooledConn, PoolError> {
         let cfg = &self.inner.cfg;
-        let started = Instant::now();
-        let deadline = tokio::time::Instant::now() + cfg.acquire_timeout();
+        // One clock reading (the runtime's, which tests may pause) for the deadline and the
+        // idle connections' age: a reuse reads the clock once.
+        let asked = tokio::time::Instant::now();
+        let (started, deadline) = (asked.into_std(), asked + cfg.acquire_timeout());
         let home = self.inner.key_pool(key, wire_identity(login));
         // A free slot is taken without arming the timeout's timer (the common case).
         let free = home.slots.clone().try_acquire_owned().ok();

@@ -288,7 +288,7 @@ impl SessionKind for Session<'_> {
     /// the statement text goes into the buffer the previous one left.
     fn started(&mut self, next: &NextCommand, text: &str) {
         if next.cmd == command::QUERY {
-            self.reg.start_text("Query", text);
+            self.reg.start_text("Query", text, std::time::Instant::now());
         } else {
             self.reg.start(command::process_name(next.cmd), None);
         }

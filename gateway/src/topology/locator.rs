@@ -179,7 +179,12 @@ impl Locator {
 
     /// The table entry of `key`.
     pub async fn table(&self, key: &TableKey) -> Lookup<TableEntry> {
-        self.lookup(&self.inner.cache.tables, key, || self.spawn_table_fetch(key.clone())).await
+        self.table_at(key, Instant::now()).await
+    }
+
+    /// [`Locator::table`] probed as of `now`: a statement's lookups share one clock reading.
+    pub async fn table_at(&self, key: &TableKey, now: Instant) -> Lookup<TableEntry> {
+        self.lookup(&self.inner.cache.tables, key, now, || self.spawn_table_fetch(key.clone())).await
     }
 
     /// The location of one tablet.
@@ -190,14 +195,24 @@ impl Locator {
     /// [`Locator::tablet`] of tablet `tablet_id` of `table`, without building a [`TabletKey`]
     /// unless a fetch starts.
     pub async fn tablet_of(&self, table: &TableKey, tablet_id: u64) -> Lookup<TabletLocation> {
+        self.tablet_of_at(table, tablet_id, Instant::now()).await
+    }
+
+    /// [`Locator::tablet_of`] probed as of `now`.
+    pub async fn tablet_of_at(&self, table: &TableKey, tablet_id: u64, now: Instant) -> Lookup<TabletLocation> {
         let key = TabletRef { table, tablet_id };
         let parts: &dyn TabletKeyParts = &key;
-        self.lookup(&self.inner.cache.tablets, parts, || self.spawn_tablet_fetch(parts.to_owned())).await
+        self.lookup(&self.inner.cache.tablets, parts, now, || self.spawn_tablet_fetch(parts.to_owned())).await
     }
 
     /// The server list of a tenant.
     pub async fn tenant_servers(&self, tenant: &str) -> Lookup<TenantServers> {
-        self.lookup(&self.inner.cache.tenants, tenant, || self.spawn_tenant_fetch(tenant.to_string())).await
+        self.tenant_servers_at(tenant, Instant::now()).await
+    }
+
+    /// [`Locator::tenant_servers`] probed as of `now`.
+    pub async fn tenant_servers_at(&self, tenant: &str, now: Instant) -> Lookup<TenantServers> {
+        self.lookup(&self.inner.cache.tenants, tenant, now, || self.spawn_tenant_fetch(tenant.to_string())).await
     }
 
     /// The tenant's servers with their placement (the T candidates of docs/routing.md §3).
@@ -255,17 +270,16 @@ impl Locator {
         })
     }
 
-    /// Probe, start a fetch if due, wait (bounded) for a fetch in progress. A hit neither
-    /// allocates nor subscribes to fetch completions: the subscription is taken before the probe
-    /// that precedes the first wait, so that no completion can be missed.
-    async fn lookup<K, Q, V>(&self, map: &EntryMap<K, V>, key: &Q, start_fetch: impl Fn()) -> Lookup<V>
+    /// Probe as of `begun`, start a fetch if due, wait (bounded) for a fetch in progress. A hit
+    /// neither allocates nor subscribes to fetch completions: the subscription is taken before
+    /// the probe that precedes the first wait, so that no completion can be missed.
+    async fn lookup<K, Q, V>(&self, map: &EntryMap<K, V>, key: &Q, begun: Instant, start_fetch: impl Fn()) -> Lookup<V>
     where
         K: Eq + std::hash::Hash + Clone + std::borrow::Borrow<Q>,
         Q: Eq + std::hash::Hash + ToOwned<Owned = K> + ?Sized,
     {
         let mut rx = None;
-        // One clock reading for the usual hit; another after each wait.
-        let begun = Instant::now();
+        // The caller's clock reading for the usual hit; another after each wait.
         let mut now = begun;
         let mut waited = false;
         loop {

@@ -180,7 +180,7 @@ impl RoutedSession<'_> {
             }
         }
         // Untraced unless `[log] route_diagnosis = "trace"`: building the trace doubles the cost.
-        let traced = self.shared.config().log.route_diagnosis == RouteDiagnosis::Trace;
+        let traced = self.logging.diag == RouteDiagnosis::Trace;
         let t0 = std::time::Instant::now();
         let planned = if traced {
             self.planner.plan_analysis(a, cmd, &self.context()).await
@@ -205,10 +205,7 @@ impl RoutedSession<'_> {
         self.requests += 1;
         let shared = self.shared;
         let metrics = &shared.metrics;
-        let (diag, slow_ms) = {
-            let c = shared.config();
-            (c.log.route_diagnosis, c.log.slow_statement_ms)
-        };
+        let (diag, slow_ms) = (self.logging.diag, self.logging.slow_ms);
         let (consistency, partition, sticky) = match &route {
             Route::Held(why) => (None, None, Tie::Sticky(*why)),
             Route::Server(_, tie) => (None, None, *tie),
@@ -244,9 +241,10 @@ impl RoutedSession<'_> {
             (Some(_), Some(c)) => super::learn::outcome(c),
             (Some(_), None) => RouteOutcome::TenantServer,
         };
-        self.shared.metrics.statement(a.kind, outcome, self.route_time, self.started.elapsed());
+        let elapsed = self.started.elapsed();
+        self.shared.metrics.statement(a.kind, outcome, self.route_time, elapsed);
         self.log_route(req, &served, consistency, partition, sticky, diag);
-        self.log_slow(req, &served, outcome, slow_ms);
+        self.log_slow(req, &served, outcome, slow_ms, elapsed);
         if served.conn.is_none() {
             self.note_sticky();
         }

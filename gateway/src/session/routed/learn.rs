@@ -122,9 +122,15 @@ impl RoutedSession<'_> {
         info!(target: "gateway::route", conn = self.front.id, seq = self.requests, "EXPLAIN ROUTE\n{text}");
     }
 
-    /// `[log] slow_statement_ms`: one WARN line when the request took longer.
-    pub(super) fn log_slow(&self, req: &Request<'_>, served: &Served, outcome: RouteOutcome, slow_ms: u64) {
-        let elapsed = self.started.elapsed();
+    /// `[log] slow_statement_ms`: one WARN line when the request took longer (`elapsed`).
+    pub(super) fn log_slow(
+        &self,
+        req: &Request<'_>,
+        served: &Served,
+        outcome: RouteOutcome,
+        slow_ms: u64,
+        elapsed: std::time::Duration,
+    ) {
         if slow_ms == 0 || elapsed.as_millis() <= u128::from(slow_ms) {
             return;
         }

@@ -89,6 +89,8 @@ pub struct RoutedSession<'a> {
     started: Instant,
     /// How long planning the current request took, when it was planned (metrics).
     route_time: Option<std::time::Duration>,
+    /// The `[log]` settings of the current request (read once per request).
+    logging: Logging,
     /// Requests routed so far (the route log's `seq`).
     requests: u64,
     reg: Registration<'a>,
@@ -148,6 +150,7 @@ pub async fn serve(
         link: link::ServerLink::default(),
         started: Instant::now(),
         route_time: None,
+        logging: Logging::of(&shared.config()),
         requests: 0,
         reg,
         ps: parts::Statements::default(),
@@ -226,8 +229,11 @@ impl SessionKind for RoutedSession<'_> {
     /// Shows a command as running in the session list; a prepared statement's command shows its
     /// statement's text itself ([`statements`]).
     fn started(&mut self, next: &NextCommand, text: &str) {
+        // One clock reading: the statement's time (metrics, slow log) and the process list's.
+        self.started = Instant::now();
+        self.logging = Logging::of(&self.shared.config());
         match next.cmd {
-            command::QUERY => self.reg.start_text("Query", text),
+            command::QUERY => self.reg.start_text("Query", text, self.started),
             cmd if statements::is_statement_command(cmd) => {}
             cmd => self.reg.start(command::process_name(cmd), None),
         }
@@ -403,7 +409,6 @@ impl<'a> RoutedSession<'a> {
         shape: command::Shape,
     ) -> Result<Flow, SessionError> {
         let (cmd, payload, reply_seq) = (next.cmd, &next.payload[..], next.reply_seq);
-        self.started = Instant::now();
         self.route_time = None;
         match cmd {
             command::PING => self.reply_ok(reply_seq).await,
@@ -487,5 +492,20 @@ impl<'a> RoutedSession<'a> {
 
     async fn reply_err(&mut self, seq: u8, err: &ErrPacket) -> Result<Flow, SessionError> {
         self.front.reply_err(seq, err).await.map(|()| Flow::Continue)
+    }
+}
+
+/// What the route logs of one request are told to write (`[log]`).
+#[derive(Debug, Clone, Copy)]
+struct Logging {
+    /// `route_diagnosis`.
+    diag: crate::config::RouteDiagnosis,
+    /// `slow_statement_ms` (0: off).
+    slow_ms: u64,
+}
+
+impl Logging {
+    fn of(config: &crate::config::Config) -> Logging {
+        Logging { diag: config.log.route_diagnosis, slow_ms: config.log.slow_statement_ms }
     }
 }

@@ -197,9 +197,9 @@ impl Registration<'_> {
         });
     }
 
-    /// A command with statement text started: the text is copied into the buffer the previous
-    /// statement left (no allocation once it is large enough).
-    pub fn start_text(&self, command: &'static str, text: &str) {
+    /// A command with statement text started at `since`: the text is copied into the buffer the
+    /// previous statement left (no allocation once it is large enough).
+    pub fn start_text(&self, command: &'static str, text: &str, since: Instant) {
         let Ok(mut slot) = self.info.lock() else { return };
         let Slot { info, spare, .. } = &mut *slot;
         let mut buf = info.info.take().or_else(|| spare.take()).unwrap_or_default();
@@ -207,7 +207,7 @@ impl Registration<'_> {
         buf.push_str(text);
         info.command = command;
         info.info = Some(buf);
-        info.since = Instant::now();
+        info.since = since;
     }
 
     /// The command ended: the session sleeps, with no server connection (routed sessions).
