@@ -68,8 +68,8 @@ pub struct BenchArgs {
     /// `/proc/<pid>/stat` over the run, divided by the statements sysbench sent), and its ratio to
     /// haproxy's, next to QPS; the whole machine's busy time per statement (`/proc/stat`), with
     /// what each proxy adds to direct's; the TCP segments the machine sent per statement
-    /// (`/proc/net/snmp`); and, on one server without TLS, the target `relay` (`cargo xtask relay`,
-    /// the least a userspace relay can do).
+    /// (`/proc/net/snmp`); and, on one server without TLS, the targets `relay` (`cargo xtask relay`,
+    /// the least a userspace relay can do) and `relay-uring` (the same on one io_uring thread).
     #[arg(long)]
     cpu: bool,
     /// A second gateway binary (say, a build of an earlier commit) to compare against in the same
@@ -139,6 +139,9 @@ struct Rig {
     /// With `--cpu`, without `--cluster` and `--tls`: the least a relay can do (`cargo xtask
     /// relay`) in front of the one server, and its port; target `relay`.
     relay: Option<(Proc, u16)>,
+    /// With `relay`: the same on one thread with io_uring (`cargo xtask relay --uring`); target
+    /// `relay-uring`.
+    relay_uring: Option<(Proc, u16)>,
     /// The servers: one, or s1–s3 with `--cluster`. direct and haproxy use the first.
     dbs: Vec<MariaDb>,
     /// With `--tls`: the certificate files.
@@ -155,6 +158,9 @@ impl Rig {
             // Right after haproxy: the two relays that do not read MySQL.
             let after_haproxy = t.iter().position(|&x| x == "haproxy").map_or(t.len(), |i| i + 1);
             t.insert(after_haproxy, "relay");
+            if self.relay_uring.is_some() {
+                t.insert(after_haproxy + 1, "relay-uring");
+            }
         }
         t.extend(self.base.as_ref().map(|_| "gateway-base"));
         t.extend(self.routed.as_ref().map(|_| "routed"));
@@ -169,6 +175,7 @@ impl Rig {
             "direct" => self.dbs[0].port(),
             "haproxy" => self.haproxy_port,
             "relay" => return Endpoint::root(self.relay.as_ref().map_or(0, |r| r.1)),
+            "relay-uring" => return Endpoint::root(self.relay_uring.as_ref().map_or(0, |r| r.1)),
             // Every gateway but the one under test with `--tls` takes root over plain TCP.
             "gateway-plain" | "routed" | "spliced" | "gateway-base" | "routed-base" => {
                 return Endpoint::root(self.gateway_of(target).map_or(0, |g| g.gateway.port()))
@@ -202,6 +209,9 @@ impl Rig {
         if target == "relay" {
             return self.relay.as_ref().map(|r| r.0.pid());
         }
+        if target == "relay-uring" {
+            return self.relay_uring.as_ref().map(|r| r.0.pid());
+        }
         self.gateway_of(target).map(|g| g.gateway.pid())
     }
 }
@@ -220,7 +230,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     }
     let mut rig = start_rig(&dir, args.cluster, args.tls)?;
     if args.cpu && !args.cluster && !args.tls {
-        rig.relay = Some(start_relay(&dir, &rig.dbs[0])?);
+        rig.relay = Some(start_relay(&dir, &rig.dbs[0], false)?);
+        rig.relay_uring = Some(start_relay(&dir, &rig.dbs[0], true)?);
     }
     if let Some(bin) = &args.baseline_bin {
         rig.base = Some(start_baseline(&dir, bin, &rig.dbs[0])?);
@@ -314,14 +325,20 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts `cargo xtask relay` (this binary) in front of `db`.
-fn start_relay(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<(Proc, u16)> {
+/// Starts `cargo xtask relay [--uring]` (this binary) in front of `db`.
+fn start_relay(dir: &std::path::Path, db: &MariaDb, uring: bool) -> anyhow::Result<(Proc, u16)> {
     let port = process::free_port()?;
     let mut cmd = std::process::Command::new(std::env::current_exe().context("the xtask binary")?);
     cmd.args(["relay", "--listen", &format!("127.0.0.1:{port}"), "--to", &db.addr().to_string()]);
-    let mut relay = Proc::spawn("relay", cmd, &dir.join("relay.log"))?;
+    let name = if uring {
+        cmd.arg("--uring");
+        "relay-uring"
+    } else {
+        "relay"
+    };
+    let mut relay = Proc::spawn(name, cmd, &dir.join(format!("{name}.log")))?;
     relay.wait_for_port(process::loopback(port), std::time::Duration::from_secs(10))?;
-    println!("==> relay on 127.0.0.1:{port} (pid {}), log {}", relay.pid(), relay.log().display());
+    println!("==> {name} on 127.0.0.1:{port} (pid {}), log {}", relay.pid(), relay.log().display());
     Ok((relay, port))
 }
 
@@ -377,7 +394,19 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
             println!("    warning: SELECT 1 through {name} failed: {e:#}");
         }
     }
-    Ok(Rig { gateway, plain_gateway, routed, spliced, base: None, haproxy, haproxy_port, relay: None, dbs, tls: certs })
+    Ok(Rig {
+        gateway,
+        plain_gateway,
+        routed,
+        spliced,
+        base: None,
+        haproxy,
+        haproxy_port,
+        relay: None,
+        relay_uring: None,
+        dbs,
+        tls: certs,
+    })
 }
 
 /// The `routed` target: routing mode over the one server (see [`cluster::single_server_routing`]).

@@ -15,6 +15,7 @@ mod haproxy;
 mod mariadb_cli;
 mod process;
 mod relay;
+mod relay_uring;
 mod report;
 mod sysbench;
 mod workspace;

@@ -20,12 +20,19 @@ pub struct RelayArgs {
     /// Address of the server every connection is relayed to.
     #[arg(long)]
     to: SocketAddr,
+    /// One thread with io_uring instead of two blocking threads per connection
+    /// ([`crate::relay_uring`]).
+    #[arg(long)]
+    uring: bool,
 }
 
 /// Runs the relay until the process is stopped.
 pub fn run(args: &RelayArgs) -> anyhow::Result<()> {
     let listener = TcpListener::bind(args.listen).with_context(|| format!("listening on {}", args.listen))?;
-    println!("relay: {} -> {}", args.listen, args.to);
+    println!("relay{}: {} -> {}", if args.uring { " (io_uring)" } else { "" }, args.listen, args.to);
+    if args.uring {
+        return crate::relay_uring::serve(&listener, args.to);
+    }
     serve(&listener, args.to)
 }
 
@@ -77,6 +84,20 @@ mod tests {
 
     #[test]
     fn relays_both_ways_and_passes_the_end_on() {
+        check_relay(serve);
+    }
+
+    #[test]
+    fn the_io_uring_relay_relays_both_ways_and_passes_the_end_on() {
+        if let Err(e) = io_uring::IoUring::new(2) {
+            println!("SKIP: io_uring is not available here: {e}");
+            return;
+        }
+        check_relay(crate::relay_uring::serve);
+    }
+
+    /// 100 requests and answers through a relay served by `serve`, then the ends both ways.
+    fn check_relay(serve: fn(&TcpListener, SocketAddr) -> anyhow::Result<()>) {
         // A server that answers each 4-byte request with its bytes reversed, until EOF.
         let server = TcpListener::bind("127.0.0.1:0").expect("bind server");
         let to = server.local_addr().expect("server addr");
