@@ -28,13 +28,17 @@ pub fn analyze(sql: &str) -> Option<Analysis<'_>> {
 
 /// [`analyze`] of a statement already lexed into `toks` (with the `hints` of its comments).
 pub(crate) fn analyze_lexed<'a>(sql: &'a str, toks: &[Token], hints: Hints<'a>) -> Option<Analysis<'a>> {
+    let (pins, glued) = scan_pins(sql, toks);
+    if glued {
+        return None;
+    }
     let mut an = match recognise(sql, toks) {
         Some(an) => an,
         None if depth::within(toks.iter().map(|t| class(sql, t))) => return None,
         None => Analysis::new(StmtKind::Other, Path::Unparsed),
     };
     an.hints = hints;
-    an.pins.insert(pins(sql, toks));
+    an.pins.insert(pins);
     an.placeholders = toks.iter().filter(|t| t.kind == Kind::Placeholder).count() as u32;
     Some(an)
 }
@@ -75,15 +79,32 @@ fn dispatch<'a>(c: &mut Cursor<'_, 'a>, first: &str) -> Option<Analysis<'a>> {
 
 /// Session pins visible in the tokens: user variables and session-dependent functions.
 pub(super) fn pins(sql: &str, toks: &[Token]) -> Pins {
+    scan_pins(sql, toks).0
+}
+
+/// [`pins`], and whether a variable is glued to a name or number before it (`a@v`, `1@@x`): the
+/// server reads two tokens there and refuses the statement, the reference tokenizer reads one
+/// name (`@` is a name byte to it), so the fast path declines rather than answer for either.
+fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
     let mut pins = Pins::default();
+    let mut glued = false;
     for (i, t) in toks.iter().enumerate() {
-        if t.kind == Kind::UserVar {
-            pins.insert(Pins::USER_VAR);
+        if matches!(t.kind, Kind::UserVar | Kind::SysVar) {
+            if t.kind == Kind::UserVar {
+                pins.insert(Pins::USER_VAR);
+            }
+            glued |= i.checked_sub(1).and_then(|p| toks.get(p)).is_some_and(|p| glued_operand(sql, p, t));
         } else if t.kind == Kind::Word && toks.get(i + 1).is_some_and(|n| n.kind == Kind::Punct(b'(')) {
             pins.insert(super::function_pin(span(sql, t)));
         }
     }
-    pins
+    (pins, glued)
+}
+
+/// Whether `prev` is a number or a name (not a keyword: `SELECT@a` is fine) ending where the
+/// variable `var` starts.
+fn glued_operand(sql: &str, prev: &Token, var: &Token) -> bool {
+    prev.end == var.start && (prev.kind == Kind::Number || (prev.kind == Kind::Word && !is_reserved(span(sql, prev))))
 }
 
 fn span<'a>(sql: &'a str, t: &Token) -> &'a str {
