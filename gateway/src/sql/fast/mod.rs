@@ -82,7 +82,7 @@ pub(super) fn pins(sql: &str, toks: &[Token]) -> Pins {
     scan_pins(sql, toks).0
 }
 
-/// [`pins`], and whether a variable is glued to a name or number before it (`a@v`, `1@@x`): the
+/// [`pins`], and whether a variable is glued to an operand before it (`a@v`, `1@@x`, `@a@b`): the
 /// server reads two tokens there and refuses the statement, the reference tokenizer reads one
 /// name (`@` is a name byte to it), so the fast path declines rather than answer for either.
 fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
@@ -101,10 +101,15 @@ fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
     (pins, glued)
 }
 
-/// Whether `prev` is a number or a name (not a keyword: `SELECT@a` is fine) ending where the
-/// variable `var` starts.
+/// Whether `prev` is a number, a variable or a name (not a keyword: `SELECT@a` is fine) ending
+/// where the variable `var` starts.
 fn glued_operand(sql: &str, prev: &Token, var: &Token) -> bool {
-    prev.end == var.start && (prev.kind == Kind::Number || (prev.kind == Kind::Word && !is_reserved(span(sql, prev))))
+    prev.end == var.start
+        && match prev.kind {
+            Kind::Number | Kind::UserVar | Kind::SysVar => true,
+            Kind::Word => !is_reserved(span(sql, prev)),
+            _ => false,
+        }
 }
 
 fn span<'a>(sql: &'a str, t: &Token) -> &'a str {

@@ -350,13 +350,15 @@ pub const DISAGREED: &[&str] = &[
     "SELECT a NOT FROM t WHERE id = 1",
     "SELECT a, FROM t WHERE id = 1",
     "SELECT FROM t WHERE id = 1",
-    // A variable glued to a name or number: two tokens to the server, one name to the reference
-    // tokenizer.
+    // A variable glued to a name, number or variable: two tokens to the server, one name to the
+    // reference tokenizer.
     "SELECT a@v",
     "SELECT ?, c2@GIN",
     "SELECT a@v FROM t WHERE id = 1",
     "SELECT c FROM t WHERE id = k@v",
     "SELECT 1@@x",
+    "select @@S@SSION.socket",
+    "SELECT @a@b FROM t WHERE id = 1",
 ];
 
 /// Statements next to those of [`DISAGREED`] that the server takes: the fast path still answers
