@@ -82,20 +82,30 @@ pub(super) fn pins(sql: &str, toks: &[Token]) -> Pins {
     scan_pins(sql, toks).0
 }
 
-/// [`pins`], and whether a variable is glued to an operand before it (`a@v`, `1@@x`, `@a@b`): the
-/// server reads two tokens there and refuses the statement, the reference tokenizer reads one
-/// name (`@` is a name byte to it), so the fast path declines rather than answer for either.
+/// [`pins`], and whether the tokens hold a pair the server reads as two tokens and the reference
+/// tokenizer as one: a variable glued to an operand before it (`a@v`, `1@@x`, `@a@b`; `@` is a
+/// name byte to it) or a placeholder glued to a number after it (`?2` is its numbered
+/// placeholder). The server refuses those statements; the fast path declines rather than answer
+/// for either reading.
 fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
     let mut pins = Pins::default();
     let mut glued = false;
     for (i, t) in toks.iter().enumerate() {
-        if matches!(t.kind, Kind::UserVar | Kind::SysVar) {
-            if t.kind == Kind::UserVar {
-                pins.insert(Pins::USER_VAR);
+        match t.kind {
+            Kind::UserVar | Kind::SysVar => {
+                if t.kind == Kind::UserVar {
+                    pins.insert(Pins::USER_VAR);
+                }
+                glued |= i.checked_sub(1).and_then(|p| toks.get(p)).is_some_and(|p| glued_operand(sql, p, t));
             }
-            glued |= i.checked_sub(1).and_then(|p| toks.get(p)).is_some_and(|p| glued_operand(sql, p, t));
-        } else if t.kind == Kind::Word && toks.get(i + 1).is_some_and(|n| n.kind == Kind::Punct(b'(')) {
-            pins.insert(super::function_pin(span(sql, t)));
+            Kind::Placeholder => {
+                glued |=
+                    toks.get(i + 1).is_some_and(|n| matches!(n.kind, Kind::Number | Kind::Hex) && n.start == t.end);
+            }
+            Kind::Word if toks.get(i + 1).is_some_and(|n| n.kind == Kind::Punct(b'(')) => {
+                pins.insert(super::function_pin(span(sql, t)));
+            }
+            _ => {}
         }
     }
     (pins, glued)

@@ -359,6 +359,11 @@ pub const DISAGREED: &[&str] = &[
     "SELECT 1@@x",
     "select @@S@SSION.socket",
     "SELECT @a@b FROM t WHERE id = 1",
+    // A placeholder glued to a number: `?2` is one numbered placeholder to the reference
+    // tokenizer, and no `?` placeholder.
+    "SELECT ?2 FROM t0",
+    "SELECT c FROM t WHERE id = ?1",
+    "UPDATE t SET c = ?0x1f WHERE id = ?",
 ];
 
 /// Statements next to those of [`DISAGREED`] that the server takes: the fast path still answers
@@ -374,6 +379,7 @@ pub const NEAR_DISAGREED: &[&str] = &[
     "SELECT a IS UNKNOWN FROM t WHERE id = 1",
     "SELECT CURRENT_TIMESTAMP FROM t WHERE id = 1",
     "SELECT @v FROM t WHERE id = @w",
+    "SELECT ? FROM t WHERE id = ? - 1",
 ];
 
 /// Multi-statement texts (checked through `analyze`, not differentially).
