@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Whitespace};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Whitespace};
 
 use crate::sql::analysis::{Analysis, LockRead, LockStrength, LockWait, Pins, TxnFlags};
 use crate::sql::depth::{self, Class};
@@ -34,6 +34,42 @@ pub(super) fn scan(tokens: &[TokenWithSpan], an: &mut Analysis<'_>) -> Vec<Locat
     an.hints = hints.into_owned();
     an.placeholders = places.len() as u32;
     places
+}
+
+/// Splits unquoted words at each `@` that follows a name byte (`OR@v` → `OR`, `@v`; `a@@x` →
+/// `a`, `@@x`), as the server's lexer reads them: `@` is a name byte to `sqlparser`'s MySQL
+/// tokenizer, not to the server's (where it only starts a variable), and the fast path's lexer
+/// follows the server.
+pub(super) fn split_at_signs(tokens: &mut Vec<TokenWithSpan>) {
+    let glued = |t: &TokenWithSpan| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.trim_start_matches('@').contains('@'));
+    if !tokens.iter().any(glued) {
+        return;
+    }
+    let mut out = Vec::with_capacity(tokens.len() + 2);
+    for t in tokens.drain(..) {
+        match &t.token {
+            Token::Word(w) if glued(&t) => out.extend(word_pieces(&w.value, t.span)),
+            _ => out.push(t),
+        }
+    }
+    *tokens = out;
+}
+
+/// The pieces of a word split before each run of `@` not at its start, with their spans.
+fn word_pieces(word: &str, span: Span) -> Vec<TokenWithSpan> {
+    let chars: Vec<char> = word.chars().collect();
+    let starts: Vec<usize> = (0..chars.len()).filter(|&i| i == 0 || (chars[i] == '@' && chars[i - 1] != '@')).collect();
+    let at = |i: usize| Location::new(span.start.line, span.start.column + i as u64);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(k, &from)| {
+            let to = starts.get(k + 1).copied().unwrap_or(chars.len());
+            let text: String = chars[from..to].iter().collect();
+            let end = if to == chars.len() { span.end } else { at(to) };
+            TokenWithSpan::new(Token::make_word(&text, None), Span::new(at(from), end))
+        })
+        .collect()
 }
 
 /// The class of a token to the depth estimate ([`depth`]): operands are names, numbers, the
