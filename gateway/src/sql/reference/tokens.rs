@@ -36,11 +36,16 @@ pub(super) fn scan(tokens: &[TokenWithSpan], an: &mut Analysis<'_>) -> Vec<Locat
     places
 }
 
+/// Re-reads the tokens where `sqlparser`'s MySQL tokenizer takes `@` otherwise than the server's
+/// lexer (which the fast path's follows): there `@` only starts a variable.
+pub(super) fn at_signs(tokens: &mut Vec<TokenWithSpan>) {
+    split_at_signs(tokens);
+    split_arrow_at(tokens);
+}
+
 /// Splits unquoted words at each `@` that follows a name byte (`OR@v` → `OR`, `@v`; `a@@x` →
-/// `a`, `@@x`), as the server's lexer reads them: `@` is a name byte to `sqlparser`'s MySQL
-/// tokenizer, not to the server's (where it only starts a variable), and the fast path's lexer
-/// follows the server.
-pub(super) fn split_at_signs(tokens: &mut Vec<TokenWithSpan>) {
+/// `a`, `@@x`): `@` is a name byte to `sqlparser`.
+fn split_at_signs(tokens: &mut Vec<TokenWithSpan>) {
     let glued = |t: &TokenWithSpan| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.trim_start_matches('@').contains('@'));
     if !tokens.iter().any(glued) {
         return;
@@ -53,6 +58,27 @@ pub(super) fn split_at_signs(tokens: &mut Vec<TokenWithSpan>) {
         }
     }
     *tokens = out;
+}
+
+/// Reads `<@` (PostgreSQL's contained-by to `sqlparser`) as `<` and the variable after it:
+/// `id<@v` → `id`, `<`, `@v`.
+fn split_arrow_at(tokens: &mut Vec<TokenWithSpan>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i].token == Token::ArrowAt {
+            tokens[i].token = Token::Lt;
+            match tokens.get_mut(i + 1).map(|t| &mut t.token) {
+                Some(Token::Word(w)) if w.quote_style.is_none() => {
+                    let name = format!("@{}", w.value);
+                    if let Some(next) = tokens.get_mut(i + 1) {
+                        next.token = Token::make_word(&name, None);
+                    }
+                }
+                _ => tokens.insert(i + 1, TokenWithSpan::new(Token::AtSign, tokens[i].span)),
+            }
+        }
+        i += 1;
+    }
 }
 
 /// The pieces of a word split before each run of `@` not at its start, with their spans.

@@ -386,6 +386,10 @@ pub const NEAR_DISAGREED: &[&str] = &[
     "SELECT 1 AND@a",
     "SELECT@a",
     "SELECT 1 FROM t WHERE id = 1 AND@a = 1",
+    // `<@` is one operator token to `sqlparser`, `<` and a variable to the server.
+    "SELECT * FROM t WHERE id<@v AND k = 1",
+    "SELECT B<@Jch",
+    "SELECT c FROM t WHERE id = 2 AND k<@@x",
 ];
 
 /// Multi-statement texts (checked through `analyze`, not differentially).
