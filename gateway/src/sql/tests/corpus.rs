@@ -390,6 +390,10 @@ pub const NEAR_DISAGREED: &[&str] = &[
     "SELECT * FROM t WHERE id<@v AND k = 1",
     "SELECT B<@Jch",
     "SELECT c FROM t WHERE id = 2 AND k<@@x",
+    // `INSERT … SET` with a back-quoted column: the reference path kept the quotes.
+    "INSERT````SET`R`=-5",
+    "INSERT INTO t SET `id` = 5, `c` = 'x'",
+    "REPLACE t SET `we``ird` = 1",
 ];
 
 /// Multi-statement texts (checked through `analyze`, not differentially).
