@@ -28,10 +28,10 @@ pub struct Target {
     /// Longest input tried. The SQL, SET and DDL parsers recurse per nesting level until their
     /// depth bounds land (issue #13 item 1): 4 KiB stays well inside the fuzzer's 8 MiB stack.
     max_len: usize,
-    /// Whether a failure fails the run. `sql_agree` reports its disagreements without failing:
-    /// the known ones are on statements the server refuses (`SELECT SQL * FROM t`,
-    /// `SELECT a@v`), in the analysis that issue #13 item 1 is reworking; make it gating again
-    /// once they are settled.
+    /// Whether a failure fails the run. Every target gates: `sql_agree` too, since the fast
+    /// analysis path declines the statements it used to guess at (`SELECT x * FROM t`,
+    /// `SELECT a@v`, `?2`; gateway/src/sql/tests/corpus.rs `DISAGREED`). A target with known
+    /// failures still being worked on may be set to report them without failing the run.
     gating: bool,
 }
 
@@ -43,7 +43,7 @@ pub const TARGETS: &[Target] = &[
     target("stmt_execute", None, 4096, true),
     target("sql_fast", Some("sql.dict"), 4096, true),
     target("sql_reference", Some("sql.dict"), 4096, true),
-    target("sql_agree", Some("sql.dict"), 4096, false),
+    target("sql_agree", Some("sql.dict"), 4096, true),
     target("sql_shape", Some("sql.dict"), 4096, true),
     target("session_state", Some("sql.dict"), 4096, true),
     target("ddl", Some("sql.dict"), 4096, true),

@@ -32,6 +32,7 @@ pub(super) fn select<'a>(c: &mut Cursor<'_, 'a>) -> Option<Analysis<'a>> {
 
 /// Skips the select list; `Some(true)` when `FROM` follows, `Some(false)` at the end.
 fn skip_select_list(c: &mut Cursor<'_, '_>) -> Option<bool> {
+    let start = c.pos;
     let mut depth = 0u32;
     while let Some(t) = c.peek() {
         match t.kind {
@@ -43,7 +44,7 @@ fn skip_select_list(c: &mut Cursor<'_, '_>) -> Option<bool> {
                     ["FROM", "WHERE", "FOR", "LOCK", "INTO", "UNION", "LIMIT", "ORDER", "GROUP", "HAVING", "WINDOW"];
                 if w.eq_ignore_ascii_case("SELECT") || (depth == 0 && clause.iter().any(|k| k.eq_ignore_ascii_case(w)))
                 {
-                    let from = depth == 0 && w.eq_ignore_ascii_case("FROM");
+                    let from = depth == 0 && w.eq_ignore_ascii_case("FROM") && ends_list(c, start);
                     c.pos += usize::from(from);
                     return from.then_some(true);
                 }
@@ -53,6 +54,74 @@ fn skip_select_list(c: &mut Cursor<'_, '_>) -> Option<bool> {
         c.bump();
     }
     (depth == 0).then_some(false)
+}
+
+/// Whether the select list from `start` to the cursor (at `FROM`) ends where an item may end:
+/// not empty, not on an operator, a last `*` only as a wildcard (first, after `,` or `.`, or
+/// after a select modifier). The server refuses the others (`FROM` is reserved); the reference
+/// parser reads `FROM` as a column name in `SELECT a * FROM t` and finds no table.
+fn ends_list(c: &Cursor<'_, '_>, start: usize) -> bool {
+    let before = |n: usize| c.pos.checked_sub(n).filter(|&i| i >= start).and_then(|i| c.toks.get(i));
+    let Some(last) = before(1) else {
+        return false;
+    };
+    match last.kind {
+        Kind::Punct(b'*') => before(2).is_none_or(|t| match t.kind {
+            Kind::Punct(b',' | b'.') => true,
+            Kind::Word => is_select_modifier(c.text(*t)),
+            _ => false,
+        }),
+        Kind::Punct(b')') => true,
+        Kind::Punct(_) | Kind::Op(_) => false,
+        Kind::Word => ends_operand(c.text(*last)),
+        _ => true,
+    }
+}
+
+/// Whether the word `w` may end a select item: a name, or a keyword that is an operand (`NULL`,
+/// `END` of `CASE`, `CURRENT_DATE`, …), not one that wants an operand after it (`AND`, `AS`,
+/// `DISTINCT`, …).
+fn ends_operand(w: &str) -> bool {
+    !super::is_reserved(w)
+        || [
+            "NULL",
+            "TRUE",
+            "FALSE",
+            "UNKNOWN",
+            "END",
+            "DATE",
+            "TIME",
+            "TIMESTAMP",
+            "CURRENT_DATE",
+            "CURRENT_TIME",
+            "CURRENT_TIMESTAMP",
+            "CURRENT_USER",
+            "LOCALTIME",
+            "LOCALTIMESTAMP",
+            "UTC_DATE",
+            "UTC_TIME",
+            "UTC_TIMESTAMP",
+        ]
+        .iter()
+        .any(|k| k.eq_ignore_ascii_case(w))
+}
+
+/// The MySQL select modifiers the reference parser knows (`SQL_CACHE` is not among them).
+fn is_select_modifier(w: &str) -> bool {
+    [
+        "ALL",
+        "DISTINCT",
+        "DISTINCTROW",
+        "HIGH_PRIORITY",
+        "STRAIGHT_JOIN",
+        "SQL_SMALL_RESULT",
+        "SQL_BIG_RESULT",
+        "SQL_BUFFER_RESULT",
+        "SQL_NO_CACHE",
+        "SQL_CALC_FOUND_ROWS",
+    ]
+    .iter()
+    .any(|m| m.eq_ignore_ascii_case(w))
 }
 
 /// `[db.]tbl [PARTITION (p, …)] [[AS] alias]`.

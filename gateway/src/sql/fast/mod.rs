@@ -28,13 +28,17 @@ pub fn analyze(sql: &str) -> Option<Analysis<'_>> {
 
 /// [`analyze`] of a statement already lexed into `toks` (with the `hints` of its comments).
 pub(crate) fn analyze_lexed<'a>(sql: &'a str, toks: &[Token], hints: Hints<'a>) -> Option<Analysis<'a>> {
+    let (pins, glued) = scan_pins(sql, toks);
+    if glued {
+        return None;
+    }
     let mut an = match recognise(sql, toks) {
         Some(an) => an,
         None if depth::within(toks.iter().map(|t| class(sql, t))) => return None,
         None => Analysis::new(StmtKind::Other, Path::Unparsed),
     };
     an.hints = hints;
-    an.pins.insert(pins(sql, toks));
+    an.pins.insert(pins);
     an.placeholders = toks.iter().filter(|t| t.kind == Kind::Placeholder).count() as u32;
     Some(an)
 }
@@ -75,15 +79,47 @@ fn dispatch<'a>(c: &mut Cursor<'_, 'a>, first: &str) -> Option<Analysis<'a>> {
 
 /// Session pins visible in the tokens: user variables and session-dependent functions.
 pub(super) fn pins(sql: &str, toks: &[Token]) -> Pins {
+    scan_pins(sql, toks).0
+}
+
+/// [`pins`], and whether the tokens hold a pair the server reads as two tokens and the reference
+/// tokenizer as one: a variable glued to an operand before it (`a@v`, `1@@x`, `@a@b`; `@` is a
+/// name byte to it) or a placeholder glued to a number after it (`?2` is its numbered
+/// placeholder). The server refuses those statements; the fast path declines rather than answer
+/// for either reading.
+fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
     let mut pins = Pins::default();
+    let mut glued = false;
     for (i, t) in toks.iter().enumerate() {
-        if t.kind == Kind::UserVar {
-            pins.insert(Pins::USER_VAR);
-        } else if t.kind == Kind::Word && toks.get(i + 1).is_some_and(|n| n.kind == Kind::Punct(b'(')) {
-            pins.insert(super::function_pin(span(sql, t)));
+        match t.kind {
+            Kind::UserVar | Kind::SysVar => {
+                if t.kind == Kind::UserVar {
+                    pins.insert(Pins::USER_VAR);
+                }
+                glued |= i.checked_sub(1).and_then(|p| toks.get(p)).is_some_and(|p| glued_operand(sql, p, t));
+            }
+            Kind::Placeholder => {
+                glued |=
+                    toks.get(i + 1).is_some_and(|n| matches!(n.kind, Kind::Number | Kind::Hex) && n.start == t.end);
+            }
+            Kind::Word if toks.get(i + 1).is_some_and(|n| n.kind == Kind::Punct(b'(')) => {
+                pins.insert(super::function_pin(span(sql, t)));
+            }
+            _ => {}
         }
     }
-    pins
+    (pins, glued)
+}
+
+/// Whether `prev` is a number, a variable or a name (not a keyword: `SELECT@a` is fine) ending
+/// where the variable `var` starts.
+fn glued_operand(sql: &str, prev: &Token, var: &Token) -> bool {
+    prev.end == var.start
+        && match prev.kind {
+            Kind::Number | Kind::UserVar | Kind::SysVar => true,
+            Kind::Word => !is_reserved(span(sql, prev)),
+            _ => false,
+        }
 }
 
 fn span<'a>(sql: &'a str, t: &Token) -> &'a str {

@@ -22,6 +22,7 @@ pub fn analyze<'a>(sql: &str) -> Analysis<'a> {
     let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() else {
         return an;
     };
+    tokens::at_signs(&mut tokens);
     let ctx = expr::Ctx { places: tokens::scan(&tokens, &mut an) };
     if !depth::within(tokens.iter().map(|t| class(&t.token))) {
         return an;

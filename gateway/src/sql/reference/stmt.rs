@@ -3,8 +3,8 @@
 use std::borrow::Cow;
 
 use sqlparser::ast::{
-    ContextModifier, Expr, FromTable, Insert, LockType, NonBlock, ObjectName, Query, Set, SetExpr, Statement,
-    TableFactor, TableObject, TableWithJoins, TransactionAccessMode, TransactionMode, Use,
+    AssignmentTarget, ContextModifier, Expr, FromTable, Insert, LockType, NonBlock, ObjectName, Query, Set, SetExpr,
+    Statement, TableFactor, TableObject, TableWithJoins, TransactionAccessMode, TransactionMode, Use,
 };
 
 use super::expr::{self, Ctx, Operand};
@@ -161,8 +161,7 @@ fn insert<'a>(ins: &Insert, ctx: &Ctx, an: &mut Analysis<'a>) {
     let columns: Vec<Name<'static>> =
         ins.columns.iter().filter_map(|c| c.0.last()?.as_ident().map(|i| owned(&i.value))).collect();
     for a in &ins.assignments {
-        let target = format!("{}", a.target);
-        an.key(Column::Named { qualifier: None, name: owned(&target) }, row_value(&a.value, ctx), 0);
+        an.key(Column::Named { qualifier: None, name: assigned(&a.target) }, row_value(&a.value, ctx), 0);
     }
     let Some(SetExpr::Values(values)) = ins.source.as_ref().map(|s| s.body.as_ref()) else {
         return;
@@ -175,6 +174,18 @@ fn insert<'a>(ins: &Insert, ctx: &Ctx, an: &mut Analysis<'a>) {
             };
             an.key(column, row_value(e, ctx), r as u32);
         }
+    }
+}
+
+/// The column an `INSERT … SET` assignment names: a bare column's name unquoted (`` `c` `` →
+/// `c`), any other target as written.
+fn assigned(target: &AssignmentTarget) -> Name<'static> {
+    match target {
+        AssignmentTarget::ColumnName(ObjectName(parts)) => match parts.as_slice() {
+            [part] => part.as_ident().map_or_else(|| owned(&target.to_string()), |i| owned(&i.value)),
+            _ => owned(&target.to_string()),
+        },
+        AssignmentTarget::Tuple(_) => owned(&target.to_string()),
     }
 }
 

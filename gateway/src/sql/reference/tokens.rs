@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Whitespace};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Whitespace};
 
 use crate::sql::analysis::{Analysis, LockRead, LockStrength, LockWait, Pins, TxnFlags};
 use crate::sql::depth::{self, Class};
@@ -34,6 +34,68 @@ pub(super) fn scan(tokens: &[TokenWithSpan], an: &mut Analysis<'_>) -> Vec<Locat
     an.hints = hints.into_owned();
     an.placeholders = places.len() as u32;
     places
+}
+
+/// Re-reads the tokens where `sqlparser`'s MySQL tokenizer takes `@` otherwise than the server's
+/// lexer (which the fast path's follows): there `@` only starts a variable.
+pub(super) fn at_signs(tokens: &mut Vec<TokenWithSpan>) {
+    split_at_signs(tokens);
+    split_arrow_at(tokens);
+}
+
+/// Splits unquoted words at each `@` that follows a name byte (`OR@v` → `OR`, `@v`; `a@@x` →
+/// `a`, `@@x`): `@` is a name byte to `sqlparser`.
+fn split_at_signs(tokens: &mut Vec<TokenWithSpan>) {
+    let glued = |t: &TokenWithSpan| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.trim_start_matches('@').contains('@'));
+    if !tokens.iter().any(glued) {
+        return;
+    }
+    let mut out = Vec::with_capacity(tokens.len() + 2);
+    for t in tokens.drain(..) {
+        match &t.token {
+            Token::Word(w) if glued(&t) => out.extend(word_pieces(&w.value, t.span)),
+            _ => out.push(t),
+        }
+    }
+    *tokens = out;
+}
+
+/// Reads `<@` (PostgreSQL's contained-by to `sqlparser`) as `<` and the variable after it:
+/// `id<@v` → `id`, `<`, `@v`.
+fn split_arrow_at(tokens: &mut Vec<TokenWithSpan>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i].token == Token::ArrowAt {
+            tokens[i].token = Token::Lt;
+            match tokens.get_mut(i + 1).map(|t| &mut t.token) {
+                Some(Token::Word(w)) if w.quote_style.is_none() => {
+                    let name = format!("@{}", w.value);
+                    if let Some(next) = tokens.get_mut(i + 1) {
+                        next.token = Token::make_word(&name, None);
+                    }
+                }
+                _ => tokens.insert(i + 1, TokenWithSpan::new(Token::AtSign, tokens[i].span)),
+            }
+        }
+        i += 1;
+    }
+}
+
+/// The pieces of a word split before each run of `@` not at its start, with their spans.
+fn word_pieces(word: &str, span: Span) -> Vec<TokenWithSpan> {
+    let chars: Vec<char> = word.chars().collect();
+    let starts: Vec<usize> = (0..chars.len()).filter(|&i| i == 0 || (chars[i] == '@' && chars[i - 1] != '@')).collect();
+    let at = |i: usize| Location::new(span.start.line, span.start.column + i as u64);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(k, &from)| {
+            let to = starts.get(k + 1).copied().unwrap_or(chars.len());
+            let text: String = chars[from..to].iter().collect();
+            let end = if to == chars.len() { span.end } else { at(to) };
+            TokenWithSpan::new(Token::make_word(&text, None), Span::new(at(from), end))
+        })
+        .collect()
 }
 
 /// The class of a token to the depth estimate ([`depth`]): operands are names, numbers, the

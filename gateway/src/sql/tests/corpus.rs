@@ -334,6 +334,68 @@ const EDGE: &[&str] = &[
     "SELECT * FROM `t``q` WHERE id = 1",
 ];
 
+/// Statements the two paths once disagreed on (found by fuzz/fuzz_targets/sql_agree.rs), all
+/// refused by the server: the fast path declines each, so the reference path decides alone.
+/// The differential test runs them with the rest; `fast_path_declines_what_it_once_guessed`
+/// checks the declines (and that [`NEAR_DISAGREED`] is still answered).
+pub const DISAGREED: &[&str] = &[
+    // A select list ending on an operator or on a keyword that wants an operand: the reference
+    // parser reads `FROM` as a column name (`SQL_CALC_FOUND_SOWS * FROM`) and finds no table.
+    "SELECT SQL_CALC_FOUND_SOWS * FROM t WHERE id = 1",
+    "SELECT c* FROM t_hash WHERE c1 != 2002",
+    "SELECT SQL_CACHE * FROM t WHERE id = 1",
+    "SELECT a + FROM t WHERE id = 1",
+    "SELECT a <= FROM t WHERE id = 1",
+    "SELECT a AND FROM t WHERE id = 1",
+    "SELECT a NOT FROM t WHERE id = 1",
+    "SELECT a, FROM t WHERE id = 1",
+    "SELECT FROM t WHERE id = 1",
+    // A variable glued to a name, number or variable: two tokens to the server, one name to the
+    // reference tokenizer.
+    "SELECT a@v",
+    "SELECT ?, c2@GIN",
+    "SELECT a@v FROM t WHERE id = 1",
+    "SELECT c FROM t WHERE id = k@v",
+    "SELECT 1@@x",
+    "select @@S@SSION.socket",
+    "SELECT @a@b FROM t WHERE id = 1",
+    // A placeholder glued to a number: `?2` is one numbered placeholder to the reference
+    // tokenizer, and no `?` placeholder.
+    "SELECT ?2 FROM t0",
+    "SELECT c FROM t WHERE id = ?1",
+    "UPDATE t SET c = ?0x1f WHERE id = ?",
+];
+
+/// Statements next to those of [`DISAGREED`], mostly ones the server takes: the fast path still
+/// answers them, and agrees.
+pub const NEAR_DISAGREED: &[&str] = &[
+    "SELECT SQL_CALC_FOUND_ROWS * FROM t WHERE id = 1",
+    "SELECT DISTINCT * FROM t WHERE id = 1",
+    "SELECT t.* FROM t WHERE id = 1",
+    "SELECT a, t.* FROM t WHERE id = 1",
+    "SELECT c * 2 FROM t WHERE id = 1",
+    "SELECT CASE WHEN k = 1 THEN 2 END FROM t WHERE id = 1",
+    "SELECT NULL FROM t WHERE id = 1",
+    "SELECT a IS UNKNOWN FROM t WHERE id = 1",
+    "SELECT CURRENT_TIMESTAMP FROM t WHERE id = 1",
+    "SELECT @v FROM t WHERE id = @w",
+    "SELECT ? FROM t WHERE id = ? - 1",
+    // A variable glued to a keyword: two tokens on both paths (the reference path splits
+    // `sqlparser`'s one word); `SELECT OR@v` is refused by the server, the rest taken.
+    "SELECT OR@ERSIGNED",
+    "SELECT 1 AND@a",
+    "SELECT@a",
+    "SELECT 1 FROM t WHERE id = 1 AND@a = 1",
+    // `<@` is one operator token to `sqlparser`, `<` and a variable to the server.
+    "SELECT * FROM t WHERE id<@v AND k = 1",
+    "SELECT B<@Jch",
+    "SELECT c FROM t WHERE id = 2 AND k<@@x",
+    // `INSERT … SET` with a back-quoted column: the reference path kept the quotes.
+    "INSERT````SET`R`=-5",
+    "INSERT INTO t SET `id` = 5, `c` = 'x'",
+    "REPLACE t SET `we``ird` = 1",
+];
+
 /// Multi-statement texts (checked through `analyze`, not differentially).
 pub const MULTI: &[&str] = &[
     "BEGIN; UPDATE T0 SET C2 = 'obproxy' WHERE C1=123; INSERT INTO T1 (C1, C2) VALUES (12, 'odp'); COMMIT;",
@@ -346,7 +408,7 @@ pub fn corpus() -> Vec<String> {
     sysbench(&mut base);
     selects(&mut base);
     inserts(&mut base);
-    base.extend(EDGE.iter().map(|s| (*s).to_owned()));
+    base.extend(EDGE.iter().chain(DISAGREED).chain(NEAR_DISAGREED).map(|s| (*s).to_owned()));
     let mut out = Vec::new();
     for (i, s) in base.iter().enumerate() {
         if i % 3 == 0 || s.starts_with("SELECT c FROM sbtest1") || s.starts_with("INSERT INTO t5") {

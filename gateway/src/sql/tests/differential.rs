@@ -1,6 +1,6 @@
 //! Differential test: the fast path and the reference parser agree wherever the fast path answers.
 
-use super::corpus::{corpus, MULTI};
+use super::corpus::{corpus, DISAGREED, MULTI, NEAR_DISAGREED};
 use crate::sql::{analysis::Analysis, analyze, command, fast, reference, Path, StmtKind};
 
 /// The fields both paths must agree on (everything but `path`).
@@ -64,6 +64,17 @@ fn fast_path_agrees_with_sqlparser() {
         mismatches.len(),
         mismatches[..mismatches.len().min(400)].join("\n")
     );
+}
+
+#[test]
+fn fast_path_declines_what_it_once_guessed() {
+    for stmt in DISAGREED {
+        assert!(fast::analyze(stmt).is_none(), "the fast path answers {stmt:?}");
+        assert!(analyze(stmt).path != Path::Fast, "{stmt:?}");
+    }
+    for stmt in NEAR_DISAGREED {
+        assert!(fast::analyze(stmt).is_some(), "the fast path declines {stmt:?}");
+    }
 }
 
 #[test]
