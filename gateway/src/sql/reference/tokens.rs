@@ -61,24 +61,31 @@ fn split_at_signs(tokens: &mut Vec<TokenWithSpan>) {
 }
 
 /// Reads `<@` (PostgreSQL's contained-by to `sqlparser`) as `<` and the variable after it:
-/// `id<@v` → `id`, `<`, `@v`.
+/// `id<@v` → `id`, `<`, `@v`. One pass into a new list (a statement may repeat `<@` at will).
 fn split_arrow_at(tokens: &mut Vec<TokenWithSpan>) {
-    let mut i = 0;
-    while i < tokens.len() {
-        if tokens[i].token == Token::ArrowAt {
-            tokens[i].token = Token::Lt;
-            match tokens.get_mut(i + 1).map(|t| &mut t.token) {
-                Some(Token::Word(w)) if w.quote_style.is_none() => {
-                    let name = format!("@{}", w.value);
-                    if let Some(next) = tokens.get_mut(i + 1) {
-                        next.token = Token::make_word(&name, None);
-                    }
-                }
-                _ => tokens.insert(i + 1, TokenWithSpan::new(Token::AtSign, tokens[i].span)),
+    if !tokens.iter().any(|t| t.token == Token::ArrowAt) {
+        return;
+    }
+    let mut out = Vec::with_capacity(tokens.len() + 1);
+    // The span of the `<@` just read, if the token before this one was one.
+    let mut arrow: Option<Span> = None;
+    for mut t in tokens.drain(..) {
+        if let Some(span) = arrow.take() {
+            match &t.token {
+                Token::Word(w) if w.quote_style.is_none() => t.token = Token::make_word(&format!("@{}", w.value), None),
+                _ => out.push(TokenWithSpan::new(Token::AtSign, span)),
             }
         }
-        i += 1;
+        if t.token == Token::ArrowAt {
+            t.token = Token::Lt;
+            arrow = Some(t.span);
+        }
+        out.push(t);
     }
+    if let Some(span) = arrow {
+        out.push(TokenWithSpan::new(Token::AtSign, span));
+    }
+    *tokens = out;
 }
 
 /// The pieces of a word split before each run of `@` not at its start, with their spans.
@@ -261,4 +268,36 @@ fn insert_partition(tokens: &mut Vec<TokenWithSpan>, solid: &[usize]) -> Vec<Str
     }
     tokens.drain(solid[k]..=solid[j]);
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlparser::dialect::MySqlDialect;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+
+    use super::split_arrow_at;
+
+    fn read(sql: &str) -> Vec<Token> {
+        let mut toks = Tokenizer::new(&MySqlDialect {}, sql).tokenize_with_location().unwrap_or_default();
+        split_arrow_at(&mut toks);
+        toks.into_iter().map(|t| t.token).filter(|t| !matches!(t, Token::Whitespace(_))).collect()
+    }
+
+    #[test]
+    fn contained_by_reads_as_less_than_and_a_variable() {
+        let words = |t: &[Token]| {
+            t.iter()
+                .filter_map(|t| if let Token::Word(w) = t { Some(w.value.clone()) } else { None })
+                .collect::<Vec<_>>()
+        };
+        let toks = read("id<@v");
+        assert_eq!(toks.get(1), Some(&Token::Lt));
+        assert_eq!(words(&toks), ["id", "@v"]);
+        // Before a non-name the variable's `@` stands alone, at the end too, and every `<@` is read.
+        let toks = read("a<@1<@<@");
+        let lt = toks.iter().filter(|t| **t == Token::Lt).count();
+        let at = toks.iter().filter(|t| **t == Token::AtSign).count();
+        assert_eq!((lt, at), (3, 3), "{toks:?}");
+        assert!(!toks.contains(&Token::ArrowAt));
+    }
 }
