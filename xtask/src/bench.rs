@@ -231,7 +231,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let mut rig = start_rig(&dir, args.cluster, args.tls)?;
     if args.cpu && !args.cluster && !args.tls {
         rig.relay = Some(start_relay(&dir, &rig.dbs[0], false)?);
-        rig.relay_uring = Some(start_relay(&dir, &rig.dbs[0], true)?);
+        rig.relay_uring = match start_relay(&dir, &rig.dbs[0], true) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                println!("SKIP: target relay-uring: {e:#}");
+                None
+            }
+        };
     }
     if let Some(bin) = &args.baseline_bin {
         rig.base = Some(start_baseline(&dir, bin, &rig.dbs[0])?);

@@ -28,6 +28,11 @@ pub struct RelayArgs {
 
 /// Runs the relay until the process is stopped.
 pub fn run(args: &RelayArgs) -> anyhow::Result<()> {
+    if args.uring {
+        // Before listening: where io_uring is off (a seccomp filter, `kernel.io_uring_disabled`)
+        // the bench sees no port and leaves the target out.
+        io_uring::IoUring::new(2).context("io_uring is not available")?;
+    }
     let listener = TcpListener::bind(args.listen).with_context(|| format!("listening on {}", args.listen))?;
     println!("relay{}: {} -> {}", if args.uring { " (io_uring)" } else { "" }, args.listen, args.to);
     if args.uring {
