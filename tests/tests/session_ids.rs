@@ -344,6 +344,57 @@ async fn kill_never_reaches_a_session_other_than_the_one_whose_id_was_seen() {
     }
 }
 
+/// A COM_PROCESS_KILL too short for its 4-byte id is refused with ERR 1835 and reaches no
+/// server. Sent on, MariaDB reads the id past the packet's end: three id bytes and the NUL it
+/// puts after every packet name server thread `t` exactly, so each probe below would kill a
+/// victim's server connection (the network fuzzer's routed failure: another client's pooled
+/// connection of the same account died under it).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_com_process_kill_too_short_for_its_id_reaches_no_server() {
+    use gateway_tests::raw::{cmd, Outcome, RawConn};
+    for mode in MODES {
+        let s = setup(mode);
+        let mut victims = Vec::new();
+        let mut threads = Vec::new();
+        for _ in 0..8 {
+            let mut c = s.conn("alice").await;
+            let t: u32 = query_one(&mut c, "SELECT @@pseudo_thread_id").await.unwrap().unwrap().parse().unwrap();
+            threads.push(t);
+            victims.push(c);
+        }
+        let addr = s.gw().addr();
+        let mut raw = tokio::task::spawn_blocking(move || RawConn::login(addr, "alice", "alice-pw", Some("test")))
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{mode}: raw login: {e:#}"));
+        for &t in &threads {
+            let id = t.to_le_bytes();
+            for body in [&id[..3], &id[..1], &[][..]] {
+                raw.command(cmd::PROCESS_KILL, body).unwrap();
+                match raw.outcome(Duration::from_secs(10)) {
+                    Outcome::Err(e) => assert_eq!(e.code, 1835, "{mode}: COM_PROCESS_KILL {body:?}: {e:?}"),
+                    other => panic!("{mode}: COM_PROCESS_KILL {body:?}: {other:?}\n{}", s.gw().log_tail(4000)),
+                }
+            }
+        }
+        let answered = raw.query("SELECT 'raw still here'").map(|r| r.len());
+        assert!(answered.is_ok(), "{mode}: the sender's session ended: {answered:?}");
+        for (c, t) in victims.iter_mut().zip(&threads) {
+            let got = query_one(c, "SELECT 3").await;
+            assert_eq!(got.ok().flatten().as_deref(), Some("3"), "{mode}: the session on server thread {t} died");
+        }
+        // The servers' own view: every victim's thread is still there (in routed mode an idle
+        // pooled connection, which the pool would otherwise replace unseen).
+        let mut alive = std::collections::BTreeSet::new();
+        for db in s.servers() {
+            let ids = db.sql("SELECT ID FROM information_schema.PROCESSLIST").unwrap();
+            alive.extend(ids.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+        }
+        let gone: Vec<_> = threads.iter().filter(|t| !alive.contains(t)).collect();
+        assert!(gone.is_empty(), "{mode}: server threads {gone:?} were killed (alive: {alive:?})");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn show_proxyroute_shows_non_admins_their_own_tables() {
     let s = setup("routed");

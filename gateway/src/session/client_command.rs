@@ -50,6 +50,10 @@ impl ClientCommand {
                     if let Some(k) = kill::parse(payload, own_id) {
                         return ClientCommand::Kill(k);
                     }
+                    if cmd == command::PROCESS_KILL {
+                        // Too short for its id: never sent on (kill::malformed).
+                        return ClientCommand::Refused(kill::malformed());
+                    }
                     if kill::refused(payload, modes) {
                         return ClientCommand::Refused(kill::unsupported());
                     }
@@ -123,6 +127,11 @@ mod tests {
             ClientCommand::Refused(err) => err.code,
             other => panic!("{other:?}"),
         };
+        // A COM_PROCESS_KILL too short for its 4-byte id: MariaDB would read the id past the
+        // packet, from a previous packet's bytes, and kill whichever thread that names.
+        for short in [&[command::PROCESS_KILL][..], &[command::PROCESS_KILL, 15], &[command::PROCESS_KILL, 15, 0, 0]] {
+            assert_eq!(refused(short), codes::MALFORMED, "{short:?}");
+        }
         assert_eq!(refused(&query("KILL USER app")), codes::NOT_SUPPORTED);
         assert_eq!(refused(&query("SELECT 1; KILL 7")), codes::NOT_SUPPORTED);
         assert_eq!(refused(&[command::BINLOG_DUMP]), codes::NOT_SUPPORTED);

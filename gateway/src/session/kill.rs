@@ -75,6 +75,14 @@ pub fn refused(payload: &[u8], modes: &[crate::sql::Mode]) -> bool {
     modes.iter().any(|&mode| crate::sql::split::statements_in(&text, mode).any(is_kill))
 }
 
+/// The error for a COM_PROCESS_KILL too short to hold its 4-byte id. It is never sent on: MariaDB
+/// reads the id past the end of such a packet, from whatever an earlier packet left in its
+/// buffer, and kills the thread that names (found by the network fuzzer: a 2-byte packet through
+/// a routed session killed another client's pooled connection of the same account).
+pub fn malformed() -> ErrPacket {
+    ErrPacket::new(codes::MALFORMED, "Malformed communication packet")
+}
+
 /// The error for a KILL statement the gateway does not take (see the module doc).
 pub fn unsupported() -> ErrPacket {
     ErrPacket::new(

@@ -45,6 +45,7 @@ pub mod status {
 pub mod cmd {
     pub const QUIT: u8 = 0x01;
     pub const QUERY: u8 = 0x03;
+    pub const PROCESS_KILL: u8 = 0x0c;
     pub const PING: u8 = 0x0e;
     pub const CHANGE_USER: u8 = 0x11;
     pub const STMT_PREPARE: u8 = 0x16;
