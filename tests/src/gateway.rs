@@ -99,7 +99,8 @@ impl GatewayConfig {
             backend,
             max_packet_size: None,
             users: vec![UserEntry::native("root", "")],
-            log_level: "info".into(),
+            // `GATEWAY_TEST_LOG` (a `[log] level`, e.g. "debug") to see more when chasing a failure.
+            log_level: std::env::var("GATEWAY_TEST_LOG").unwrap_or_else(|_| "info".into()),
             listen_extra: Vec::new(),
             extra_tables: Vec::new(),
         })
