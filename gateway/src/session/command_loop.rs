@@ -24,12 +24,14 @@ pub(super) async fn run<S: SessionKind>(s: &mut S) -> Result<(), SessionError> {
     Ok(())
 }
 
-/// One command.
+/// One command. The rare commands' futures are boxed (`Box::pin`): a future is as large as the
+/// largest one it awaits, and each statement moves the whole of it, so the common path
+/// (`forward`) should not pay for KILL, COM_CHANGE_USER or the internal answers (#16).
 async fn command<S: SessionKind>(s: &mut S, next: &NextCommand) -> Result<Flow, SessionError> {
     let reply_seq = next.reply_seq;
     let asked = ClientCommand::read(&next.payload, s.id(), s.modes());
     if let ClientCommand::Internal(internal) = &asked {
-        let answer = internal::answer(internal, &s.caller()).await;
+        let answer = Box::pin(internal::answer(internal, &s.caller())).await;
         s.write_made(answer).await?;
         return Ok(Flow::Continue);
     }
@@ -41,14 +43,14 @@ async fn command<S: SessionKind>(s: &mut S, next: &NextCommand) -> Result<Flow, 
     s.started(next, &text);
     match asked {
         ClientCommand::Internal(_) => Ok(Flow::Continue),
-        ClientCommand::Kill(k) => gateway_ids::kill(s, k, reply_seq).await,
-        ClientCommand::Processlist(q) => gateway_ids::processlist(s, &q, reply_seq).await,
+        ClientCommand::Kill(k) => Box::pin(gateway_ids::kill(s, k, reply_seq)).await,
+        ClientCommand::Processlist(q) => Box::pin(gateway_ids::processlist(s, &q, reply_seq)).await,
         ClientCommand::Forward(shape, glance) => s.forward(next, &text, shape, glance).await,
         ClientCommand::Quit => {
             s.quit().await;
             Ok(Flow::Close)
         }
-        ClientCommand::ChangeUser => match s.change_user(&next.payload).await {
+        ClientCommand::ChangeUser => match Box::pin(s.change_user(&next.payload)).await {
             Err(SessionError::Refused { err, seq }) => {
                 info!(code = err.code, message = %err.message, "COM_CHANGE_USER refused; the session keeps its user");
                 s.reply_err(seq, &err).await.map(|()| Flow::Continue)

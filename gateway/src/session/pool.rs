@@ -184,11 +184,29 @@ impl Pool {
             return Err(PoolError::Busy { server: key.server, waited_ms, size: cfg.max_per_key });
         };
         while let Some(idle) = home.take_idle(client) {
-            if let Some((backend, sync)) = self.revive(idle, login, client, started, deadline).await {
+            // The common reuse talks to no server and awaits nothing; the other steps are boxed,
+            // so that every checkout does not move a future as large as a login (#16).
+            let revived = match self.ready_now(idle, client, started) {
+                Reuse::Ready(backend, sync) => Some((backend, sync)),
+                Reuse::Revive(idle) => Box::pin(self.revive(idle, login, client, started, deadline)).await,
+            };
+            if let Some((backend, sync)) = revived {
                 self.inner.counters.reuses.fetch_add(1, Ordering::Relaxed);
                 return Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()));
             }
         }
+        let (backend, sync) = Box::pin(self.open_new(key, login, deadline, started)).await?;
+        Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()))
+    }
+
+    /// A new connection of `key`, logged in with `login`, its server's kind known.
+    async fn open_new(
+        &self,
+        key: &PoolKey,
+        login: &LoginRequest<'_>,
+        deadline: tokio::time::Instant,
+        started: Instant,
+    ) -> Result<(Box<Backend>, ConnSync), PoolError> {
         let mut backend = self.connect(key, login, deadline, started).await?;
         let (kind, first) = self.server_kind(&mut backend, key.server).await?;
         if first && kind == ServerKind::OceanBase && login.identity.is_some() {
@@ -196,7 +214,19 @@ impl Pool {
             backend = self.connect(key, login, deadline, started).await?;
         }
         let sync = ConnSync::new(login.database, login.charset).on_oceanbase(kind == ServerKind::OceanBase);
-        Ok(PooledConn::new(Box::new(backend), sync, key.clone(), client, home, slot, cfg.connect_timeout()))
+        Ok((Box::new(backend), sync))
+    }
+
+    /// An idle connection usable by `client` as it is (asking at `now`): recently used, by this
+    /// client, and quiet. Otherwise it needs [`Pool::revive`] (a ping, a hand-over, or closing).
+    fn ready_now(&self, idle: Idle, client: u64, now: Instant) -> Reuse {
+        let cfg = &self.inner.cfg;
+        let age = now.saturating_duration_since(idle.since);
+        let fresh = idle.last_client == client && age < cfg.health_check_after() && age <= cfg.idle_timeout();
+        if fresh && looks_alive(&idle.backend) {
+            return Reuse::Ready(idle.backend, idle.sync);
+        }
+        Reuse::Revive(idle)
     }
 
     /// The kind of a new connection's server, and whether this connection had to find it out
@@ -383,6 +413,14 @@ impl KeyPool {
             v.push(idle);
         }
     }
+}
+
+/// What an idle connection taken for reuse needs ([`Pool::ready_now`]).
+enum Reuse {
+    /// Nothing: it is handed out as it is.
+    Ready(Box<Backend>, ConnSync),
+    /// A look at the server (a ping, a hand-over) or closing: [`Pool::revive`].
+    Revive(Idle),
 }
 
 /// How long one step (connect, ping, reset) may take: `limit`, cut short by the request's

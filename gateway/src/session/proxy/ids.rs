@@ -49,7 +49,7 @@ impl Session<'_> {
             command::STMT_PREPARE => self.stmt_prepare(payload, shape, reply_seq).await,
             command::STMT_EXECUTE => {
                 match execute::statement_id(payload).ok().and_then(|id| self.kills.binary.get(&id).cloned()) {
-                    Some(prepared) => self.stmt_execute_kill(payload, prepared, reply_seq).await,
+                    Some(prepared) => Box::pin(self.stmt_execute_kill(payload, prepared, reply_seq)).await,
                     None => self.exchange(payload, shape).await.map(|_| Flow::Continue),
                 }
             }
@@ -75,7 +75,7 @@ impl Session<'_> {
         let first = if glance.mentions(Word::TextPs) { crate::sql::lexer::first_word(text) } else { "" };
         if ["prepare", "execute", "deallocate", "drop"].iter().any(|w| first.eq_ignore_ascii_case(w)) {
             if let Some(ps) = text_ps::parse(text) {
-                if let Some(outcome) = self.text_ps(payload, &ps, reply_seq).await? {
+                if let Some(outcome) = Box::pin(self.text_ps(payload, &ps, reply_seq)).await? {
                     return Ok(outcome);
                 }
             }

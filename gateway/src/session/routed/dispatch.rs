@@ -48,8 +48,11 @@ impl RoutedSession<'_> {
             self.shared.metrics.statement(q.analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);
         }
-        if let Some(flow) = self.text_statement(payload, &read, &q.analysis, reply_seq).await? {
-            return Ok(flow);
+        // Boxed: the text prepared statements' future is larger than the whole common path's.
+        if super::text_statements::is_text_statement(&q.analysis) {
+            if let Some(flow) = Box::pin(self.text_statement(payload, &read, &q.analysis, reply_seq)).await? {
+                return Ok(flow);
+            }
         }
         let rewritten;
         let mut payload = payload;
@@ -165,7 +168,7 @@ impl RoutedSession<'_> {
         }
         match self.link.last_server() {
             Some(s) => Route::Server(s, Tie::Previous),
-            None => Route::Planned(Box::new(self.planner.plan_command(&self.context()).await)),
+            None => Route::Planned(Box::new(Box::pin(self.planner.plan_command(&self.context())).await)),
         }
     }
 

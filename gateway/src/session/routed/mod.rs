@@ -158,7 +158,7 @@ pub async fn serve(
         splice: splice::PinSplice::new(shared, client_tls),
         idle: idle_timeout::Idle::default(),
     };
-    if let Err(err) = s.validate_login().await {
+    if let Err(err) = Box::pin(s.validate_login()).await {
         return Err(SessionError::Refused { err, seq });
     }
     let ok = OkPacket::with_status(s.txn.status()).encode(s.front.caps);

@@ -89,7 +89,7 @@ impl RoutedSession<'_> {
         let Some(last) = self.splice.last_batch.take() else { return flow };
         if matches!(flow, Ok(Flow::Continue)) && self.is_pinned() {
             match self.splice_blocker() {
-                None => return self.splice(&last).await,
+                None => return Box::pin(self.splice(&last)).await,
                 Some(why) => debug!(why, "pinned session not spliced at this answer"),
             }
         }

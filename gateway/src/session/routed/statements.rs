@@ -119,7 +119,7 @@ impl RoutedSession<'_> {
         if let Some(t) = kill {
             // A prepared KILL names a gateway id too: answered here, never sent.
             return match t.bind(&values, self.front.id) {
-                Ok(k) => crate::session::gateway_ids::kill(self, k, reply_seq).await,
+                Ok(k) => Box::pin(crate::session::gateway_ids::kill(self, k, reply_seq)).await,
                 Err(e) => self.reply_err(reply_seq, &e).await,
             };
         }

@@ -14,6 +14,12 @@ use crate::session::prepared::text::{self, TextPs};
 use crate::session::{kill, SessionError};
 use crate::sql::{self, Analysis, StmtKind};
 
+/// Whether `a` is a text `PREPARE` / `EXECUTE` / `DEALLOCATE PREPARE` that
+/// [`RoutedSession::text_statement`] may follow.
+pub(super) fn is_text_statement(a: &Analysis<'_>) -> bool {
+    a.statements == 1 && matches!(a.kind, StmtKind::Prepare | StmtKind::Execute | StmtKind::Deallocate)
+}
+
 impl RoutedSession<'_> {
     /// A text `PREPARE` / `EXECUTE` / `DEALLOCATE PREPARE`. `None`: not one the gateway follows
     /// (the caller runs it as an ordinary statement).
@@ -24,7 +30,7 @@ impl RoutedSession<'_> {
         a: &Analysis<'_>,
         reply_seq: u8,
     ) -> Result<Option<Flow>, SessionError> {
-        if a.statements != 1 || !matches!(a.kind, StmtKind::Prepare | StmtKind::Execute | StmtKind::Deallocate) {
+        if !is_text_statement(a) {
             return Ok(None);
         }
         let Some(ps) = text::parse(read) else { return Ok(None) };
