@@ -231,7 +231,19 @@ pub fn misc(rng: &mut Rng) -> (Vec<u8>, String) {
         2 => ([&[0x04u8][..], *rng.pick(FIELD_LISTS)].concat(), "field list"),
         3 => ([&[0x1bu8][..], &(rng.below(3) as u16).to_le_bytes()[..]].concat(), "set option"),
         4 => (vec![0x09], "statistics"),
-        5 => ([&[0x0cu8][..], &(rng.next_u64() as u32).to_le_bytes()[..]].concat(), "process kill"),
+        5 => {
+            // Sometimes too short for its id: MariaDB reads the rest past the packet's end (the
+            // NUL it appends, then old bytes), so a small id there names one of the few server
+            // threads of the run, maybe a canary's.
+            let short = rng.chance(50);
+            let id = if short { rng.below(32) as u32 + 1 } else { rng.next_u64() as u32 }.to_le_bytes();
+            let keep = match (short, rng.chance(50)) {
+                (false, _) => 4,
+                (true, true) => 3, // the id's three bytes and the NUL: exactly that id
+                (true, false) => 1 + rng.below(2) as usize,
+            };
+            ([&[0x0cu8][..], &id[..keep]].concat(), if keep < 4 { "process kill short" } else { "process kill" })
+        }
         6 => {
             let c = *rng.pick(&[
                 0x00u8, 0x08, 0x0b, 0x0d, 0x0f, 0x10, 0x12, 0x13, 0x14, 0x15, 0x1d, 0x1e, 0x20, 0x7f, 0xfe, 0xff,

@@ -91,6 +91,7 @@ const SENT: &[(&str, &str)] = &[
     ("execute type", "param type"),
     ("long data", "long data"),
     ("odd command", "odd command"),
+    ("process kill short", "COM_PROCESS_KILL short of its id"),
     ("[after COM_QUIT]", "after COM_QUIT"),
     ("change user", "COM_CHANGE_USER"),
     ("-byte writes", "piecewise writes"),
