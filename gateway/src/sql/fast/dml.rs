@@ -137,10 +137,10 @@ pub(super) fn table<'a>(c: &mut Cursor<'_, 'a>) -> Option<TableRef<'a>> {
     if c.kw("PARTITION") {
         t.partitions = partition_names(c)?;
     }
-    if c.kw("AS") {
+    // An alias it cannot read (`` `` ``, a name ending in a space) makes the fast path decline,
+    // with or without `AS`: the reference path decides.
+    if c.kw("AS") || c.is_ident() {
         t.alias = Some(c.ident()?);
-    } else if c.is_ident() {
-        t.alias = c.ident();
     }
     Some(t)
 }

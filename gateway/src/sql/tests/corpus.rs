@@ -364,6 +364,11 @@ pub const DISAGREED: &[&str] = &[
     "SELECT ?2 FROM t0",
     "SELECT c FROM t WHERE id = ?1",
     "UPDATE t SET c = ?0x1f WHERE id = ?",
+    // An empty back-quoted alias right after the table: no alias to the fast path, an empty
+    // one to the reference path.
+    "SELECT * FROM t``#(q` WHERE id = 0",
+    "SELECT * FROM t `` WHERE id = 0",
+    "SELECT * FROM t AS `` WHERE id = 0",
 ];
 
 /// Statements next to those of [`DISAGREED`], mostly ones the server takes: the fast path still
@@ -394,6 +399,9 @@ pub const NEAR_DISAGREED: &[&str] = &[
     "INSERT````SET`R`=-5",
     "INSERT INTO t SET `id` = 5, `c` = 'x'",
     "REPLACE t SET `we``ird` = 1",
+    // A back-quoted alias the fast path reads, with and without AS.
+    "SELECT * FROM t `a` WHERE id = 0",
+    "SELECT * FROM t AS `a b` WHERE id = 0",
 ];
 
 /// Multi-statement texts (checked through `analyze`, not differentially).
