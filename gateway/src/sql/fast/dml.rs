@@ -73,9 +73,26 @@ fn ends_list(c: &Cursor<'_, '_>, start: usize) -> bool {
         }),
         Kind::Punct(b')') => true,
         Kind::Punct(_) | Kind::Op(_) => false,
+        Kind::Word if c.text(*last).eq_ignore_ascii_case("END") => closes_case(c, start),
         Kind::Word => ends_operand(c.text(*last)),
         _ => true,
     }
+}
+
+/// Whether every `END` of the select list (its tokens from `start` to the cursor) closes a
+/// `CASE`: a stray one (`SELECT a END FROM t`) is read differently by the reference parser.
+fn closes_case(c: &Cursor<'_, '_>, start: usize) -> bool {
+    let mut open = 0usize;
+    for t in c.toks.get(start..c.pos).unwrap_or_default().iter().filter(|t| t.kind == Kind::Word) {
+        let w = c.text(*t);
+        if w.eq_ignore_ascii_case("CASE") {
+            open += 1;
+        } else if w.eq_ignore_ascii_case("END") {
+            let Some(left) = open.checked_sub(1) else { return false };
+            open = left;
+        }
+    }
+    true
 }
 
 /// Whether the word `w` may end a select item: a name, or a keyword that is an operand (`NULL`,

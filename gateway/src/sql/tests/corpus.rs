@@ -369,6 +369,11 @@ pub const DISAGREED: &[&str] = &[
     "SELECT * FROM t``#(q` WHERE id = 0",
     "SELECT * FROM t `` WHERE id = 0",
     "SELECT * FROM t AS `` WHERE id = 0",
+    // An `END` that closes no `CASE`: an operand to the fast path, to the reference parser the
+    // end of something else (it finds no table).
+    "SELECT CA2 END FROM t WHERE id = 0",
+    "SELECT a, END FROM t WHERE id = 0",
+    "SELECT CASE WHEN k = 1 THEN 2 END END FROM t WHERE id = 1",
 ];
 
 /// Statements next to those of [`DISAGREED`], mostly ones the server takes: the fast path still
@@ -402,6 +407,8 @@ pub const NEAR_DISAGREED: &[&str] = &[
     // A back-quoted alias the fast path reads, with and without AS.
     "SELECT * FROM t `a` WHERE id = 0",
     "SELECT * FROM t AS `a b` WHERE id = 0",
+    "SELECT CASE WHEN a = 1 THEN CASE WHEN b = 2 THEN 1 END END FROM t WHERE id = 1",
+    "SELECT CASE k WHEN 1 THEN 2 END, c FROM t WHERE id = 1",
 ];
 
 /// Multi-statement texts (checked through `analyze`, not differentially).
