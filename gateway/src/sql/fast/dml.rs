@@ -68,7 +68,7 @@ fn ends_list(c: &Cursor<'_, '_>, start: usize) -> bool {
     match last.kind {
         Kind::Punct(b'*') => before(2).is_none_or(|t| match t.kind {
             Kind::Punct(b',' | b'.') => true,
-            Kind::Word => is_select_modifier(c.text(*t)),
+            Kind::Word => modifiers_only(c, start, c.pos - 1),
             _ => false,
         }),
         Kind::Punct(b')') => true,
@@ -77,6 +77,14 @@ fn ends_list(c: &Cursor<'_, '_>, start: usize) -> bool {
         Kind::Word => ends_operand(c.text(*last)),
         _ => true,
     }
+}
+
+/// Whether the select list's tokens from `start` to `end` are all select modifiers: a `*` after
+/// them is the wildcard. After a modifier word elsewhere (`SELECT 0 + SQL_CALC_FOUND_ROWS * FROM t`)
+/// the reference parser reads a product and `FROM` as its operand.
+fn modifiers_only(c: &Cursor<'_, '_>, start: usize, end: usize) -> bool {
+    let toks = c.toks.get(start..end).unwrap_or_default();
+    !toks.is_empty() && toks.iter().all(|t| t.kind == Kind::Word && is_select_modifier(c.text(*t)))
 }
 
 /// Whether every `END` of the select list (its tokens from `start` to the cursor) closes a

@@ -374,6 +374,10 @@ pub const DISAGREED: &[&str] = &[
     "SELECT CA2 END FROM t WHERE id = 0",
     "SELECT a, END FROM t WHERE id = 0",
     "SELECT CASE WHEN k = 1 THEN 2 END END FROM t WHERE id = 1",
+    // A select modifier word after an operator, then `*`: a product to the reference parser,
+    // with `FROM` its operand.
+    "SELECT 0++++++++SQL_CALC_FOUND_ROWS * FROM YEARTON",
+    "SELECT a, DISTINCT * FROM t WHERE id = 1",
 ];
 
 /// Statements next to those of [`DISAGREED`], mostly ones the server takes: the fast path still
@@ -409,6 +413,7 @@ pub const NEAR_DISAGREED: &[&str] = &[
     "SELECT * FROM t AS `a b` WHERE id = 0",
     "SELECT CASE WHEN a = 1 THEN CASE WHEN b = 2 THEN 1 END END FROM t WHERE id = 1",
     "SELECT CASE k WHEN 1 THEN 2 END, c FROM t WHERE id = 1",
+    "SELECT DISTINCT SQL_NO_CACHE * FROM t WHERE id = 1",
 ];
 
 /// Multi-statement texts (checked through `analyze`, not differentially).
