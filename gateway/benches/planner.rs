@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gateway::config::RoutingConfig;
-use gateway::planner::{Planner, StatementContext};
+use gateway::planner::{Planner, RouteMemo, StatementContext};
 use gateway::sql;
 
 fn planner(rt: &tokio::runtime::Runtime) -> Planner {
@@ -48,8 +48,14 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&format!("planner/traced/{name}"), |b| {
             b.iter(|| black_box(rt.block_on(planner.plan_analysis(black_box(&a), "COM_QUERY", &ctx))))
         });
+        // A session's first statement on a table: nothing remembered yet.
         c.bench_function(&format!("planner/route/{name}"), |b| {
-            b.iter(|| black_box(rt.block_on(planner.route(black_box(&a), &ctx))))
+            b.iter(|| black_box(rt.block_on(planner.route(black_box(&a), &ctx, &mut RouteMemo::default()))))
+        });
+        // The next ones: the session's memory of the table (RouteMemo) stands in for the lookups.
+        let mut memo = RouteMemo::default();
+        c.bench_function(&format!("planner/route_remembered/{name}"), |b| {
+            b.iter(|| black_box(rt.block_on(planner.route(black_box(&a), &ctx, &mut memo))))
         });
         c.bench_function(&format!("planner/analyze+traced/{name}"), |b| {
             b.iter(|| black_box(rt.block_on(planner.plan(black_box(text), &ctx))))

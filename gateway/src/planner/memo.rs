@@ -13,6 +13,9 @@ use super::candidates;
 use crate::route::{Candidate, PrimaryZone};
 use crate::topology::{Cluster, Locator, PlacedServer, TenantServers};
 
+/// A lookup's freshness: `Some(until)` fresh until `until` (`None`: no expiry), `None` not fresh.
+pub type Fresh = Option<Option<Instant>>;
+
 /// Most tenants remembered; beyond that the memo starts over.
 const MAX_TENANTS: usize = 256;
 
@@ -58,19 +61,21 @@ pub struct TenantMemo {
 
 impl TenantMemo {
     /// The facts of `tenant` for the current server list (looked up as of `now`) and cluster
-    /// model.
-    pub async fn facts(&self, locator: &Locator, tenant: &str, now: Instant) -> Arc<TenantFacts> {
-        let servers = locator.tenant_servers_at(tenant, now).await.value().cloned();
+    /// model, with the server list's [`crate::topology::Lookup::fresh_until`].
+    pub async fn facts(&self, locator: &Locator, tenant: &str, now: Instant) -> (Arc<TenantFacts>, Fresh) {
+        let lookup = locator.tenant_servers_at(tenant, now).await;
+        let fresh = lookup.fresh_until();
+        let servers = lookup.value().cloned();
         let cluster = locator.cluster();
         let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(f) = map.get(tenant).filter(|f| f.derived_from(&cluster, &servers)) {
-            return Arc::clone(f);
+            return (Arc::clone(f), fresh);
         }
         let facts = Arc::new(TenantFacts::build(cluster, servers, tenant));
         if map.len() >= MAX_TENANTS {
             map.clear();
         }
         map.insert(tenant.to_string(), Arc::clone(&facts));
-        facts
+        (facts, fresh)
     }
 }

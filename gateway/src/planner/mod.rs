@@ -5,6 +5,7 @@ mod calc_trace;
 mod candidates;
 mod explain;
 mod memo;
+mod route_memo;
 pub(crate) mod show_route;
 mod steps;
 
@@ -24,6 +25,7 @@ use crate::topology::{Locator, Lookup, PartitionReplicas, PlacedReplica, Replica
 use steps::Trace;
 
 pub use explain::render_explain;
+pub use route_memo::RouteMemo;
 
 /// Session facts that change how a statement is routed.
 #[derive(Debug, Clone, Default)]
@@ -52,23 +54,26 @@ pub struct Planned {
     /// The partition, when one was computed.
     pub location: Option<Location>,
     /// The table entry the route used (its key), when the statement names a table.
-    pub table: Option<TableKey>,
+    pub table: Option<Arc<TableKey>>,
     /// The tablet of `location` in that entry, when both are known.
     pub tablet_id: Option<u64>,
     /// The table is partitioned: `location` says whether its partition was computed.
     pub partitioned: bool,
     /// How the table-entry lookup went (metrics), when the statement names a table.
     pub cache: Option<crate::metrics::CacheLookup>,
+    /// The session's memory of its table ([`RouteMemo`]) stood in for the cache lookups.
+    pub remembered: bool,
 }
 
 /// What [`Planner::request`] learnt besides the route request.
 #[derive(Default)]
 struct Located {
     location: Option<Location>,
-    table: Option<TableKey>,
+    table: Option<Arc<TableKey>>,
     tablet_id: Option<u64>,
     partitioned: bool,
     cache: Option<crate::metrics::CacheLookup>,
+    remembered: bool,
 }
 
 /// Plans statements against one topology.
@@ -132,17 +137,18 @@ impl Planner {
     /// unparsed statement would be refused under FORCE_READONLY_ZONE.
     pub async fn plan_command(&self, ctx: &StatementContext) -> Planned {
         let a = sql::analyze("");
-        self.run_as(&a, ctx, Trace::on(steps::parse(&a, "command")), Some(RequestKind::Command)).await
+        self.run_as(&a, ctx, Trace::on(steps::parse(&a, "command")), Some(RequestKind::Command), None).await
     }
 
     /// [`Planner::plan_analysis`] for execution: the same decision and location, without the
-    /// EXPLAIN trace (`plan` is empty). The per-statement path of a routed session.
-    pub async fn route(&self, analysis: &Analysis<'_>, ctx: &StatementContext) -> Planned {
-        self.run(analysis, ctx, Trace::off()).await
+    /// EXPLAIN trace (`plan` is empty). The per-statement path of a routed session, which
+    /// remembers in `memo` what the lookups found ([`RouteMemo`]).
+    pub async fn route(&self, analysis: &Analysis<'_>, ctx: &StatementContext, memo: &mut RouteMemo) -> Planned {
+        self.run_as(analysis, ctx, Trace::off(), None, Some(memo)).await
     }
 
     async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, trace: Trace) -> Planned {
-        self.run_as(analysis, ctx, trace, None).await
+        self.run_as(analysis, ctx, trace, None, None).await
     }
 
     /// [`Planner::run`], with the request kind given instead of taken from the statement.
@@ -152,11 +158,12 @@ impl Planner {
         ctx: &StatementContext,
         mut trace: Trace,
         kind: Option<RequestKind>,
+        memo: Option<&mut RouteMemo>,
     ) -> Planned {
         // One clock reading for every cache probe of the statement.
         let now = Instant::now();
-        let (mut req, Located { location, table, tablet_id, partitioned, cache }) =
-            self.request(analysis, ctx, now, &mut trace).await;
+        let (mut req, Located { location, table, tablet_id, partitioned, cache, remembered }) =
+            self.request(analysis, ctx, now, &mut trace, memo).await;
         if let Some(kind) = kind {
             req.kind = kind;
         }
@@ -170,27 +177,38 @@ impl Planner {
             }
             None => (decide_untraced(&req), RoutePlan::default()),
         };
-        Planned { decision, plan, location, table, tablet_id, partitioned, cache }
+        Planned { decision, plan, location, table, tablet_id, partitioned, cache, remembered }
     }
 
     /// Builds the route request: candidates from the table's partition, or the tenant's servers;
-    /// the location cache is probed as of `now`.
+    /// the location cache is probed as of `now`, unless `memo` remembers what it holds.
     async fn request(
         &self,
         a: &Analysis<'_>,
         ctx: &StatementContext,
         now: Instant,
         trace: &mut Trace,
+        memo: Option<&mut RouteMemo>,
     ) -> (RouteRequest, Located) {
-        let tenant = self.tenants.facts(&self.locator, &ctx.tenant, now).await;
-        let tenant_servers = &tenant.placed;
-        // The tenant's servers are the candidates only where no partition gives replicas: cloned
-        // there, not for every statement.
+        // Read before the lookups: a change during them makes the memory of them stale.
+        let generation = self.locator.generation();
         let mut req = RouteRequest::new(Vec::new(), 0);
         self.fill_inputs(&mut req, a, ctx);
+        if let (Some(table), Some(memo)) = (a.table(), memo.as_deref()) {
+            let db = table.schema.as_deref().or(ctx.database.as_deref()).unwrap_or("");
+            if let Some(m) = memo.table(generation, now, &ctx.tenant, db, &table.name) {
+                if let Some(located) = self.remembered(m, &mut req, a, table, now, trace) {
+                    return (req, located);
+                }
+            }
+        }
+        let (tenant, tenant_fresh) = self.tenants.facts(&self.locator, &ctx.tenant, now).await;
+        let tenant_servers = &tenant.placed;
         if let Some(pz) = &tenant.primary_zone {
             req.primary_zone = pz.clone();
         }
+        // The tenant's servers are the candidates only where no partition gives replicas: cloned
+        // there, not for every statement.
         let Some(table) = a.table() else {
             req.candidates = tenant.candidates.clone();
             return (req, Located::default());
@@ -198,7 +216,7 @@ impl Planner {
         req.names_table = true;
         trace.add(steps::cache_lookup);
         let db = table.schema.as_deref().or(ctx.database.as_deref()).unwrap_or("");
-        let key = TableKey::of_tenant(&ctx.tenant, db, &table.name);
+        let key = Arc::new(TableKey::of_tenant(&ctx.tenant, db, &table.name));
         let lookup = self.locator.table_at(&key, now).await;
         let cache = Some(match &lookup {
             Lookup::Found { from_remote: false, .. } => crate::metrics::CacheLookup::Hit,
@@ -225,10 +243,26 @@ impl Planner {
             None
         };
         match self.replicas(&key, &entry, &lookup, location.as_ref(), now).await {
-            Ok(reps) => {
+            Ok((reps, tablet_fresh)) => {
                 trace.add(|| steps::entry(&reps));
                 req.partition = PartitionState::Located;
                 req.candidates = candidates::with_replicas(&reps, tenant_servers, &tenant.candidates);
+                if let Some(memo) = memo {
+                    memo.remember(route_memo::Found {
+                        generation,
+                        tenant: &ctx.tenant,
+                        database: db,
+                        name: &table.name,
+                        key: &key,
+                        entry: &entry,
+                        facts: &tenant,
+                        tenant_fresh,
+                        table_fresh: lookup.fresh_until(),
+                        tablet_fresh,
+                        tablet_id: reps.tablet_id,
+                        candidates: &req.candidates,
+                    });
+                }
             }
             Err(e) => {
                 trace.add(|| steps::entry_failed(&e));
@@ -237,7 +271,37 @@ impl Planner {
             }
         }
         let tablet_id = location.as_ref().and_then(|l| entry.tablet_of(l));
-        (req, Located { location, table: Some(key), tablet_id, partitioned: entry.is_partitioned(), cache })
+        let partitioned = entry.is_partitioned();
+        (req, Located { location, table: Some(key), tablet_id, partitioned, cache, remembered: false })
+    }
+
+    /// [`Planner::request`] from what the session remembers of the table (`m`): the partition
+    /// of this statement's values, and the candidates remembered for its tablet. `None` when the
+    /// memory does not cover it (a tablet not seen yet or expired, a partition not calculable):
+    /// the lookups then run.
+    fn remembered(
+        &self,
+        m: &route_memo::TableMemo,
+        req: &mut RouteRequest,
+        a: &Analysis<'_>,
+        table: &sql::TableRef<'_>,
+        now: Instant,
+        trace: &mut Trace,
+    ) -> Option<Located> {
+        let partitioned = m.entry.is_partitioned();
+        let location = if partitioned { Some(self.partition(a, table, &m.entry, trace)?) } else { None };
+        let tablet_id = location.as_ref().and_then(|l| m.entry.tablet_of(l));
+        if partitioned && tablet_id.is_none() {
+            return None;
+        }
+        req.candidates = m.candidates(tablet_id, now)?.to_vec();
+        req.names_table = true;
+        req.partition = PartitionState::Located;
+        if let Some(pz) = &m.facts.primary_zone {
+            req.primary_zone = pz.clone();
+        }
+        let cache = Some(crate::metrics::CacheLookup::Hit);
+        Some(Located { location, table: Some(Arc::clone(&m.key)), tablet_id, partitioned, cache, remembered: true })
     }
 
     /// The replicas of the partition `location` of the table `entry` (looked up as `table`);
@@ -249,14 +313,15 @@ impl Planner {
         table: &Lookup<TableEntry>,
         location: Option<&Location>,
         now: Instant,
-    ) -> Result<PartitionReplicas, String> {
+    ) -> Result<(PartitionReplicas, memo::Fresh), String> {
         let cluster = self.locator.cluster();
         let place = |reps: &[Replica]| reps.iter().map(|r| PlacedReplica::place(*r, &cluster)).collect();
-        let (replicas, tablet_id, from_remote, stale) = match location.filter(|_| entry.is_partitioned()) {
+        let (replicas, tablet_id, from_remote, stale, fresh) = match location.filter(|_| entry.is_partitioned()) {
             None if entry.is_partitioned() => {
                 return Err(format!("table {key} not available: partitioned table and no partition given"))
             }
-            None => (place(&entry.replicas), None, false, false),
+            // The replicas are the table entry's: nothing else to expire.
+            None => (place(&entry.replicas), None, false, false, Some(None)),
             Some(loc) => {
                 let Some(id) = entry.tablet_of(loc) else {
                     return Err(format!("partition {} of {key} not available: no tablet id", loc.name()));
@@ -269,16 +334,17 @@ impl Planner {
                     };
                     return Err(format!("tablet {id} of {key} not available: {why}"));
                 };
-                (place(&t.replicas), Some(id), tablet.from_remote(), tablet.is_stale())
+                (place(&t.replicas), Some(id), tablet.from_remote(), tablet.is_stale(), tablet.fresh_until())
             }
         };
-        Ok(PartitionReplicas {
+        let reps = PartitionReplicas {
             table: Arc::clone(entry),
             tablet_id,
             replicas,
             from_remote: table.from_remote() || from_remote,
             stale: table.is_stale() || stale,
-        })
+        };
+        Ok((reps, fresh))
     }
 
     fn partition(
@@ -350,5 +416,7 @@ fn splice_steps(plan: &mut RoutePlan, mut ours: Vec<PlanStep>) {
     plan.steps = ours.into_iter().chain(info).chain(location).chain(rest).collect();
 }
 
+#[cfg(test)]
+mod route_memo_tests;
 #[cfg(test)]
 mod tests;

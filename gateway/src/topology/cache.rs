@@ -6,13 +6,14 @@
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::config::CacheConfig;
-use super::entry::{Entry, EntryPolicy, EntryState, Probe};
+use super::entry::{Action, Entry, EntryPolicy, EntryState, Probe};
 use super::replica::{TabletLocation, TenantServers};
 use super::table::{TableEntry, TableKey, TabletKey};
 
@@ -26,16 +27,35 @@ type Hasher = foldhash::quality::RandomState;
 pub struct EntryMap<K, V> {
     map: Mutex<HashMap<K, Entry<V>, Hasher>>,
     policy: EntryPolicy,
+    /// Moves whenever an entry may have changed (see [`EntryMap::generation`]).
+    generation: AtomicU64,
 }
 
 impl<K: Eq + Hash + Clone, V> EntryMap<K, V> {
     /// An empty map with the given timing rules.
     pub fn new(policy: EntryPolicy) -> Self {
-        EntryMap { map: Mutex::new(HashMap::with_hasher(Hasher::default())), policy }
+        EntryMap { map: Mutex::new(HashMap::with_hasher(Hasher::default())), policy, generation: AtomicU64::new(0) }
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<K, Entry<V>, Hasher>> {
         self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The lock, for a change to the map: the generation moves (under the lock, so a reader
+    /// that sees the old generation read the map before the change).
+    fn lock_to_change(&self) -> MutexGuard<'_, HashMap<K, Entry<V>, Hasher>> {
+        let map = self.lock();
+        self.generation.fetch_add(1, Ordering::Release);
+        map
+    }
+
+    /// A number that moves whenever any entry may have changed: filled, failed, made dirty,
+    /// deleted, created, expired or set fetching by a probe. While it stands still and no fresh
+    /// value a probe returned has reached its [`Probe::fresh_until`], probing again gives the
+    /// same answers: what a session remembers of earlier probes is still true
+    /// ([`crate::planner::RouteMemo`]).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// Probes `key` (creating a BORN entry if absent); see [`Entry::probe`].
@@ -47,43 +67,50 @@ impl<K: Eq + Hash + Clone, V> EntryMap<K, V> {
         let mut map = self.lock();
         // The key is cloned only to create the entry: a hit costs no allocation.
         if let Some(entry) = map.get_mut(key) {
-            return entry.probe(now, &self.policy);
+            let was_avail = entry.state() == EntryState::Avail;
+            let probe = entry.probe(now, &self.policy);
+            // Expired (AVAIL to DIRTY) or set fetching: the entry changed.
+            if probe.action == Action::Fetch || (was_avail && !probe.fresh) {
+                self.generation.fetch_add(1, Ordering::Release);
+            }
+            return probe;
         }
+        self.generation.fetch_add(1, Ordering::Release);
         map.entry(key.to_owned()).or_insert_with(|| Entry::new(now)).probe(now, &self.policy)
     }
 
     /// Stores a fetched value.
     pub fn fill(&self, key: &K, value: Arc<V>, now: Instant) {
-        self.lock().entry(key.clone()).or_insert_with(|| Entry::new(now)).fill(value, now);
+        self.lock_to_change().entry(key.clone()).or_insert_with(|| Entry::new(now)).fill(value, now);
     }
 
     /// Records a failed fetch.
     pub fn fail(&self, key: &K, error: String, now: Instant) {
-        self.lock().entry(key.clone()).or_insert_with(|| Entry::new(now)).fail(error, now);
+        self.lock_to_change().entry(key.clone()).or_insert_with(|| Entry::new(now)).fail(error, now);
     }
 
-    /// Runs `f` on the entry of `key`, if there is one.
+    /// Runs `f` on the entry of `key`, if there is one (a change: the generation moves).
     pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&mut Entry<V>) -> R) -> Option<R>
     where
         K: Borrow<Q>,
         Q: Eq + Hash + ?Sized,
     {
-        self.lock().get_mut(key).map(f)
+        self.lock_to_change().get_mut(key).map(f)
     }
 
     /// Runs `f` on every entry whose key matches `pick`; returns how many returned true.
     pub fn with_each(&self, pick: impl Fn(&K) -> bool, f: impl Fn(&mut Entry<V>) -> bool) -> usize {
-        self.lock().iter_mut().filter(|(k, _)| pick(k)).map(|(_, e)| f(e)).filter(|&b| b).count()
+        self.lock_to_change().iter_mut().filter(|(k, _)| pick(k)).map(|(_, e)| f(e)).filter(|&b| b).count()
     }
 
     /// Removes every entry whose key matches `pick`.
     pub fn remove_where(&self, pick: impl Fn(&K) -> bool) {
-        self.lock().retain(|k, _| !pick(k));
+        self.lock_to_change().retain(|k, _| !pick(k));
     }
 
     /// State of the entry of `key`.
     pub fn state(&self, key: &K) -> Option<EntryState> {
-        self.with(key, |e| e.state())
+        self.lock().get(key).map(Entry::state)
     }
 
     /// A copy of every entry (for `SHOW PROXYROUTE`-like listings).
@@ -139,6 +166,12 @@ impl LocationCache {
     /// The settings.
     pub fn config(&self) -> &CacheConfig {
         &self.config
+    }
+
+    /// Moves whenever any entry may have changed ([`EntryMap::generation`] of the three maps).
+    pub fn generation(&self) -> u64 {
+        // Each part only grows, so the sum moves whenever one does.
+        self.tables.generation().wrapping_add(self.tablets.generation()).wrapping_add(self.tenants.generation())
     }
 
     /// A receiver that changes whenever a fetch completes (subscribe before probing).

@@ -76,6 +76,9 @@ pub struct Probe<T> {
     pub fresh: bool,
     /// What to do next.
     pub action: Action,
+    /// When a fresh value expires (`None`: it does not, or the value is not fresh): until then,
+    /// and while the entry is not changed, another probe gets the same answer.
+    pub fresh_until: Option<Instant>,
 }
 
 /// A cached value with its state and timestamps.
@@ -167,7 +170,9 @@ impl<T> Entry<T> {
             EntryState::Dirty if self.refetch_due(now, policy) => self.start_fetch(now),
             EntryState::Dirty => Action::Use,
         };
-        Probe { value: self.value.clone(), fresh: self.state == EntryState::Avail, action }
+        let fresh = self.state == EntryState::Avail;
+        let fresh_until = fresh.then(|| policy.expiry.zip(self.filled).map(|(ttl, filled)| filled + ttl)).flatten();
+        Probe { value: self.value.clone(), fresh, action, fresh_until }
     }
 
     fn expired(&self, now: Instant, policy: &EntryPolicy) -> bool {

@@ -2,6 +2,7 @@
 //! refresh, and never wait longer than the configured bound (docs/routing.md §12).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 
 use tokio::task::JoinHandle;
@@ -29,6 +30,8 @@ pub enum Lookup<T> {
         value: Arc<T>,
         /// Filled by a fetch this lookup waited for.
         from_remote: bool,
+        /// When the value expires (`None`: never); see [`Locator::generation`].
+        fresh_until: Option<Instant>,
     },
     /// A stale value: dirty (refetch not yet due, failed, or still running after the wait bound).
     Stale(Arc<T>),
@@ -48,6 +51,14 @@ impl<T> Lookup<T> {
     /// Whether the value came from a fetch this lookup waited for.
     pub fn from_remote(&self) -> bool {
         matches!(self, Lookup::Found { from_remote: true, .. })
+    }
+
+    /// A fresh value's expiry: `Some(None)` never expires, `None` is not fresh.
+    pub fn fresh_until(&self) -> Option<Option<Instant>> {
+        match self {
+            Lookup::Found { fresh_until, .. } => Some(*fresh_until),
+            _ => None,
+        }
     }
 
     /// Whether the value is stale.
@@ -82,6 +93,8 @@ struct Inner {
     source: Arc<dyn MetadataSource>,
     cache: LocationCache,
     cluster: RwLock<Arc<Cluster>>,
+    /// Moves whenever the cluster model is replaced.
+    cluster_generation: AtomicU64,
 }
 
 /// The location service: a cheap-to-clone handle over the cache, the cluster model and a source.
@@ -99,9 +112,20 @@ impl std::fmt::Debug for Locator {
 impl Locator {
     /// A locator with an empty cache and an empty cluster (call [`Locator::refresh_cluster`]).
     pub fn new(source: Arc<dyn MetadataSource>, config: CacheConfig) -> Locator {
-        let inner =
-            Inner { source, cache: LocationCache::new(config), cluster: RwLock::new(Arc::new(Cluster::default())) };
+        let inner = Inner {
+            source,
+            cache: LocationCache::new(config),
+            cluster: RwLock::new(Arc::new(Cluster::default())),
+            cluster_generation: AtomicU64::new(0),
+        };
         Locator { inner: Arc::new(inner) }
+    }
+
+    /// A number that moves whenever the cluster model is replaced or any cache entry may have
+    /// changed ([`LocationCache::generation`]): while it stands still (and no fresh value used
+    /// has expired), lookups give the answers they gave before.
+    pub fn generation(&self) -> u64 {
+        self.inner.cache.generation().wrapping_add(self.inner.cluster_generation.load(Ordering::Acquire))
     }
 
     /// The cache (states, snapshots, feedback).
@@ -130,8 +154,11 @@ impl Locator {
             tenants = cluster.tenants().len(),
             "cluster refreshed"
         );
-        let previous =
-            std::mem::replace(&mut *self.inner.cluster.write().unwrap_or_else(|p| p.into_inner()), Arc::new(cluster));
+        let previous = {
+            let mut current = self.inner.cluster.write().unwrap_or_else(|p| p.into_inner());
+            self.inner.cluster_generation.fetch_add(1, Ordering::Release);
+            std::mem::replace(&mut *current, Arc::new(cluster))
+        };
         self.on_servers_changed(&previous);
         Ok(())
     }
@@ -288,7 +315,9 @@ impl Locator {
                 start_fetch();
             }
             match (probe.value, probe.fresh, probe.action) {
-                (Some(value), true, _) => return Lookup::Found { value, from_remote: waited },
+                (Some(value), true, _) => {
+                    return Lookup::Found { value, from_remote: waited, fresh_until: probe.fresh_until }
+                }
                 (Some(value), false, Action::Use) => return Lookup::Stale(value),
                 (None, _, Action::Use) => return Lookup::NotAvailable(last_error(map, key)),
                 (value, _, _) => {

@@ -188,7 +188,8 @@ impl RoutedSession<'_> {
         let planned = if traced {
             self.planner.plan_analysis(a, cmd, &self.context()).await
         } else {
-            self.planner.route(a, &self.context()).await
+            let ctx = self.context();
+            self.planner.route(a, &ctx, &mut self.memo).await
         };
         self.route_time = Some(t0.elapsed());
         if let Some(key) = &planned.table {

@@ -92,7 +92,7 @@ pub fn report_failure(congestion: &Mutex<CongestionManager>, server: SocketAddr)
 
 /// The location-cache entries a routed statement used (built only when feedback is applied).
 pub fn scope(tenant: &str, planned: &Planned) -> FeedbackScope {
-    FeedbackScope { tenant: tenant.to_string(), table: planned.table.clone(), tablet_id: planned.tablet_id }
+    FeedbackScope { tenant: tenant.to_string(), table: planned.table.as_deref().cloned(), tablet_id: planned.tablet_id }
 }
 
 /// Applies the feedback a server error carries (NOT_MASTER, TENANT_NOT_IN_SERVER, connect

@@ -59,7 +59,7 @@ use super::next_command::NextCommand;
 use super::pool::{scrubs_done, PooledConn};
 use super::state::ClientState;
 use super::{SessionError, Shared};
-use crate::planner::{Planner, StatementContext};
+use crate::planner::{Planner, RouteMemo, StatementContext};
 use crate::protocol::codes;
 use crate::protocol::command;
 use crate::protocol::frame::Wire;
@@ -78,6 +78,8 @@ pub struct RoutedSession<'a> {
     shared: &'a Shared,
     /// The planner of the session's cluster (replaced by a COM_CHANGE_USER to another cluster).
     planner: Planner,
+    /// What the planner remembers of the session's last table (of `planner`'s cluster).
+    memo: RouteMemo,
     /// Who the session logs in to its servers as.
     account: Account,
     state: ClientState,
@@ -142,6 +144,7 @@ pub async fn serve(
         front,
         shared,
         planner,
+        memo: RouteMemo::default(),
         account,
         state,
         route_vars: local::RouteVars::default(),
@@ -457,6 +460,7 @@ impl<'a> RoutedSession<'a> {
         self.account = Account::of(self.shared, &login, Logins::WithTenant);
         if let Some(planner) = login.planner.clone() {
             self.planner = planner;
+            self.memo.clear();
         }
         let cluster = login.name.cluster.clone().unwrap_or_default();
         self.reset().await;
