@@ -192,7 +192,8 @@ impl RoutedSession<'_> {
             self.planner.route(a, &ctx, &mut self.memo).await
         };
         self.route_time = Some(t0.elapsed());
-        if let Some(key) = &planned.table {
+        // A remembered table was listed when the session first routed by it.
+        if let Some(key) = planned.table.as_ref().filter(|_| !planned.remembered) {
             self.reg.touched(key);
         }
         Route::Planned(Box::new(planned))
