@@ -143,8 +143,10 @@ fn order_candidates(
         .map(|c| Classified { cand: c, code: ldc.classify(c, located) })
         .collect();
     // A small non-cryptographic generator: the shuffle only breaks ties; seeding a ChaCha
-    // generator per statement cost a block computation each time.
-    pool.shuffle(&mut SmallRng::seed_from_u64(req.seed));
+    // generator per statement cost a block computation each time. One candidate has no tie.
+    if pool.len() > 1 {
+        pool.shuffle(&mut SmallRng::seed_from_u64(req.seed));
+    }
     let targets = req.target_db_server.as_ref().map(|t| t.addrs.as_slice()).unwrap_or_default();
     let params = OrderParams {
         consistency,

@@ -163,12 +163,15 @@ struct Walk<'p, 'a> {
     pool: &'p [Classified<'a>],
     /// Inline for the usual few replicas: no allocation per statement.
     used: smallvec::SmallVec<[bool; 16]>,
+    /// Members not placed yet: the walk ends when none is left.
+    left: usize,
     out: Vec<RankedCandidate>,
 }
 
 impl<'p, 'a> Walk<'p, 'a> {
     fn new(pool: &'p [Classified<'a>]) -> Self {
-        Walk { pool, used: smallvec::smallvec![false; pool.len()], out: Vec::with_capacity(pool.len()) }
+        let (used, left) = (smallvec::smallvec![false; pool.len()], pool.len());
+        Walk { pool, used, left, out: Vec::with_capacity(pool.len()) }
     }
 
     fn remaining(&self) -> impl Iterator<Item = &Classified<'a>> + '_ {
@@ -183,6 +186,7 @@ impl<'p, 'a> Walk<'p, 'a> {
             }
             if let Some(via) = pred(x) {
                 self.used[i] = true;
+                self.left -= 1;
                 self.out.push(x.rank(via));
             }
         }
@@ -192,6 +196,7 @@ impl<'p, 'a> Walk<'p, 'a> {
     fn take_first(&mut self, pred: impl Fn(&Classified<'a>) -> bool, via: Via) -> Option<RankedCandidate> {
         let i = (0..self.pool.len()).find(|&i| !self.used[i] && pred(&self.pool[i]))?;
         self.used[i] = true;
+        self.left -= 1;
         let ranked = self.pool[i].rank(via);
         self.out.push(ranked.clone());
         Some(ranked)
@@ -261,6 +266,10 @@ fn optimized_switch(
 fn walk_entries(walk: &mut Walk<'_, '_>, order: Order, start: usize) {
     // Two passes over the static order instead of collecting it: no allocation per statement.
     for entry in orders::entries(order).skip(start).chain(orders::entries(order).take(start)) {
+        // Every member placed: the remaining entries would place none.
+        if walk.left == 0 {
+            break;
+        }
         walk.take_all(|x| entry.matches(&x.code).then_some(Via::Entry(*entry)));
     }
 }
