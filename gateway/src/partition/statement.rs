@@ -59,6 +59,9 @@ fn locate_keys(
     ctx: &CastContext,
 ) -> Result<Location, PartitionError> {
     let columns = scheme.key_columns()?;
+    if let Some(loc) = single_key(scheme, analysis, table, columns, ctx) {
+        return loc;
+    }
     let rows = rows_of(analysis);
     let mut found: Option<Location> = None;
     let mut tried = 0usize;
@@ -85,6 +88,26 @@ fn locate_keys(
         }
     }
     found.ok_or_else(|| PartitionError::Unsupported("no key values in the statement".into()))
+}
+
+/// The usual point statement, without the general walk's vectors: one key column, every key
+/// value in row 0 and exactly one of them for that column. `None` when the statement is not one:
+/// [`locate_keys`] then walks rows and alternatives, and gives the same answer for it.
+fn single_key(
+    scheme: &TableScheme,
+    analysis: &Analysis<'_>,
+    table: &TableRef<'_>,
+    columns: &[usize],
+    ctx: &CastContext,
+) -> Option<Result<Location, PartitionError>> {
+    let [col] = *columns else { return None };
+    if analysis.keys.iter().any(|k| k.row != 0) {
+        return None;
+    }
+    let name = &scheme.columns[col].name;
+    let mut values = analysis.keys.iter().filter(|k| names_column(&k.column, table, name, col));
+    let (Some(only), None) = (values.next(), values.next()) else { return None };
+    Some(key_value(&only.value, name).and_then(|v| locate(scheme, std::slice::from_ref(&v), ctx)))
 }
 
 /// The INSERT rows (or the single WHERE row 0) that carry key values.

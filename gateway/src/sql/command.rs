@@ -60,7 +60,8 @@ fn scan_only(sql: &str, kind: StmtKind) -> Analysis<'_> {
 /// The next word after blanks and comments, and the text after it.
 fn word(text: &str) -> Option<(&str, &str)> {
     let text = skip_blank(text);
-    let end = text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len());
+    // By bytes: a word is ASCII, so it ends at a char boundary (the first byte of any other char).
+    let end = text.bytes().position(|b| !(b.is_ascii_alphanumeric() || b == b'_')).unwrap_or(text.len());
     (end > 0).then(|| text.split_at(end))
 }
 
