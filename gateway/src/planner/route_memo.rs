@@ -15,8 +15,10 @@ use super::memo::{Fresh, TenantFacts};
 use crate::route::Candidate;
 use crate::topology::{TableEntry, TableKey};
 
-/// Most tablets remembered of one table; beyond that the list starts over.
-const MAX_TABLETS: usize = 64;
+/// Most tablets remembered, over all tables: with three replicas each, about 9 KiB a session.
+/// Beyond that, the tablet remembered longest ago (of the table remembered longest ago) is
+/// forgotten.
+const MAX_TABLETS: usize = 32;
 
 /// Most tables remembered; beyond that the one remembered longest ago is forgotten.
 const MAX_TABLES: usize = 8;
@@ -115,12 +117,18 @@ impl RouteMemo {
                 self.tables.len() - 1
             }
         };
-        let m = &mut self.tables[i];
-        if m.tablets.len() >= MAX_TABLETS {
-            m.tablets.clear();
+        self.tables[i].tablets.retain(|(id, _, _)| *id != f.tablet_id);
+        if self.tables.iter().map(|m| m.tablets.len()).sum::<usize>() >= MAX_TABLETS {
+            if let Some(oldest) = self.tables.iter_mut().find(|m| !m.tablets.is_empty()) {
+                oldest.tablets.remove(0);
+            }
         }
-        m.tablets.retain(|(id, _, _)| *id != f.tablet_id);
-        m.tablets.push((f.tablet_id, tablet_until, f.candidates.to_vec()));
+        self.tables[i].tablets.push((f.tablet_id, tablet_until, f.candidates.to_vec()));
+    }
+
+    /// How many tablets are remembered, over all tables.
+    pub fn tablets(&self) -> usize {
+        self.tables.iter().map(|m| m.tablets.len()).sum()
     }
 
     /// Forgets everything (a change the generation does not cover).

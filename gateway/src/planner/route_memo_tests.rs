@@ -149,3 +149,43 @@ async fn an_expired_entry_is_looked_up_again() {
     assert!(!expired.remembered, "expired");
     assert_eq!(expired.cache, Some(crate::metrics::CacheLookup::Stale), "the lookup found the entry expired");
 }
+
+#[tokio::test]
+async fn a_session_remembers_a_bounded_number_of_tablets() {
+    // One table of 64 partitions, all led by one server.
+    let dir = std::env::temp_dir().join(format!("route-memo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let partitions: Vec<String> = (0..64).map(|i| format!("{{ name = \"p{i}\", leader = \"s1\" }}")).collect();
+    let topology = format!(
+        "cluster = \"wide\"\n\
+         [[zones]]\nname = \"zone1\"\nregion = \"r1\"\nidc = \"idc1\"\ntype = \"ReadWrite\"\n\
+         [[servers]]\nname = \"s1\"\naddr = \"127.0.0.1:3311\"\nzone = \"zone1\"\n\
+         [[tenants]]\nname = \"sys\"\nid = 1\nprimary_zone = \"zone1\"\n\
+         [[tables]]\ntenant = \"sys\"\ndatabase = \"test\"\nname = \"wide\"\n\
+         ddl = \"CREATE TABLE wide (id INT NOT NULL PRIMARY KEY) PARTITION BY HASH(id) PARTITIONS 64\"\n\
+         partitions = [{}]\n",
+        partitions.join(", ")
+    );
+    let path = dir.join("topology.toml");
+    std::fs::write(&path, topology).unwrap();
+    let cfg = RoutingConfig { topology: Some(path.display().to_string()), ..config(0) };
+    let planner = Planner::from_config(&cfg).await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut memo = RouteMemo::default();
+    let mut remembered = 0;
+    // Keys in a scrambled order (a fixed linear congruential sequence): tablets come back.
+    let mut state: u64 = 1;
+    for _ in 0..640 {
+        state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+        // The high bits: the low ones of this generator cycle through the 64 partitions in order.
+        let key = state >> 16;
+        let sql = format!("SELECT * FROM wide WHERE id = {key}");
+        let a = sql::analyze(&sql);
+        let p = planner.route(&a, &ctx(), &mut memo).await;
+        assert!(p.location.is_some(), "id = {key}: located");
+        remembered += usize::from(p.remembered);
+        assert!(memo.tablets() <= 32, "{} tablets remembered after id = {key}", memo.tablets());
+    }
+    // Half the tablets fit: about half the routes come from memory.
+    assert!(remembered > 100, "{remembered} of 640 remembered");
+}
