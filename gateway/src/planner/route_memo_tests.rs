@@ -4,30 +4,15 @@
 
 use std::time::Duration;
 
+use super::tests::ctx;
 use super::*;
 use crate::topology::{Feedback, FeedbackScope, Replica, TabletLocation};
 
+/// The demo planner's configuration (seed 7), table and tablet entries expiring after
+/// `expiry_ms` (0: never).
 fn config(expiry_ms: u64) -> RoutingConfig {
     let cache = crate::topology::CacheConfig { location_expiry_ms: expiry_ms, ..Default::default() };
-    RoutingConfig {
-        topology: Some("demo".into()),
-        server_addresses: Default::default(),
-        default_tenant: "sys".into(),
-        idc: Some("idc1".into()),
-        proxy_route_policy: None,
-        seed: Some(7),
-        cache,
-        route_log: None,
-        connect_observer_max_retries: 3,
-        config_server_url: None,
-        cluster_sys_user: "proxyro@sys".into(),
-        cluster_sys_password: String::new(),
-        table_discovery: None,
-    }
-}
-
-fn ctx() -> StatementContext {
-    StatementContext { tenant: "sys".into(), database: Some("test".into()), autocommit: true, ..Default::default() }
+    RoutingConfig { cache, ..super::tests::config(7) }
 }
 
 /// Routes `c1 = key` on t0 with the session's memory.

@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn config(seed: u64) -> RoutingConfig {
+pub(super) fn config(seed: u64) -> RoutingConfig {
     RoutingConfig {
         topology: Some("demo".into()),
         server_addresses: Default::default(),
@@ -21,7 +21,7 @@ fn config(seed: u64) -> RoutingConfig {
     }
 }
 
-fn ctx() -> StatementContext {
+pub(super) fn ctx() -> StatementContext {
     StatementContext { tenant: "sys".into(), database: Some("test".into()), autocommit: true, ..Default::default() }
 }
 
