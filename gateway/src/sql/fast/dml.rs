@@ -65,6 +65,9 @@ fn ends_list(c: &Cursor<'_, '_>, start: usize) -> bool {
     let Some(last) = before(1) else {
         return false;
     };
+    if mentions_case(c, start) {
+        return false;
+    }
     match last.kind {
         Kind::Punct(b'*') => before(2).is_none_or(|t| match t.kind {
             Kind::Punct(b',' | b'.') => true,
@@ -73,7 +76,6 @@ fn ends_list(c: &Cursor<'_, '_>, start: usize) -> bool {
         }),
         Kind::Punct(b')') => true,
         Kind::Punct(_) | Kind::Op(_) => false,
-        Kind::Word if c.text(*last).eq_ignore_ascii_case("END") => closes_case(c, start),
         Kind::Word => ends_operand(c.text(*last)),
         _ => true,
     }
@@ -87,20 +89,14 @@ fn modifiers_only(c: &Cursor<'_, '_>, start: usize, end: usize) -> bool {
     !toks.is_empty() && toks.iter().all(|t| t.kind == Kind::Word && is_select_modifier(c.text(*t)))
 }
 
-/// Whether every `END` of the select list (its tokens from `start` to the cursor) closes a
-/// `CASE`: a stray one (`SELECT a END FROM t`) is read differently by the reference parser.
-fn closes_case(c: &Cursor<'_, '_>, start: usize) -> bool {
-    let mut open = 0usize;
-    for t in c.toks.get(start..c.pos).unwrap_or_default().iter().filter(|t| t.kind == Kind::Word) {
-        let w = c.text(*t);
-        if w.eq_ignore_ascii_case("CASE") {
-            open += 1;
-        } else if w.eq_ignore_ascii_case("END") {
-            let Some(left) = open.checked_sub(1) else { return false };
-            open = left;
-        }
-    }
-    true
+/// Whether the select list (its tokens from `start` to the cursor) has a `CASE` or an `END`: the
+/// fast path leaves those lists to the reference parser. A stray `END` (`SELECT a END FROM t`) and
+/// a `CASE` the server refuses (`CASE END`, `CASE x END`, `CASE WHEN END`) are read differently by
+/// the two paths; checking the whole grammar of `CASE` here would be a second parser.
+fn mentions_case(c: &Cursor<'_, '_>, start: usize) -> bool {
+    c.toks.get(start..c.pos).unwrap_or_default().iter().any(|t| {
+        t.kind == Kind::Word && (c.text(*t).eq_ignore_ascii_case("CASE") || c.text(*t).eq_ignore_ascii_case("END"))
+    })
 }
 
 /// Whether the word `w` may end a select item: a name, or a keyword that is an operand (`NULL`,
