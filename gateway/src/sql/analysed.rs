@@ -10,8 +10,6 @@
 
 use std::borrow::Cow;
 
-use smallvec::SmallVec;
-
 use super::{Analysis, Column, Hints, KeyValue, Mode, RangeKey, TableRef, Value};
 
 /// A statement's analysis, owned, and the session SQL mode it was read in.
@@ -146,7 +144,7 @@ fn table<'s, 'b>(t: &'s TableRef<'_>, r: &impl Recast<'s, 'b>) -> TableRef<'b> {
         schema: schema.as_deref().map(|s| r.str(s)),
         name: r.str(name),
         alias: alias.as_deref().map(|s| r.str(s)),
-        partitions: partitions.iter().map(|p| r.str(p)).collect::<SmallVec<_>>(),
+        partitions: partitions.iter().map(|p| r.str(p)).collect::<Vec<_>>(),
     }
 }
 

@@ -82,7 +82,7 @@ pub struct TableRef<'a> {
     /// The alias, if any.
     pub alias: Option<Name<'a>>,
     /// Explicit `PARTITION (p0, p1)` selection.
-    pub partitions: SmallVec<[Name<'a>; 1]>,
+    pub partitions: Vec<Name<'a>>,
 }
 
 /// The column a key value belongs to.
@@ -267,7 +267,7 @@ pub struct Analysis<'a> {
     /// Candidate key values (equalities and `IN` lists under AND, `INSERT` rows).
     pub keys: SmallVec<[KeyValue<'a>; 2]>,
     /// Range comparisons under AND (`<`, `<=`, `>`, `>=`, `BETWEEN`).
-    pub ranges: SmallVec<[RangeKey<'a>; 2]>,
+    pub ranges: Vec<RangeKey<'a>>,
     /// Routing hints from comments.
     pub hints: Hints<'a>,
     /// Locking read, if any.

@@ -2,8 +2,6 @@
 
 use std::borrow::Cow;
 
-use smallvec::SmallVec;
-
 use super::analysis::Name;
 
 /// Read consistency requested by a hint (`FROZEN` is ignored, as ODP does).
@@ -23,7 +21,7 @@ pub struct Hints<'a> {
     /// `target_db_server` from `/* target_db_server=ip:port,… */` or an ODP hint.
     pub target_db_server: Option<Name<'a>>,
     /// Every `key=value` pair of `/*+ODP: … */` hints, in order.
-    pub odp: SmallVec<[(Name<'a>, Name<'a>); 1]>,
+    pub odp: Vec<(Name<'a>, Name<'a>)>,
 }
 
 impl<'a> Hints<'a> {

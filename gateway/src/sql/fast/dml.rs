@@ -1,7 +1,5 @@
 //! Fast-path single-table `SELECT`, `UPDATE` and `DELETE`.
 
-use smallvec::SmallVec;
-
 use super::expr::{self, Operand};
 use super::Cursor;
 use crate::sql::analysis::{Analysis, LockRead, LockStrength, LockWait, Path, StmtKind, TableRef};
@@ -167,9 +165,9 @@ pub(super) fn table<'a>(c: &mut Cursor<'_, 'a>) -> Option<TableRef<'a>> {
 }
 
 /// `(p0, p1)` after `PARTITION`.
-pub(super) fn partition_names<'a>(c: &mut Cursor<'_, 'a>) -> Option<SmallVec<[super::Name<'a>; 1]>> {
+pub(super) fn partition_names<'a>(c: &mut Cursor<'_, 'a>) -> Option<Vec<super::Name<'a>>> {
     c.expect_punct(b'(')?;
-    let mut names = SmallVec::new();
+    let mut names = Vec::new();
     loop {
         names.push(c.ident()?);
         if c.punct(b')') {
