@@ -50,12 +50,21 @@ fn bench(c: &mut Criterion) {
         });
         // A session's first statement on a table: nothing remembered yet.
         c.bench_function(&format!("planner/route/{name}"), |b| {
-            b.iter(|| black_box(rt.block_on(planner.route(black_box(&a), &ctx, &mut RouteMemo::default()))))
+            b.iter(|| {
+                black_box(rt.block_on(planner.route(
+                    black_box(&a),
+                    &ctx,
+                    &mut RouteMemo::default(),
+                    tokio::time::Instant::now(),
+                )))
+            })
         });
         // The next ones: the session's memory of the table (RouteMemo) stands in for the lookups.
         let mut memo = RouteMemo::default();
         c.bench_function(&format!("planner/route_remembered/{name}"), |b| {
-            b.iter(|| black_box(rt.block_on(planner.route(black_box(&a), &ctx, &mut memo))))
+            b.iter(|| {
+                black_box(rt.block_on(planner.route(black_box(&a), &ctx, &mut memo, tokio::time::Instant::now())))
+            })
         });
         c.bench_function(&format!("planner/analyze+traced/{name}"), |b| {
             b.iter(|| black_box(rt.block_on(planner.plan(black_box(text), &ctx))))

@@ -152,8 +152,8 @@ async fn fifty_clients_through_eight_connections_see_only_their_own_state() {
                 assert_eq!(got, [Some(expected.0), Some(expected.1), Some(expected.2)], "client {i} round {round}");
                 // A statement run directly on the connection keeps it in sync.
                 row(&mut conn, &format!("SET @w = {round}")).await.expect("set");
-                assert!(state.observe_statement(format!("SET @w = {round}").as_bytes(), Some(&mut conn.sync)));
-                assert!(state.in_sync(&conn.sync));
+                assert!(state.observe_statement(format!("SET @w = {round}").as_bytes(), Some(conn.sync_mut())));
+                assert!(state.in_sync(conn.sync()));
                 drop(conn);
                 tokio::task::yield_now().await;
             }
@@ -200,7 +200,7 @@ async fn a_reused_connection_carries_nothing_from_its_previous_client() {
         .expect("raw");
     assert_eq!(raw[0], default_mode);
     assert_eq!(raw[1], None, "user variable leaked");
-    assert_eq!(raw[2].as_deref(), c.sync.database(), "database after reset");
+    assert_eq!(raw[2].as_deref(), c.sync().database(), "database after reset");
     assert_eq!(raw[3].as_deref(), Some("SYSTEM"));
     assert_eq!(raw[4].as_deref(), Some("latin1"), "the login's character set survives the reset");
     assert!(row(&mut c, "SELECT * FROM tt").await.unwrap_err().contains("doesn't exist"), "temporary table leaked");
@@ -210,7 +210,7 @@ async fn a_reused_connection_carries_nothing_from_its_previous_client() {
     // Back to the same client: no reset, its session is intact.
     let c = pool.get(&k, &login_with(Some("test"), 8), b.id()).await.expect("get b again");
     assert_eq!(pool.stats().resets, 1);
-    assert!(b.plan(&c.sync).is_empty());
+    assert!(b.plan(c.sync()).is_empty());
     drop(c);
     let mut c = pool.get(&k, &login_with(Some("test"), 8), a.id()).await.expect("get a again");
     assert_eq!(pool.stats().resets, 2);

@@ -63,6 +63,9 @@ pub struct Planned {
     pub cache: Option<crate::metrics::CacheLookup>,
     /// The session's memory of its table ([`RouteMemo`]) stood in for the cache lookups.
     pub remembered: bool,
+    /// The clock reading of the planning: the cache probes' freshness, and the congestion check
+    /// of the attempts that follow (one reading for the statement).
+    pub at: Instant,
 }
 
 /// What [`Planner::request`] learnt besides the route request.
@@ -137,18 +140,26 @@ impl Planner {
     /// unparsed statement would be refused under FORCE_READONLY_ZONE.
     pub async fn plan_command(&self, ctx: &StatementContext) -> Planned {
         let a = sql::analyze("");
-        self.run_as(&a, ctx, Trace::on(steps::parse(&a, "command")), Some(RequestKind::Command), None).await
+        let trace = Trace::on(steps::parse(&a, "command"));
+        self.run_as(&a, ctx, trace, Some(RequestKind::Command), None, Instant::now()).await
     }
 
     /// [`Planner::plan_analysis`] for execution: the same decision and location, without the
     /// EXPLAIN trace (`plan` is empty). The per-statement path of a routed session, which
-    /// remembers in `memo` what the lookups found ([`RouteMemo`]).
-    pub async fn route(&self, analysis: &Analysis<'_>, ctx: &StatementContext, memo: &mut RouteMemo) -> Planned {
-        self.run_as(analysis, ctx, Trace::off(), None, Some(memo)).await
+    /// remembers in `memo` what the lookups found ([`RouteMemo`]). `now`: the caller's clock
+    /// reading, taken as the statement's.
+    pub async fn route(
+        &self,
+        analysis: &Analysis<'_>,
+        ctx: &StatementContext,
+        memo: &mut RouteMemo,
+        now: Instant,
+    ) -> Planned {
+        self.run_as(analysis, ctx, Trace::off(), None, Some(memo), now).await
     }
 
     async fn run(&self, analysis: &Analysis<'_>, ctx: &StatementContext, trace: Trace) -> Planned {
-        self.run_as(analysis, ctx, trace, None, None).await
+        self.run_as(analysis, ctx, trace, None, None, Instant::now()).await
     }
 
     /// [`Planner::run`], with the request kind given instead of taken from the statement.
@@ -159,9 +170,9 @@ impl Planner {
         mut trace: Trace,
         kind: Option<RequestKind>,
         memo: Option<&mut RouteMemo>,
+        now: Instant,
     ) -> Planned {
-        // One clock reading for every cache probe of the statement.
-        let now = Instant::now();
+        // One clock reading (`now`) for every cache probe of the statement.
         let (mut req, Located { location, table, tablet_id, partitioned, cache, remembered }) =
             self.request(analysis, ctx, now, &mut trace, memo).await;
         if let Some(kind) = kind {
@@ -177,7 +188,7 @@ impl Planner {
             }
             None => (decide_untraced(&req), RoutePlan::default()),
         };
-        Planned { decision, plan, location, table, tablet_id, partitioned, cache, remembered }
+        Planned { decision, plan, location, table, tablet_id, partitioned, cache, remembered, at: now }
     }
 
     /// Builds the route request: candidates from the table's partition, or the tenant's servers;

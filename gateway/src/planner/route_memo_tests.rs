@@ -19,7 +19,7 @@ fn config(expiry_ms: u64) -> RoutingConfig {
 async fn route(planner: &Planner, memo: &mut RouteMemo, key: i64) -> Planned {
     let sql = format!("SELECT * FROM t0 WHERE c1 = {key}");
     let a = sql::analyze(&sql);
-    planner.route(&a, &ctx(), memo).await
+    planner.route(&a, &ctx(), memo, Instant::now()).await
 }
 
 /// Routes `c1 = key` until the route comes from memory: the first routes fill the cache, and a
@@ -45,7 +45,7 @@ async fn a_remembered_route_is_the_route_the_lookups_give() {
     let planner = Planner::from_config(&config(0)).await.unwrap();
     // The cache holds t0 and its tablets, and t1.
     let t1 = sql::analyze("SELECT * FROM t1 WHERE c1 = 1");
-    planner.route(&t1, &ctx(), &mut RouteMemo::default()).await;
+    planner.route(&t1, &ctx(), &mut RouteMemo::default(), Instant::now()).await;
     for key in 0..64 {
         route(&planner, &mut RouteMemo::default(), key).await;
     }
@@ -69,12 +69,15 @@ async fn a_remembered_route_is_the_route_the_lookups_give() {
     assert_eq!(remembered, 128 - 8, "one lookup per tablet");
     // Another table (not partitioned): the memory of t0 does not answer for it; then both
     // are remembered.
-    let other = planner.route(&t1, &ctx(), &mut memo).await;
+    let other = planner.route(&t1, &ctx(), &mut memo, Instant::now()).await;
     assert!(!other.remembered);
     for key in 0..8 {
-        let from_memory = planner.route(&t1, &ctx(), &mut memo).await;
+        let from_memory = planner.route(&t1, &ctx(), &mut memo, Instant::now()).await;
         assert!(from_memory.remembered, "t1");
-        assert_eq!(from_memory.decision, planner.route(&t1, &ctx(), &mut RouteMemo::default()).await.decision);
+        assert_eq!(
+            from_memory.decision,
+            planner.route(&t1, &ctx(), &mut RouteMemo::default(), Instant::now()).await.decision
+        );
         assert!(route(&planner, &mut memo, key).await.remembered, "t0 still");
     }
 }
@@ -166,7 +169,7 @@ async fn a_session_remembers_a_bounded_number_of_tablets() {
         let key = state >> 16;
         let sql = format!("SELECT * FROM wide WHERE id = {key}");
         let a = sql::analyze(&sql);
-        let p = planner.route(&a, &ctx(), &mut memo).await;
+        let p = planner.route(&a, &ctx(), &mut memo, Instant::now()).await;
         assert!(p.location.is_some(), "id = {key}: located");
         remembered += usize::from(p.remembered);
         assert!(memo.tablets() <= 32, "{} tablets remembered after id = {key}", memo.tablets());

@@ -50,6 +50,7 @@ use tokio::sync::Semaphore;
 use tracing::{debug, info, warn, Instrument};
 
 pub use config::PoolConfig;
+use conn::Conn;
 pub use conn::PooledConn;
 pub use error::PoolError;
 pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
@@ -110,6 +111,8 @@ struct Inner {
 
 /// The connections of one key.
 struct KeyPool {
+    /// The key (shared by every connection handed out: a checkout clones no key).
+    key: PoolKey,
     /// One permit per connection that may exist; held by each handed-out connection.
     slots: Arc<Semaphore>,
     /// Idle connections, most recently returned last.
@@ -119,9 +122,8 @@ struct KeyPool {
 
 struct Idle {
     /// Boxed from connect to close, so that the hand-outs and returns of every statement move
-    /// a pointer, not the connection and its buffers.
-    backend: Box<Backend>,
-    sync: ConnSync,
+    /// a pointer, not the connection, its buffers and its session state.
+    conn: Box<Conn>,
     last_client: u64,
     since: Instant,
 }
@@ -187,16 +189,16 @@ impl Pool {
             // The common reuse talks to no server and awaits nothing; the other steps are boxed,
             // so that every checkout does not move a future as large as a login (#16).
             let revived = match self.ready_now(idle, client, started) {
-                Reuse::Ready(backend, sync) => Some((backend, sync)),
+                Reuse::Ready(conn) => Some(conn),
                 Reuse::Revive(idle) => Box::pin(self.revive(idle, login, client, started, deadline)).await,
             };
-            if let Some((backend, sync)) = revived {
+            if let Some(conn) = revived {
                 self.inner.counters.reuses.fetch_add(1, Ordering::Relaxed);
-                return Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()));
+                return Ok(PooledConn::new(conn, client, home, slot, cfg.connect_timeout()));
             }
         }
-        let (backend, sync) = Box::pin(self.open_new(key, login, deadline, started)).await?;
-        Ok(PooledConn::new(backend, sync, key.clone(), client, home, slot, cfg.connect_timeout()))
+        let conn = Box::pin(self.open_new(key, login, deadline, started)).await?;
+        Ok(PooledConn::new(conn, client, home, slot, cfg.connect_timeout()))
     }
 
     /// A new connection of `key`, logged in with `login`, its server's kind known.
@@ -206,7 +208,7 @@ impl Pool {
         login: &LoginRequest<'_>,
         deadline: tokio::time::Instant,
         started: Instant,
-    ) -> Result<(Box<Backend>, ConnSync), PoolError> {
+    ) -> Result<Box<Conn>, PoolError> {
         let mut backend = self.connect(key, login, deadline, started).await?;
         let (kind, first) = self.server_kind(&mut backend, key.server).await?;
         if first && kind == ServerKind::OceanBase && login.identity.is_some() {
@@ -214,7 +216,7 @@ impl Pool {
             backend = self.connect(key, login, deadline, started).await?;
         }
         let sync = ConnSync::new(login.database, login.charset).on_oceanbase(kind == ServerKind::OceanBase);
-        Ok((Box::new(backend), sync))
+        Ok(Box::new(Conn { backend, sync }))
     }
 
     /// An idle connection usable by `client` as it is (asking at `now`): recently used, by this
@@ -223,8 +225,8 @@ impl Pool {
         let cfg = &self.inner.cfg;
         let age = now.saturating_duration_since(idle.since);
         let fresh = idle.last_client == client && age < cfg.health_check_after() && age <= cfg.idle_timeout();
-        if fresh && looks_alive(&idle.backend) {
-            return Reuse::Ready(idle.backend, idle.sync);
+        if fresh && looks_alive(&idle.conn.backend) {
+            return Reuse::Ready(idle.conn);
         }
         Reuse::Revive(idle)
     }
@@ -250,29 +252,30 @@ impl Pool {
         client: u64,
         now: Instant,
         deadline: tokio::time::Instant,
-    ) -> Option<(Box<Backend>, ConnSync)> {
+    ) -> Option<Box<Conn>> {
         let cfg = &self.inner.cfg;
         // Read the clock only for a step that talks to the server (the common reuse has none).
         let bound = || step_bound(cfg.connect_timeout(), deadline);
         let age = now.saturating_duration_since(idle.since);
-        let Idle { mut backend, mut sync, last_client, .. } = idle;
+        let Idle { mut conn, last_client, .. } = idle;
+        let Conn { backend, sync } = &mut *conn;
         let thread = backend.greeting.connection_id;
         let usable = age <= cfg.idle_timeout()
-            && looks_alive(&backend)
-            && (age < cfg.health_check_after() || ping(&mut backend, bound()).await);
+            && looks_alive(backend)
+            && (age < cfg.health_check_after() || ping(backend, bound()).await);
         if !usable {
             debug!(thread, age_ms = age.as_millis() as u64, "idle connection closed: expired or dead");
             self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
             return None;
         }
         if last_client != client {
-            if let Err(e) = self.hand_over(&mut backend, &mut sync, login, bound()).await {
+            if let Err(e) = self.hand_over(backend, sync, login, bound()).await {
                 warn!(thread, error = %e, "reset of a pooled connection failed; closed");
                 self.inner.counters.discarded.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
         }
-        Some((backend, sync))
+        Some(conn)
     }
 
     /// Makes a connection last used by another client a fresh session: reset now, even when
@@ -385,6 +388,7 @@ impl Inner {
         keys.entry((key.clone(), wire))
             .or_insert_with(|| {
                 Arc::new(KeyPool {
+                    key: key.clone(),
                     slots: Arc::new(Semaphore::new(self.cfg.max_per_key.max(1))),
                     idle: Mutex::default(),
                     in_use: AtomicUsize::new(0),
@@ -418,7 +422,7 @@ impl KeyPool {
 /// What an idle connection taken for reuse needs ([`Pool::ready_now`]).
 enum Reuse {
     /// Nothing: it is handed out as it is.
-    Ready(Box<Backend>, ConnSync),
+    Ready(Box<Conn>),
     /// A look at the server (a ping, a hand-over) or closing: [`Pool::revive`].
     Revive(Idle),
 }

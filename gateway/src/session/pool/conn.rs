@@ -12,13 +12,18 @@ use crate::protocol::command;
 use crate::session::backend::Backend;
 use crate::session::state::{ClientState, ConnSync, SyncStep};
 
-/// A server connection handed out by [`super::Pool::get`].
+/// A server connection and what of a client's session state it holds (see [`ClientState::plan`]):
+/// boxed from connect to close, so that handing it out and taking it back moves a pointer.
+pub(super) struct Conn {
+    pub(super) backend: Backend,
+    pub(super) sync: ConnSync,
+}
+
+/// A server connection handed out by [`super::Pool::get`]. Small (a box, its home and a few
+/// flags): it travels by value through every step of a request.
 pub struct PooledConn {
     /// `None` only once the connection has left (drop, detach).
-    backend: Option<Box<Backend>>,
-    /// What of a client's session state the connection holds (see [`ClientState::plan`]).
-    pub sync: ConnSync,
-    key: PoolKey,
+    conn: Option<Box<Conn>>,
     client: u64,
     broken: bool,
     /// A request was sent and its answer not read to the end: never reusable as it is.
@@ -33,9 +38,7 @@ pub struct PooledConn {
 
 impl PooledConn {
     pub(super) fn new(
-        backend: Box<Backend>,
-        sync: ConnSync,
-        key: PoolKey,
+        conn: Box<Conn>,
         client: u64,
         home: Arc<KeyPool>,
         slot: OwnedSemaphorePermit,
@@ -43,28 +46,42 @@ impl PooledConn {
     ) -> Self {
         home.in_use.fetch_add(1, Ordering::Relaxed);
         let slot = Some(slot);
-        PooledConn {
-            backend: Some(backend),
-            sync,
-            key,
-            client,
-            broken: false,
-            in_flight: false,
-            scrub: false,
-            timeout,
-            home,
-            slot,
-        }
+        PooledConn { conn: Some(conn), client, broken: false, in_flight: false, scrub: false, timeout, home, slot }
     }
 
     /// The key this connection belongs to.
     pub fn key(&self) -> &PoolKey {
-        &self.key
+        &self.home.key
     }
 
     /// The server's thread id of this connection.
     pub fn thread_id(&self) -> u32 {
-        self.backend.as_ref().map_or(0, |b| b.greeting.connection_id)
+        self.conn.as_ref().map_or(0, |c| c.backend.greeting.connection_id)
+    }
+
+    /// What of a client's session state the connection holds (see [`ClientState::plan`]).
+    pub fn sync(&self) -> &ConnSync {
+        &self.inner().sync
+    }
+
+    /// [`PooledConn::sync`], to change.
+    pub fn sync_mut(&mut self) -> &mut ConnSync {
+        &mut self.inner_mut().sync
+    }
+
+    fn inner(&self) -> &Conn {
+        match &self.conn {
+            Some(c) => c,
+            // Only `drop`, `scrub` and `detach` take the connection, and all consume the PooledConn.
+            None => unreachable!("pooled connection used after it left the pool"),
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut Conn {
+        match &mut self.conn {
+            Some(c) => c,
+            None => unreachable!("pooled connection used after it left the pool"),
+        }
     }
 
     /// The connection must not be reused (it failed, or its protocol state is unknown).
@@ -88,12 +105,11 @@ impl PooledConn {
     /// Its client reset its session: the connection is reset now, in a task of its own (returned,
     /// `None` when it is closed instead: broken, or its answer not read to the end).
     pub fn scrub(mut self) -> Option<scrub::Scrub> {
-        let backend = self.backend.take()?;
-        if self.broken || self.in_flight || !backend.wire.buf.is_empty() {
+        let conn = self.conn.take()?;
+        if self.broken || self.in_flight || !conn.backend.wire.buf.is_empty() {
             return None;
         }
-        let sync = std::mem::take(&mut self.sync);
-        scrub::spawn(self.home.clone(), backend, sync, self.slot.take(), self.timeout)
+        scrub::spawn(self.home.clone(), conn, self.slot.take(), self.timeout)
     }
 
     /// Whether the connection was marked broken.
@@ -108,22 +124,22 @@ impl PooledConn {
 
     /// Takes the connection out of the pool for good (a session pinned to it, kernel splice):
     /// its slot is freed and it is never returned.
-    pub fn detach(mut self) -> Option<(Box<Backend>, ConnSync)> {
-        let backend = self.backend.take()?;
-        Some((backend, std::mem::take(&mut self.sync)))
+    pub fn detach(mut self) -> Option<(Backend, ConnSync)> {
+        let Conn { backend, sync } = *self.conn.take()?;
+        Some((backend, sync))
     }
 
     /// Brings the connection's session up to `state` (docs/routing.md §11 steps 4–5 and the held
     /// one-shots): runs [`ClientState::plan`], then records it with [`ClientState::synced`].
     /// Returns the number of statements sent. On failure the connection is marked broken.
     pub async fn sync_state(&mut self, state: &mut ClientState) -> Result<usize, PoolError> {
-        let plan = state.plan(&self.sync);
+        let plan = state.plan(self.sync());
         for step in &plan.steps {
             let payload = match step {
                 SyncStep::InitDb(db) => [&[command::INIT_DB], db.as_bytes()].concat(),
                 SyncStep::Query(q) => [&[command::QUERY], q.as_slice()].concat(),
             };
-            let server = self.key.server;
+            let server = self.home.key.server;
             let timeout = self.timeout;
             self.in_flight = true;
             let answer = health::command(self, &payload, timeout).await;
@@ -141,7 +157,7 @@ impl PooledConn {
                 }
             }
         }
-        state.synced(&mut self.sync, &plan);
+        state.synced(self.sync_mut(), &plan);
         Ok(plan.steps.len())
     }
 }
@@ -150,37 +166,29 @@ impl Deref for PooledConn {
     type Target = Backend;
 
     fn deref(&self) -> &Backend {
-        match &self.backend {
-            Some(b) => b,
-            // Only `drop` and `detach` take the backend, and both consume the PooledConn.
-            None => unreachable!("pooled connection used after it left the pool"),
-        }
+        &self.inner().backend
     }
 }
 
 impl DerefMut for PooledConn {
     fn deref_mut(&mut self) -> &mut Backend {
-        match &mut self.backend {
-            Some(b) => b,
-            None => unreachable!("pooled connection used after it left the pool"),
-        }
+        &mut self.inner_mut().backend
     }
 }
 
 impl Drop for PooledConn {
     fn drop(&mut self) {
         self.home.in_use.fetch_sub(1, Ordering::Relaxed);
-        let Some(backend) = self.backend.take() else { return };
-        if self.broken || self.in_flight || !backend.wire.buf.is_empty() {
-            tracing::debug!(server = %self.key.server, thread = backend.greeting.connection_id, "connection closed, not returned");
+        let Some(conn) = self.conn.take() else { return };
+        if self.broken || self.in_flight || !conn.backend.wire.buf.is_empty() {
+            tracing::debug!(server = %self.home.key.server, thread = conn.backend.greeting.connection_id, "connection closed, not returned");
             return;
         }
-        let sync = std::mem::take(&mut self.sync);
         if self.scrub {
             // Its client is gone: nobody waits for the reset.
-            let _ = scrub::spawn(self.home.clone(), backend, sync, self.slot.take(), self.timeout);
+            let _ = scrub::spawn(self.home.clone(), conn, self.slot.take(), self.timeout);
             return;
         }
-        self.home.put_idle(Idle { backend, sync, last_client: self.client, since: Instant::now() });
+        self.home.put_idle(Idle { conn, last_client: self.client, since: Instant::now() });
     }
 }

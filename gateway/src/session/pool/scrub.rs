@@ -15,10 +15,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 
-use super::{health, Idle, KeyPool, Pool};
+use super::{health, Conn, Idle, KeyPool, Pool};
 use crate::protocol::command;
 use crate::session::backend::Backend;
-use crate::session::state::ConnSync;
 
 /// `Idle::last_client` of a connection reset since its last client left (no client's state is on
 /// it; it is reset again when handed out, so that the new session sees the global variables as
@@ -45,17 +44,16 @@ pub type Scrub = JoinHandle<()>;
 /// Without a Tokio runtime (never the case in the gateway) the connection is closed.
 pub(super) fn spawn(
     home: Arc<KeyPool>,
-    mut backend: Box<Backend>,
-    mut sync: ConnSync,
+    mut conn: Box<Conn>,
     slot: Option<OwnedSemaphorePermit>,
     timeout: Duration,
 ) -> Option<Scrub> {
     let rt = tokio::runtime::Handle::try_current().ok()?;
     Some(rt.spawn(async move {
-        let thread = backend.greeting.connection_id;
-        if reset(&mut backend, timeout).await && backend.wire.buf.is_empty() {
-            sync.reset();
-            home.put_idle(Idle { backend, sync, last_client: SCRUBBED, since: Instant::now() });
+        let thread = conn.backend.greeting.connection_id;
+        if reset(&mut conn.backend, timeout).await && conn.backend.wire.buf.is_empty() {
+            conn.sync.reset();
+            home.put_idle(Idle { conn, last_client: SCRUBBED, since: Instant::now() });
             tracing::debug!(thread, "connection of a departed client reset");
         } else {
             tracing::info!(thread, "reset of a departed client's connection failed; closed");
@@ -101,9 +99,9 @@ impl Pool {
                 // connection is idle (handed-out plus idle never exceed the size); if none is, the
                 // connection is closed rather than let the key grow.
                 match home.slots.clone().try_acquire_owned() {
-                    Ok(slot) => scrubs.extend(spawn(home.clone(), i.backend, i.sync, Some(slot), timeout)),
+                    Ok(slot) => scrubs.extend(spawn(home.clone(), i.conn, Some(slot), timeout)),
                     Err(_) => tracing::info!(
-                        thread = i.backend.greeting.connection_id,
+                        thread = i.conn.backend.greeting.connection_id,
                         "departed client's idle connection closed: no free slot to reset it in"
                     ),
                 }

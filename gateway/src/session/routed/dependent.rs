@@ -66,5 +66,5 @@ impl Dependent {
 }
 
 fn identity(conn: &PooledConn) -> ServerSession {
-    (conn.key().server, conn.thread_id(), conn.sync.generation())
+    (conn.key().server, conn.thread_id(), conn.sync().generation())
 }

@@ -150,7 +150,7 @@ impl RoutedSession<'_> {
             match cmd {
                 command::INIT_DB => {
                     let db = String::from_utf8_lossy(&payload[1..]).into_owned();
-                    self.state.set_database(&db, Some(&mut conn.sync));
+                    self.state.set_database(&db, Some(conn.sync_mut()));
                 }
                 command::SET_OPTION => self.pin(PinReason::SetOption),
                 _ => {}
@@ -184,12 +184,13 @@ impl RoutedSession<'_> {
         }
         // Untraced unless `[log] route_diagnosis = "trace"`: building the trace doubles the cost.
         let traced = self.logging.diag == RouteDiagnosis::Trace;
-        let t0 = std::time::Instant::now();
+        // The planner's clock reading (cache freshness, then the attempts' congestion check).
+        let t0 = tokio::time::Instant::now();
         let planned = if traced {
             self.planner.plan_analysis(a, cmd, &self.context()).await
         } else {
             let ctx = self.context();
-            self.planner.route(a, &ctx, &mut self.memo).await
+            self.planner.route(a, &ctx, &mut self.memo, t0).await
         };
         self.route_time = Some(t0.elapsed());
         // A remembered table was listed when the session first routed by it.

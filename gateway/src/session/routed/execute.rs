@@ -111,7 +111,7 @@ impl ServerLink {
             }
         };
         let max = failover::max_attempts(cx.shared, decision);
-        let order = failover::attempt_order(decision, &cx.shared.congestion, max);
+        let order = failover::attempt_order(decision, &cx.shared.congestion, max, planned.at.into_std());
         let (planner, account) = (cx.planner, cx.account);
         let tenant = &account.tenant;
         let mut last = None;

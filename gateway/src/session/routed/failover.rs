@@ -47,12 +47,13 @@ pub fn congesting_error(code: u16) -> bool {
 /// whose retry interval has passed is tried by one request only (`claim_retry`), and only by a
 /// request that would try it first: a request that merely lists it behind a usable server must
 /// not use up the retry without trying it.
+/// `now`: the statement's clock reading.
 pub fn attempt_order(
     decision: &RouteDecision,
     congestion: &Mutex<CongestionManager>,
     max_attempts: usize,
+    now: Instant,
 ) -> Vec<RankedCandidate> {
-    let now = Instant::now();
     // Inline for the usual few replicas: the only allocation is the returned order.
     let mut ranked: smallvec::SmallVec<[(u8, RankedCandidate); 4]> = smallvec::SmallVec::new();
     let Ok(mut m) = congestion.lock() else {

@@ -58,7 +58,7 @@ impl RoutedSession<'_> {
                     // A SET the server ran may also have set a route variable (OceanBase knows
                     // `ob_read_consistency`): route by it too.
                     self.route_vars = super::local::route_vars_after(&items, self.route_vars);
-                    self.state.observe_set(items, Some(&mut conn.sync));
+                    self.state.observe_set(items, Some(conn.sync_mut()));
                     if self.state.has_expressions() {
                         self.pin(PinReason::SetExpression);
                     }
@@ -67,7 +67,7 @@ impl RoutedSession<'_> {
             },
             StmtKind::Use => {
                 if let Some(db) = &a.database {
-                    self.state.set_database(db, Some(&mut conn.sync));
+                    self.state.set_database(db, Some(conn.sync_mut()));
                 }
             }
             StmtKind::Prepare | StmtKind::Execute | StmtKind::Deallocate => self.pin(PinReason::TextPrepared),
@@ -90,7 +90,7 @@ impl RoutedSession<'_> {
         let Ok(ok) = OkPacket::parse(raw, conn.capabilities) else { return };
         self.link.dependent.observe_insert_id(ok.last_insert_id);
         if ok.status & status::SESSION_STATE_CHANGED != 0 && !ok.session_state.is_empty() {
-            if let Err(e) = self.state.observe_ok(&ok.session_state, Some(&mut conn.sync)) {
+            if let Err(e) = self.state.observe_ok(&ok.session_state, Some(conn.sync_mut())) {
                 debug!(error = %e, "unreadable session-state block");
             }
         }

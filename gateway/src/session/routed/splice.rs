@@ -106,13 +106,13 @@ impl RoutedSession<'_> {
         if self.ps.registry.has_cursor() {
             return Some("an open cursor");
         }
-        if !self.ps.registry.is_empty() || !self.ps.text.is_empty() || !conn.sync.statements.is_empty() {
+        if !self.ps.registry.is_empty() || !self.ps.text.is_empty() || !conn.sync().statements.is_empty() {
             return Some("prepared statements (client ids are not the server's)");
         }
         if conn.is_broken() || !conn.wire.buf.is_empty() {
             return Some("server bytes beyond the answer");
         }
-        if !self.state.plan(&conn.sync).steps.is_empty() {
+        if !self.state.plan(conn.sync()).steps.is_empty() {
             return Some("session state not yet on the connection");
         }
         let pending = self.front.wire.io.tcp().is_none_or(|t| sys::readable_bytes(t.as_fd()).map_or(true, |n| n > 0));

@@ -34,7 +34,7 @@ impl ServerLink {
         match req.prep {
             Prep::None | Prep::Prepare { .. } | Prep::TextPrepare => Ok(None),
             Prep::Id { client_id } => {
-                let Some(here) = conn.sync.statements.get(client_id) else {
+                let Some(here) = conn.sync().statements.get(client_id) else {
                     return Err(Sent::Failed(no_cursor(client_id)));
                 };
                 let mut out = req.payload.to_vec();
@@ -44,10 +44,10 @@ impl ServerLink {
             Prep::Execute(ex) => self.execute_here(cx, conn, req.payload, ex).await.map(Some),
             Prep::Bulk(ex) => self.bulk_here(cx, conn, req.payload, ex).await.map(Some),
             Prep::Text { name, generation, sql } => {
-                if !conn.sync.statements.has_text(name, generation) {
+                if !conn.sync().statements.has_text(name, generation) {
                     let q = [&[command::QUERY][..], &text::prepare_sql(name, sql, cx.state.mode().nbe)].concat();
                     self.one_command(cx, conn, &q).await?;
-                    conn.sync.statements.insert_text(name, generation);
+                    conn.sync_mut().statements.insert_text(name, generation);
                 }
                 Ok(None)
             }
@@ -69,7 +69,7 @@ impl ServerLink {
                 return Err(self.broken(cx, conn));
             }
         }
-        let stmts = &mut conn.sync.statements;
+        let stmts = &mut conn.sync_mut().statements;
         let insert = ex.types.filter(|_| stmts.needs_types(ex.client_id, ex.types_version));
         let out = execute::rewrite(payload, server_id, ex.params, insert).map_err(|e| Sent::Failed(e.to_err()))?;
         if ex.types_version != 0 {
@@ -88,7 +88,7 @@ impl ServerLink {
         ex: &Execution<'_>,
     ) -> Result<Vec<u8>, Sent> {
         let server_id = self.statement_here(cx, conn, ex).await?;
-        let stmts = &mut conn.sync.statements;
+        let stmts = &mut conn.sync_mut().statements;
         let insert = ex.types.filter(|_| stmts.needs_types(ex.client_id, ex.types_version));
         let out = bulk::rewrite(payload, ex.params, server_id, insert).map_err(|e| Sent::Failed(e.to_err()))?;
         if ex.types_version != 0 {
@@ -104,11 +104,11 @@ impl ServerLink {
         conn: &mut PooledConn,
         ex: &Execution<'_>,
     ) -> Result<u32, Sent> {
-        if let Some(s) = conn.sync.statements.get(ex.client_id) {
+        if let Some(s) = conn.sync().statements.get(ex.client_id) {
             return Ok(s.id);
         }
         let id = self.prepare_here(cx, conn, ex.sql).await?;
-        conn.sync.statements.insert(ex.client_id, id);
+        conn.sync_mut().statements.insert(ex.client_id, id);
         Ok(id)
     }
 
@@ -159,13 +159,13 @@ impl ServerLink {
     /// Closes, on `conn`, the statements the client closed or deallocated since it was last
     /// used: server-side statements of a long-lived client never pile up.
     async fn sweep(&mut self, cx: &mut ClientParts<'_, '_>, conn: &mut PooledConn) -> Result<(), Sent> {
-        if !conn.sync.statements.needs_sweep(cx.ps.epoch) {
+        if !conn.sync().statements.needs_sweep(cx.ps.epoch) {
             return Ok(());
         }
         let closed: Vec<u32> =
-            conn.sync.statements.iter().filter(|(c, _)| cx.ps.registry.get(*c).is_none()).map(|(c, _)| c).collect();
+            conn.sync().statements.iter().filter(|(c, _)| cx.ps.registry.get(*c).is_none()).map(|(c, _)| c).collect();
         for client_id in closed {
-            let Some(server_id) = conn.sync.statements.remove(client_id) else { continue };
+            let Some(server_id) = conn.sync_mut().statements.remove(client_id) else { continue };
             let mut p = vec![command::STMT_CLOSE];
             p.extend_from_slice(&server_id.to_le_bytes());
             if conn.wire.write_packet(0, &p).await.is_err() {
@@ -173,14 +173,14 @@ impl ServerLink {
             }
         }
         let gone: Vec<String> = conn
-            .sync
+            .sync()
             .statements
             .text_statements()
             .filter(|(name, _)| cx.ps.text.get(name).is_none())
             .map(|(name, _)| name.to_string())
             .collect();
         for name in gone {
-            conn.sync.statements.remove_text(&name);
+            conn.sync_mut().statements.remove_text(&name);
             let q = format!("\u{3}DEALLOCATE PREPARE `{}`", name.replace('`', "``"));
             match self.one_command(cx, conn, q.as_bytes()).await {
                 Ok(()) => {}
@@ -189,7 +189,7 @@ impl ServerLink {
                 Err(sent) => return Err(sent),
             }
         }
-        conn.sync.statements.set_swept(cx.ps.epoch);
+        conn.sync_mut().statements.set_swept(cx.ps.epoch);
         Ok(())
     }
 }
@@ -213,7 +213,7 @@ impl ClientParts<'_, '_> {
         match self.ps.registry.register(sql, &ok) {
             Ok(id) => {
                 answer::set_statement_id(body, id).ok()?;
-                conn.sync.statements.insert(id, ok.statement_id);
+                conn.sync_mut().statements.insert(id, ok.statement_id);
                 None
             }
             Err(e) => {

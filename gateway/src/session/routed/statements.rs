@@ -239,7 +239,7 @@ impl RoutedSession<'_> {
             Err(e) => return self.reply_err(reply_seq, &e.to_err()).await,
         };
         self.ps.registry.end_cursor(client_id);
-        if self.link.held().is_none_or(|h| h.sync.statements.get(client_id).is_none()) {
+        if self.link.held().is_none_or(|h| h.sync().statements.get(client_id).is_none()) {
             self.release_unless_sticky();
             return self.reply_ok(reply_seq).await;
         }
@@ -265,7 +265,7 @@ impl RoutedSession<'_> {
         self.ps.registry.close(client_id);
         self.ps.epoch += 1;
         if let Some(held) = self.link.held_mut() {
-            if let Some(server_id) = held.sync.statements.remove(client_id) {
+            if let Some(server_id) = held.sync_mut().statements.remove(client_id) {
                 let mut p = vec![command::STMT_CLOSE];
                 p.extend_from_slice(&server_id.to_le_bytes());
                 if held.wire.write_packet(0, &p).await.is_err() {

@@ -115,11 +115,11 @@ impl RoutedSession<'_> {
         if tracker.failed {
             // The server dropped any older statement of that name too.
             self.ps.text.failed_prepare(name);
-            conn.sync.statements.remove_text(name);
+            conn.sync_mut().statements.remove_text(name);
             self.ps.epoch += 1;
         } else {
             let generation = self.ps.text.prepare(name, sql);
-            conn.sync.statements.insert_text(name, generation);
+            conn.sync_mut().statements.insert_text(name, generation);
         }
         if let Some(st) = tracker.last_status {
             self.txn.after_status(st, StmtKind::Prepare, &TxnStatement::Other);
