@@ -52,6 +52,16 @@ pub(super) fn owned(a: &Analysis<'_>) -> Analysis<'static> {
 /// A view of `a` borrowing its text, with every placeholder replaced by its bound value
 /// (`params[i]`, `Unknown` when missing). Allocates nothing.
 pub(super) fn bound<'s>(a: &'s Analysis<'_>, params: &[Value<'s>]) -> Analysis<'s> {
+    bound_then(a, params, |_| ())
+}
+
+/// [`bound`], then `finish` on the result before it is returned: what a caller adds (a
+/// statement's hints) is written in place, not into a moved copy (an analysis is 500 bytes).
+pub(super) fn bound_then<'s>(
+    a: &'s Analysis<'_>,
+    params: &[Value<'s>],
+    finish: impl FnOnce(&mut Analysis<'s>),
+) -> Analysis<'s> {
     let mut out = recast(a, &View);
     let bind = |v: &mut Value<'s>| {
         if let Value::Placeholder(i) = *v {
@@ -60,6 +70,7 @@ pub(super) fn bound<'s>(a: &'s Analysis<'_>, params: &[Value<'s>]) -> Analysis<'
     };
     out.keys.iter_mut().for_each(|k| bind(&mut k.value));
     out.ranges.iter_mut().for_each(|r| bind(&mut r.value));
+    finish(&mut out);
     out
 }
 

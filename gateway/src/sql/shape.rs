@@ -81,6 +81,12 @@ pub struct ShapeStats {
 /// A shape key: built on the stack for the usual short statement.
 type Key = SmallVec<[u8; 256]>;
 
+/// The analysis of the one statement of a COM_QUERY text.
+fn one(mut an: Analysis<'_>) -> Analysis<'_> {
+    an.statements = 1;
+    an
+}
+
 impl ShapeCache {
     /// The analysis of a COM_QUERY text, as [`super::analyze`] gives it. When the text is one
     /// statement of a kept shape, the analysis is the shape's template, held in `holder`, with
@@ -93,22 +99,21 @@ impl ShapeCache {
         let (Some(stmt), None) = (stmts.next(), stmts.next()) else {
             return super::analyze(sql);
         };
-        let mut an = match command::recognize(stmt) {
-            Some(an) => an,
+        match command::recognize(stmt) {
+            Some(an) => one(an),
             None => self.statement(stmt, holder),
-        };
-        an.statements = 1;
-        an
+        }
     }
 
-    /// One statement that is not a shared command.
+    /// One statement that is not a shared command. The bound template (the common case) is
+    /// returned as built: every other path is a parse, where a copy does not count.
     fn statement<'t>(&self, stmt: &'t str, holder: &'t mut Option<Template>) -> Analysis<'t> {
         let mut hints = Hints::default();
         let Some(toks) = lexer::lex(stmt, &mut hints) else {
-            return super::analyze_statement(stmt);
+            return one(super::analyze_statement(stmt));
         };
         let Some(key) = key(stmt, &toks) else {
-            return parsed(stmt, &toks, hints);
+            return one(parsed(stmt, &toks, hints));
         };
         let found = self.shapes.lock().ok().and_then(|m| m.get(key.as_slice()).cloned());
         match found {
@@ -116,18 +121,19 @@ impl ShapeCache {
                 Some(values) => {
                     self.count(Lookup::Bound);
                     let template: &'t Analysis<'static> = holder.insert(template);
-                    let mut an = analysed::bound(template, &values);
-                    an.hints = hints;
-                    an
+                    analysed::bound_then(template, &values, |an| {
+                        an.hints = hints;
+                        an.statements = 1;
+                    })
                 }
-                None => self.parsed(stmt, &toks, hints),
+                None => one(self.parsed(stmt, &toks, hints)),
             },
-            Some(None) => self.parsed(stmt, &toks, hints),
+            Some(None) => one(self.parsed(stmt, &toks, hints)),
             None => {
                 self.count(Lookup::New);
                 let an = parsed(stmt, &toks, hints);
                 self.remember(key, template(stmt, &toks, &an));
-                an
+                one(an)
             }
         }
     }

@@ -42,8 +42,14 @@ impl RoutedSession<'_> {
         let read = self.read(&text);
         // A statement of a shape seen before is bound to the shape's template (sql::shape).
         let mut template = None;
-        let analysis = self.shared.shapes.analyze(&read, &mut template);
-        let mut q = Query::read(&text, analysis, self.state.mode());
+        // Built in place: the analysis is not moved once more.
+        let mut q = Query {
+            text: &text,
+            analysis: self.shared.shapes.analyze(&read, &mut template),
+            txn: TxnStatement::Other,
+            set: None,
+        };
+        q.classify(self.state.mode());
         if let Some(flow) = self.local_query(&mut q, reply_seq).await? {
             self.shared.metrics.statement(q.analysis.kind, RouteOutcome::Local, None, self.started.elapsed());
             return Ok(flow);

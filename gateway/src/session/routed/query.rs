@@ -25,12 +25,18 @@ impl<'t> Query<'t> {
     /// text as the default mode reads it ([`crate::sql::in_default_mode`]; with the values
     /// bound to its placeholders for a text prepared statement's `EXECUTE … USING`).
     pub fn read(text: &'t str, analysis: Analysis<'t>, mode: Mode) -> Query<'t> {
-        let mut q = Query { text, analysis, txn: TxnStatement::Other, set: None };
-        q.txn = classify(text, &q.analysis);
-        if q.analysis.kind == StmtKind::Set && q.analysis.statements == 1 {
-            q.set = parse_set(text.as_bytes(), mode);
-        }
+        let mut q = Query::executed(text, analysis);
+        q.classify(mode);
         q
+    }
+
+    /// What the text does to the transaction, and a lone `SET`'s assignments: for a query built
+    /// in place (`Query { analysis: …, .. }` spares moving the analysis; see [`Query::read`]).
+    pub fn classify(&mut self, mode: Mode) {
+        self.txn = classify(self.text, &self.analysis);
+        if self.analysis.kind == StmtKind::Set && self.analysis.statements == 1 {
+            self.set = parse_set(self.text.as_bytes(), mode);
+        }
     }
 
     /// A statement whose transaction meaning is not its own to decide (a binary prepared
