@@ -64,10 +64,11 @@ use super::SessionError;
 use crate::login_name::ServerKind;
 use crate::protocol::codes;
 
-/// The wire identity of a login: its [`WIRE_CAPS`] and its MariaDB extended capabilities (progress
-/// reports add packets to answers): connections are shared only between logins that agree on both.
-fn wire_identity(login: &LoginRequest<'_>) -> u64 {
-    (u64::from(login.client_ext_caps) << 32) | u64::from(login.client_caps & WIRE_CAPS)
+/// The wire identity of a login by its capabilities: its [`WIRE_CAPS`] and its MariaDB extended
+/// capabilities (progress reports add packets to answers): connections are shared only between
+/// logins that agree on both.
+pub fn wire_identity(client_caps: u32, client_ext_caps: u32) -> u64 {
+    (u64::from(client_ext_caps) << 32) | u64::from(client_caps & WIRE_CAPS)
 }
 
 /// Capability flags that change what travels on the wire; connections are shared only between
@@ -159,18 +160,38 @@ impl Pool {
     /// A connection of `key` for client `client` (its [`super::state::ClientState::id`]), logged
     /// in with `login` when a new one is needed. `login.user` must be `key.user`.
     pub async fn get(&self, key: &PoolKey, login: &LoginRequest<'_>, client: u64) -> Result<PooledConn, PoolError> {
-        let span =
-            tracing::debug_span!("pool_get", server = %key.server, tenant = %key.tenant, user = %key.user, client);
-        self.acquire(key, login, client).instrument(span).await
+        let wire = wire_identity(login.client_caps, login.client_ext_caps);
+        self.get_with(key, wire, || login.clone(), client).await
     }
 
-    async fn acquire(&self, key: &PoolKey, login: &LoginRequest<'_>, client: u64) -> Result<PooledConn, PoolError> {
+    /// [`Pool::get`] with the login made only when it is used: a new connection, or one another
+    /// client used last. Making it reads the live configuration (TLS, client identity), which the
+    /// common reuse does not need. `wire`: the login's [`wire_identity`].
+    pub async fn get_with<'l, F>(
+        &self,
+        key: &PoolKey,
+        wire: u64,
+        login: F,
+        client: u64,
+    ) -> Result<PooledConn, PoolError>
+    where
+        F: Fn() -> LoginRequest<'l> + Sync,
+    {
+        let span =
+            tracing::debug_span!("pool_get", server = %key.server, tenant = %key.tenant, user = %key.user, client);
+        self.acquire(key, wire, &login, client).instrument(span).await
+    }
+
+    async fn acquire<'l, F>(&self, key: &PoolKey, wire: u64, login: &F, client: u64) -> Result<PooledConn, PoolError>
+    where
+        F: Fn() -> LoginRequest<'l> + Sync,
+    {
         let cfg = &self.inner.cfg;
         // One clock reading (the runtime's, which tests may pause) for the deadline and the
         // idle connections' age: a reuse reads the clock once.
         let asked = tokio::time::Instant::now();
         let (started, deadline) = (asked.into_std(), asked + cfg.acquire_timeout());
-        let home = self.inner.key_pool(key, wire_identity(login));
+        let home = self.inner.key_pool(key, wire);
         // A free slot is taken without arming the timeout's timer (the common case).
         let free = home.slots.clone().try_acquire_owned().ok();
         let slot = match free {
@@ -190,14 +211,14 @@ impl Pool {
             // so that every checkout does not move a future as large as a login (#16).
             let revived = match self.ready_now(idle, client, started) {
                 Reuse::Ready(conn) => Some(conn),
-                Reuse::Revive(idle) => Box::pin(self.revive(idle, login, client, started, deadline)).await,
+                Reuse::Revive(idle) => Box::pin(self.revive(idle, &login(), client, started, deadline)).await,
             };
             if let Some(conn) = revived {
                 self.inner.counters.reuses.fetch_add(1, Ordering::Relaxed);
                 return Ok(PooledConn::new(conn, client, home, slot, cfg.connect_timeout()));
             }
         }
-        let conn = Box::pin(self.open_new(key, login, deadline, started)).await?;
+        let conn = Box::pin(self.open_new(key, &login(), deadline, started)).await?;
         Ok(PooledConn::new(conn, client, home, slot, cfg.connect_timeout()))
     }
 

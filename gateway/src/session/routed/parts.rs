@@ -100,8 +100,9 @@ pub(super) async fn checkout(
     // Bulk execution changes nothing else on the wire; progress reports only for clients that
     // asked: the pool never hands such a connection to another kind of client.
     let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS | front.ext;
-    let login = account.login_request(shared, front, state.database(), ext);
-    shared.pool.get(&key, &login, state.id()).await
+    let wire = crate::session::pool::wire_identity(front.caps, ext);
+    let login = || account.login_request(shared, front, state.database(), ext);
+    shared.pool.get_with(&key, wire, login, state.id()).await
 }
 
 /// Why the next statement must use the session's current connection, if it must: a pin, a
