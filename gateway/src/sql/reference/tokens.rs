@@ -61,7 +61,7 @@ fn split_at_signs(tokens: &mut Vec<TokenWithSpan>) {
 }
 
 /// Reads `<@` (PostgreSQL's contained-by to `sqlparser`) as `<` and the variable after it:
-/// `id<@v` → `id`, `<`, `@v`. One pass into a new list (a statement may repeat `<@` at will).
+/// `id<@v` → `id`, `<`, `@v`; `id<@6` → `id`, `<`, `@6`. One pass into a new list (a statement may repeat `<@` at will).
 fn split_arrow_at(tokens: &mut Vec<TokenWithSpan>) {
     if !tokens.iter().any(|t| t.token == Token::ArrowAt) {
         return;
@@ -73,6 +73,10 @@ fn split_arrow_at(tokens: &mut Vec<TokenWithSpan>) {
         if let Some(span) = arrow.take() {
             match &t.token {
                 Token::Word(w) if w.quote_style.is_none() => t.token = Token::make_word(&format!("@{}", w.value), None),
+                // `@6` is the variable named `6` to the server, as to the fast path's lexer.
+                Token::Number(n, false) if n.bytes().all(|b| b.is_ascii_digit()) => {
+                    t.token = Token::make_word(&format!("@{n}"), None);
+                }
                 _ => out.push(TokenWithSpan::new(Token::AtSign, span)),
             }
         }
@@ -293,11 +297,13 @@ mod tests {
         let toks = read("id<@v");
         assert_eq!(toks.get(1), Some(&Token::Lt));
         assert_eq!(words(&toks), ["id", "@v"]);
-        // Before a non-name the variable's `@` stands alone, at the end too, and every `<@` is read.
+        // A name of digits is a variable's too (`@1`). Before a non-name the variable's `@` stands
+        // alone, at the end too, and every `<@` is read.
         let toks = read("a<@1<@<@");
         let lt = toks.iter().filter(|t| **t == Token::Lt).count();
         let at = toks.iter().filter(|t| **t == Token::AtSign).count();
-        assert_eq!((lt, at), (3, 3), "{toks:?}");
+        assert_eq!((lt, at), (3, 2), "{toks:?}");
+        assert_eq!(words(&toks), ["a", "@1"]);
         assert!(!toks.contains(&Token::ArrowAt));
     }
 }

@@ -407,6 +407,7 @@ pub const NEAR_DISAGREED: &[&str] = &[
     "SELECT 1 FROM t WHERE id = 1 AND@a = 1",
     // `<@` is one operator token to `sqlparser`, `<` and a variable to the server.
     "SELECT * FROM t WHERE id<@v AND k = 1",
+    "SELECT * FROM t WHERE id<@6 AND k = 1",
     "SELECT B<@Jch",
     "SELECT c FROM t WHERE id = 2 AND k<@@x",
     // `INSERT … SET` with a back-quoted column: the reference path kept the quotes.
