@@ -35,6 +35,7 @@ mod conn;
 mod error;
 mod gate;
 pub(crate) mod health;
+mod homes;
 mod scrub;
 mod stats;
 
@@ -54,6 +55,7 @@ use conn::Conn;
 pub use conn::PooledConn;
 pub use error::PoolError;
 pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
+pub use homes::{Homes, KeyRef};
 pub use scrub::{scrubs_done, Scrub};
 pub use stats::{PoolStats, ServerPoolStats};
 
@@ -114,6 +116,8 @@ struct Inner {
 struct KeyPool {
     /// The key (shared by every connection handed out: a checkout clones no key).
     key: PoolKey,
+    /// The logins' [`wire_identity`] (the map's key besides [`KeyPool::key`]).
+    wire: u64,
     /// One permit per connection that may exist; held by each handed-out connection.
     slots: Arc<Semaphore>,
     /// Idle connections, most recently returned last.
@@ -167,31 +171,61 @@ impl Pool {
     /// [`Pool::get`] with the login made only when it is used: a new connection, or one another
     /// client used last. Making it reads the live configuration (TLS, client identity), which the
     /// common reuse does not need. `wire`: the login's [`wire_identity`].
-    pub async fn get_with<'l, F>(
-        &self,
+    pub fn get_with<'p, 'l: 'p, F>(
+        &'p self,
         key: &PoolKey,
         wire: u64,
         login: F,
         client: u64,
-    ) -> Result<PooledConn, PoolError>
+    ) -> impl std::future::Future<Output = Result<PooledConn, PoolError>> + use<'p, 'l, F>
     where
         F: Fn() -> LoginRequest<'l> + Sync,
     {
-        let span =
-            tracing::debug_span!("pool_get", server = %key.server, tenant = %key.tenant, user = %key.user, client);
-        self.acquire(key, wire, &login, client).instrument(span).await
+        let home = self.inner.key_pool(key, wire);
+        self.get_at(home, login, client)
     }
 
-    async fn acquire<'l, F>(&self, key: &PoolKey, wire: u64, login: &F, client: u64) -> Result<PooledConn, PoolError>
+    /// [`Pool::get_with`] for a session that remembers the pools it used ([`Homes`]): a key it
+    /// used before is not looked up in the map of all keys (a lock and a hash of the whole key).
+    /// The pool is found before the returned future runs (no async layer of its own to move).
+    pub fn get_remembered<'p, 'l: 'p, F>(
+        &'p self,
+        homes: &mut Homes,
+        key: KeyRef<'_>,
+        wire: u64,
+        login: F,
+        client: u64,
+    ) -> impl std::future::Future<Output = Result<PooledConn, PoolError>> + use<'p, 'l, F>
+    where
+        F: Fn() -> LoginRequest<'l> + Sync,
+    {
+        let home = match homes.find(key, wire) {
+            Some(home) => home,
+            None => homes.keep(self.inner.key_pool(&key.to_owned(), wire)),
+        };
+        self.get_at(home, login, client)
+    }
+
+    async fn get_at<'l, F>(&self, home: Arc<KeyPool>, login: F, client: u64) -> Result<PooledConn, PoolError>
+    where
+        F: Fn() -> LoginRequest<'l> + Sync,
+    {
+        let key = &home.key;
+        let span =
+            tracing::debug_span!("pool_get", server = %key.server, tenant = %key.tenant, user = %key.user, client);
+        self.acquire(home, &login, client).instrument(span).await
+    }
+
+    async fn acquire<'l, F>(&self, home: Arc<KeyPool>, login: &F, client: u64) -> Result<PooledConn, PoolError>
     where
         F: Fn() -> LoginRequest<'l> + Sync,
     {
         let cfg = &self.inner.cfg;
+        let key = &home.key;
         // One clock reading (the runtime's, which tests may pause) for the deadline and the
         // idle connections' age: a reuse reads the clock once.
         let asked = tokio::time::Instant::now();
         let (started, deadline) = (asked.into_std(), asked + cfg.acquire_timeout());
-        let home = self.inner.key_pool(key, wire);
         // A free slot is taken without arming the timeout's timer (the common case).
         let free = home.slots.clone().try_acquire_owned().ok();
         let slot = match free {
@@ -410,6 +444,7 @@ impl Inner {
             .or_insert_with(|| {
                 Arc::new(KeyPool {
                     key: key.clone(),
+                    wire,
                     slots: Arc::new(Semaphore::new(self.cfg.max_per_key.max(1))),
                     idle: Mutex::default(),
                     in_use: AtomicUsize::new(0),

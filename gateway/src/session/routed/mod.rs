@@ -56,7 +56,7 @@ use super::gateway_ids;
 use super::glance::Glance;
 use super::kind::{Flow, OwnKill, SessionKind};
 use super::next_command::NextCommand;
-use super::pool::{scrubs_done, PooledConn};
+use super::pool::{scrubs_done, Homes, PooledConn};
 use super::state::ClientState;
 use super::{SessionError, Shared};
 use crate::planner::{Planner, RouteMemo, StatementContext};
@@ -82,6 +82,8 @@ pub struct RoutedSession<'a> {
     memo: RouteMemo,
     /// Who the session logs in to its servers as.
     account: Account,
+    /// The pools the session's checkouts came from last.
+    homes: Homes,
     state: ClientState,
     route_vars: local::RouteVars,
     txn: Transaction,
@@ -145,6 +147,7 @@ pub async fn serve(
         shared,
         planner,
         memo: RouteMemo::default(),
+        homes: Homes::default(),
         account,
         state,
         route_vars: local::RouteVars::default(),
@@ -251,7 +254,8 @@ impl SessionKind for RoutedSession<'_> {
     }
 
     async fn pooled(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
-        self.checkout(server).await
+        // A KILL QUERY's connection (rare): the session's memory of pools is not at hand here.
+        parts::checkout(self.shared, &self.account, &mut Homes::default(), &self.front, &self.state, server).await
     }
 
     /// On the session's held connection, else on a pooled connection to its last server.
@@ -324,6 +328,7 @@ impl<'a> RoutedSession<'a> {
             shared: self.shared,
             planner: &self.planner,
             account: &self.account,
+            homes: &mut self.homes,
             state: &mut self.state,
             txn: &mut self.txn,
             ps: &mut self.ps,
@@ -342,8 +347,8 @@ impl<'a> RoutedSession<'a> {
     }
 
     /// A pooled connection to `server` for this session ([`parts::checkout`]).
-    async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
-        parts::checkout(self.shared, &self.account, &self.front, &self.state, server).await
+    async fn checkout(&mut self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
+        parts::checkout(self.shared, &self.account, &mut self.homes, &self.front, &self.state, server).await
     }
 
     /// A statement's text as the SQL analysis reads it: in the default SQL mode, rewritten

@@ -4,7 +4,6 @@
 //! client-side facts every request asks (stickiness, a pooled connection as the client).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use super::registry::Registration;
 use super::request::{Request, Served};
@@ -17,7 +16,7 @@ use crate::protocol::message::ErrPacket;
 use crate::protocol::response::ResponseTracker;
 use crate::session::account::Account;
 use crate::session::client_side::ClientSide;
-use crate::session::pool::{PoolError, PoolKey, PooledConn};
+use crate::session::pool::{Homes, KeyRef, PoolError, PooledConn};
 use crate::session::prepared::text::TextStatements;
 use crate::session::prepared::Registry;
 use crate::session::relay::RelayError;
@@ -35,6 +34,8 @@ pub(super) struct ClientParts<'s, 'a> {
     pub planner: &'s Planner,
     /// Who the server connections log in as.
     pub account: &'s Account,
+    /// The pools the session's checkouts came from last.
+    pub homes: &'s mut Homes,
     /// The session state every connection is brought up to before it runs a request.
     pub state: &'s mut ClientState,
     /// Transaction state: its deferred start is replayed before the statement that needs it; a
@@ -67,8 +68,8 @@ impl ClientParts<'_, '_> {
     }
 
     /// A pooled connection to `server` for this session.
-    pub(super) async fn checkout(&self, server: SocketAddr) -> Result<PooledConn, PoolError> {
-        checkout(self.shared, self.account, self.front, self.state, server).await
+    pub(super) async fn checkout(&mut self, server: SocketAddr) -> Result<PooledConn, PoolError> {
+        checkout(self.shared, self.account, self.homes, self.front, self.state, server).await
     }
 
     /// Why the next statement must use the session's current connection, if it must.
@@ -88,21 +89,22 @@ impl ClientParts<'_, '_> {
 }
 
 /// A pooled connection to `server` for the session of `front`, logged in as `account`, in the
-/// database of `state`.
+/// database of `state`; from one of the pools in `homes` when it is one of them.
 pub(super) async fn checkout(
     shared: &Shared,
     account: &Account,
+    homes: &mut Homes,
     front: &ClientSide<'_>,
     state: &ClientState,
     server: SocketAddr,
 ) -> Result<PooledConn, PoolError> {
-    let key = PoolKey { server, tenant: Arc::clone(&account.tenant), user: Arc::clone(&account.user) };
+    let key = KeyRef { server, tenant: &account.tenant, user: &account.user };
     // Bulk execution changes nothing else on the wire; progress reports only for clients that
     // asked: the pool never hands such a connection to another kind of client.
     let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS | front.ext;
     let wire = crate::session::pool::wire_identity(front.caps, ext);
     let login = || account.login_request(shared, front, state.database(), ext);
-    shared.pool.get_with(&key, wire, login, state.id()).await
+    shared.pool.get_remembered(homes, key, wire, login, state.id()).await
 }
 
 /// Why the next statement must use the session's current connection, if it must: a pin, a

@@ -1,0 +1,108 @@
+//! What a routed session remembers of the pools it checked out from: the key pools of its last
+//! few servers, found again without the pool map's lock and hash of the whole key.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::{KeyPool, PoolKey};
+
+/// A [`PoolKey`] by reference: what a checkout names without cloning the key's names.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyRef<'a> {
+    /// The server.
+    pub server: SocketAddr,
+    /// The tenant.
+    pub tenant: &'a Arc<str>,
+    /// The user.
+    pub user: &'a Arc<str>,
+}
+
+impl KeyRef<'_> {
+    pub(super) fn to_owned(self) -> PoolKey {
+        PoolKey { server: self.server, tenant: Arc::clone(self.tenant), user: Arc::clone(self.user) }
+    }
+
+    fn names(self, key: &PoolKey) -> bool {
+        let same = |a: &Arc<str>, b: &Arc<str>| Arc::ptr_eq(a, b) || a == b;
+        self.server == key.server && same(self.tenant, &key.tenant) && same(self.user, &key.user)
+    }
+}
+
+/// The key pools a session checked out from last ([`super::Pool::get_remembered`]), at most
+/// [`Homes::MAX`]: a session's statements go to the few servers of its tables, and a checkout of
+/// one of them then finds its pool without the map of all keys. Entries stay valid: the pool
+/// never drops a key's pool.
+#[derive(Default)]
+pub struct Homes {
+    known: smallvec::SmallVec<[Arc<KeyPool>; Homes::MAX]>,
+}
+
+impl Homes {
+    /// Pools remembered at most; the oldest is forgotten first.
+    pub const MAX: usize = 4;
+
+    pub(super) fn find(&self, key: KeyRef<'_>, wire: u64) -> Option<Arc<KeyPool>> {
+        self.known.iter().find(|h| h.wire == wire && key.names(&h.key)).cloned()
+    }
+
+    pub(super) fn keep(&mut self, home: Arc<KeyPool>) -> Arc<KeyPool> {
+        if self.known.len() == Self::MAX {
+            self.known.remove(0);
+        }
+        self.known.push(home.clone());
+        home
+    }
+}
+
+impl std::fmt::Debug for Homes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.known.iter().map(|h| (&h.key, h.wire))).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    fn pool(server: u16, tenant: &str, user: &str, wire: u64) -> Arc<KeyPool> {
+        let key = PoolKey { server: ([127, 0, 0, 1], server).into(), tenant: tenant.into(), user: user.into() };
+        let slots = Arc::new(Semaphore::new(1));
+        Arc::new(KeyPool { key, wire, slots, idle: Mutex::default(), in_use: Default::default() })
+    }
+
+    fn key<'a>(server: u16, tenant: &'a Arc<str>, user: &'a Arc<str>) -> KeyRef<'a> {
+        KeyRef { server: ([127, 0, 0, 1], server).into(), tenant, user }
+    }
+
+    #[test]
+    fn a_pool_is_found_by_server_names_and_wire() {
+        let mut homes = Homes::default();
+        let kept = homes.keep(pool(1, "t1", "alice", 7));
+        // Other Arcs of the same names name the same pool.
+        let (t1, alice, bob): (Arc<str>, Arc<str>, Arc<str>) = ("t1".into(), "alice".into(), "bob".into());
+        let found = homes.find(key(1, &t1, &alice), 7).expect("same key and wire");
+        assert!(Arc::ptr_eq(&found, &kept));
+        assert!(homes.find(key(1, &t1, &alice), 8).is_none(), "another wire identity");
+        assert!(homes.find(key(2, &t1, &alice), 7).is_none(), "another server");
+        assert!(homes.find(key(1, &t1, &bob), 7).is_none(), "another user");
+        let t2: Arc<str> = "t2".into();
+        assert!(homes.find(key(1, &t2, &alice), 7).is_none(), "another tenant");
+    }
+
+    #[test]
+    fn the_oldest_pool_is_forgotten_first() {
+        let mut homes = Homes::default();
+        let (t, u): (Arc<str>, Arc<str>) = ("t".into(), "u".into());
+        for server in 1..=Homes::MAX as u16 + 1 {
+            homes.keep(pool(server, "t", "u", 0));
+        }
+        assert!(homes.find(key(1, &t, &u), 0).is_none(), "the first one is gone");
+        for server in 2..=Homes::MAX as u16 + 1 {
+            assert!(homes.find(key(server, &t, &u), 0).is_some(), "server {server}");
+        }
+    }
+}
