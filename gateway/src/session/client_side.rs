@@ -72,7 +72,7 @@ impl ClientSide<'_> {
         let next = tokio::select! {
             biased;
             () = relay::killed(kill) => None,
-            next = next_command::read(self.wire, shared, &self.stop) => Some(next?),
+            next = next_command::read(self.wire, shared, &mut self.stop) => Some(next?),
             why = ended => return Ok(Waited::Ended(why)),
         };
         Ok(match next {

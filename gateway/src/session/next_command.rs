@@ -26,7 +26,7 @@ pub struct NextCommand {
 pub async fn read(
     client: &mut Wire<Stream>,
     shared: &Shared,
-    stop: &KillSwitch,
+    stop: &mut KillSwitch,
 ) -> Result<Option<NextCommand>, SessionError> {
     let max = shared.config().listen.max_packet_size;
     let read = tokio::select! {

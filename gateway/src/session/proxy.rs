@@ -169,7 +169,7 @@ impl<'a> Session<'a> {
         let reply_seq = self.link.send(payload).await?;
         // The link's relay is awaited here, not through `relay_answer`: one future less to poll
         // on every command.
-        let failed = self.link.relay_answer(self.front.wire, payload, shape, reply_seq, self.killed.clone()).await?;
+        let failed = self.link.relay_answer(self.front.wire, payload, shape, reply_seq, &mut self.killed).await?;
         self.answered(payload, failed);
         Ok(failed)
     }
@@ -182,7 +182,7 @@ impl<'a> Session<'a> {
         shape: command::Shape,
         reply_seq: u8,
     ) -> Result<bool, SessionError> {
-        let failed = self.link.relay_answer(self.front.wire, payload, shape, reply_seq, self.killed.clone()).await?;
+        let failed = self.link.relay_answer(self.front.wire, payload, shape, reply_seq, &mut self.killed).await?;
         self.answered(payload, failed);
         Ok(failed)
     }

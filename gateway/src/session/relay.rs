@@ -41,7 +41,7 @@ pub type KillSignal = Option<KillSwitch>;
 
 /// Resolves once the session is killed (never without a signal).
 pub async fn killed(kill: &mut KillSignal) {
-    match kill.as_ref() {
+    match kill.as_mut() {
         Some(k) => k.fired().await,
         None => std::future::pending().await,
     }
@@ -59,7 +59,7 @@ pub async fn answer<B, C>(
     backend: &mut Wire<B>,
     client: &mut Wire<C>,
     tracker: &mut ResponseTracker,
-    kill: KillSignal,
+    kill: &mut KillSignal,
 ) -> Result<(), RelayError>
 where
     B: AsyncRead + AsyncWrite + Unpin,
@@ -76,7 +76,7 @@ pub async fn answer_holding_last<B, C>(
     backend: &mut Wire<B>,
     client: &mut Wire<C>,
     tracker: &mut ResponseTracker,
-    kill: KillSignal,
+    kill: &mut KillSignal,
 ) -> Result<Option<BytesMut>, RelayError>
 where
     B: AsyncRead + AsyncWrite + Unpin,
@@ -92,7 +92,7 @@ async fn relay<B, C>(
     client: &mut Wire<C>,
     tracker: &mut ResponseTracker,
     hold_last: bool,
-    kill: KillSignal,
+    kill: &mut KillSignal,
 ) -> Result<Option<BytesMut>, RelayError>
 where
     B: AsyncRead + AsyncWrite + Unpin,
@@ -110,7 +110,7 @@ where
             let step = match tracker.on_frame(&backend.buf[pos + HEADER..pos + HEADER + len]) {
                 Ok(step) => step,
                 // What a server sends as its connection is killed is not always well formed.
-                Err(_) if is_killed(&kill) => {
+                Err(_) if is_killed(kill) => {
                     flush(backend, client, pos).await?;
                     return Err(stopped(tracker, last_seq));
                 }
@@ -137,10 +137,10 @@ where
         }
         // A kill takes effect between writes to the client (as on a server, a write in progress
         // completes first), so that the client's next packet is the kill's error.
-        if is_killed(&kill) {
+        if is_killed(kill) {
             return Err(stopped(tracker, last_seq));
         }
-        let filled = match kill.as_ref() {
+        let filled = match kill.as_mut() {
             Some(killed) => tokio::select! {
                 filled = backend.fill() => filled,
                 () = killed.fired() => return Err(stopped(tracker, last_seq)),
@@ -150,7 +150,7 @@ where
         match filled {
             Ok(true) => {}
             // The server closes a killed session's connection, possibly before the kill is seen.
-            _ if is_killed(&kill) => return Err(stopped(tracker, last_seq)),
+            _ if is_killed(kill) => return Err(stopped(tracker, last_seq)),
             Ok(false) => return Err(lost(ProtocolError::Truncated, sent_any)),
             Err(e) => return Err(lost(e, sent_any)),
         }

@@ -64,7 +64,7 @@ impl FixedLink {
         payload: &[u8],
         shape: Shape,
         reply_seq: u8,
-        killed: KillSignal,
+        killed: &mut KillSignal,
     ) -> Result<bool, SessionError> {
         let mut tracker = ResponseTracker::for_command(shape, payload, self.deprecate_eof());
         if tracker.is_done() {

@@ -98,6 +98,8 @@ pub struct RoutedSession<'a> {
     /// Requests routed so far (the route log's `seq`).
     requests: u64,
     reg: Registration<'a>,
+    /// The session's hold of its kill switch (`reg`'s), watched between and during requests.
+    killed: super::relay::KillSignal,
     /// The client's prepared statements (binary and text).
     ps: parts::Statements,
     /// Kernel splice once pinned for good ([`splice`]).
@@ -158,6 +160,7 @@ pub async fn serve(
         route_time: None,
         logging: Logging::of(&shared.config()),
         requests: 0,
+        killed: Some(reg.killed.clone()),
         reg,
         ps: parts::Statements::default(),
         // The gateway does not terminate TLS yet: the client leg is plain.
@@ -203,10 +206,9 @@ impl SessionKind for RoutedSession<'_> {
 
     /// The client's next command, unless it stays idle longer than its `wait_timeout`.
     async fn next(&mut self) -> Result<Option<NextCommand>, SessionError> {
-        let mut killed = Some(self.reg.killed.clone());
         let limit = idle_timeout::limit(&self.state, self.idle.defaults.for_client(self.front.caps));
         let idle_out = self.idle.expired(limit);
-        match self.front.next_command(self.shared, &mut killed, idle_out).await? {
+        match self.front.next_command(self.shared, &mut self.killed, idle_out).await? {
             Waited::Command(next) => Ok(Some(next)),
             Waited::Closed | Waited::Killed => Ok(None),
             Waited::Ended(()) => {
@@ -334,6 +336,7 @@ impl<'a> RoutedSession<'a> {
             ps: &mut self.ps,
             splice: &mut self.splice,
             reg: &self.reg,
+            killed: &mut self.killed,
         };
         (&mut self.link, cx)
     }

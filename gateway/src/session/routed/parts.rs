@@ -19,7 +19,7 @@ use crate::session::client_side::ClientSide;
 use crate::session::pool::{Homes, KeyRef, PoolError, PooledConn};
 use crate::session::prepared::text::TextStatements;
 use crate::session::prepared::Registry;
-use crate::session::relay::RelayError;
+use crate::session::relay::{KillSignal, RelayError};
 use crate::session::state::ClientState;
 use crate::session::{SessionError, Shared};
 use crate::tls::Stream;
@@ -47,6 +47,8 @@ pub(super) struct ClientParts<'s, 'a> {
     pub splice: &'s mut PinSplice,
     /// The session list (the server thread running the request; the kill signal).
     pub reg: &'s Registration<'a>,
+    /// The session's own hold of its kill switch (it remembers the waits it left).
+    pub killed: &'s mut KillSignal,
 }
 
 /// The client's prepared statements, binary and text.
@@ -84,7 +86,7 @@ impl ClientParts<'_, '_> {
         backend: &mut Wire<Stream>,
         tracker: &mut ResponseTracker,
     ) -> Result<(), RelayError> {
-        self.splice.relay(backend, self.front.wire, tracker, Some(self.reg.killed.clone())).await
+        self.splice.relay(backend, self.front.wire, tracker, self.killed).await
     }
 }
 

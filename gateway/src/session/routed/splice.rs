@@ -68,7 +68,7 @@ impl PinSplice {
         backend: &mut Wire<Stream>,
         client: &mut Wire<Stream>,
         tracker: &mut ResponseTracker,
-        killed: relay::KillSignal,
+        killed: &mut relay::KillSignal,
     ) -> Result<(), RelayError> {
         // An answer held back earlier in this request goes first (answers stay in order).
         if let Some(earlier) = self.last_batch.take() {
