@@ -22,6 +22,7 @@
 pub(crate) mod keys;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
@@ -54,6 +55,8 @@ pub enum ReloadError {
 /// The configuration in force, and where it came from.
 pub struct LiveConfig {
     current: ArcSwap<Config>,
+    /// Moves after every swap of `current`: a [`ConfigCopy`] is fresh while it has not moved.
+    generation: AtomicU64,
     path: Option<PathBuf>,
     /// Serialises reloads and ALTERs (read-modify-swap).
     writer: Mutex<()>,
@@ -69,7 +72,13 @@ impl std::fmt::Debug for LiveConfig {
 impl LiveConfig {
     /// A configuration loaded from `path`, reloadable from it.
     pub fn new(config: Config, path: Option<PathBuf>) -> Self {
-        LiveConfig { current: ArcSwap::from_pointee(config), path, writer: Mutex::new(()), log_filter: OnceLock::new() }
+        LiveConfig {
+            current: ArcSwap::from_pointee(config),
+            generation: AtomicU64::new(0),
+            path,
+            writer: Mutex::new(()),
+            log_filter: OnceLock::new(),
+        }
     }
 
     /// Reads, parses and validates `path`.
@@ -80,6 +89,11 @@ impl LiveConfig {
     /// The configuration in force (a reference-counted snapshot: a swap does not change it).
     pub fn get(&self) -> Arc<Config> {
         self.current.load_full()
+    }
+
+    /// How many times the configuration was swapped.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// Installs the function that applies `log.level` changes (once; later calls are ignored).
@@ -118,6 +132,8 @@ impl LiveConfig {
         let level_changed = old.log.level != new.log.level;
         let level = new.log.level.clone();
         self.current.store(Arc::new(new));
+        // After the store: a holder that sees the new count loads the new configuration.
+        self.generation.fetch_add(1, Ordering::Release);
         if level_changed {
             match self.log_filter.get() {
                 Some(apply) => match apply(&level) {
@@ -127,6 +143,34 @@ impl LiveConfig {
                 None => tracing::warn!(%level, "log.level not applied: RUST_LOG overrides it"),
             }
         }
+    }
+}
+
+/// A holder's copy of the configuration in force (a session's), loaded again only when a reload
+/// or an `ALTER PROXYCONFIG` swapped it: reading the live configuration takes a reference count
+/// and the swap's own bookkeeping (atomic read-modify-writes), a look at the count one load.
+#[derive(Debug, Clone)]
+pub struct ConfigCopy {
+    config: Arc<Config>,
+    generation: u64,
+}
+
+impl ConfigCopy {
+    /// The configuration in force now.
+    pub fn of(live: &LiveConfig) -> Self {
+        let generation = live.generation();
+        ConfigCopy { config: live.get(), generation }
+    }
+
+    /// The configuration in force, loaded again if it was swapped since the last look.
+    pub fn current(&mut self, live: &LiveConfig) -> &Arc<Config> {
+        let generation = live.generation();
+        if generation != self.generation {
+            // The count is read first: a swap after it moves it again, and the next look loads.
+            self.config = live.get();
+            self.generation = generation;
+        }
+        &self.config
     }
 }
 

@@ -62,3 +62,22 @@ fn alter_changes_runtime_settings_only() {
     assert_eq!(live.get().listen.max_packet_size, 4096);
     assert!(matches!(live.reload(), Err(ReloadError::NoFile)));
 }
+
+#[test]
+fn a_copy_follows_every_swap_and_only_loads_after_one() {
+    let p = file("copy", &text(2883, ROOT, ""));
+    let live = LiveConfig::load(&p).unwrap();
+    let mut copy = ConfigCopy::of(&live);
+    let first = Arc::clone(copy.current(&live));
+    assert!(Arc::ptr_eq(&first, copy.current(&live)), "no swap: the same configuration, not loaded again");
+    live.alter("listen.max_packet_size", "4096").unwrap();
+    assert_eq!(copy.current(&live).listen.max_packet_size, 4096, "an ALTER is seen at the next look");
+    // A refused change swaps nothing.
+    assert!(live.alter("listen.max_packet_size", "12").is_err());
+    let altered = Arc::clone(copy.current(&live));
+    assert!(Arc::ptr_eq(&altered, copy.current(&live)));
+    std::fs::write(&p, text(2883, ROOT, "connect_observer_max_retries = 4\n")).unwrap();
+    live.reload().unwrap();
+    let r = copy.current(&live).routing.as_ref().unwrap().connect_observer_max_retries;
+    assert_eq!(r, 4, "a reload is seen at the next look");
+}

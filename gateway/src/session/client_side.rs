@@ -11,6 +11,7 @@ use super::kill_switch::KillSwitch;
 use super::next_command::{self, NextCommand};
 use super::relay::{self, KillSignal};
 use super::{SessionError, Shared};
+use crate::live_config::ConfigCopy;
 use crate::protocol::frame::Wire;
 use crate::protocol::message::{ErrPacket, OkPacket};
 use crate::tls::Stream;
@@ -33,6 +34,9 @@ pub struct ClientSide<'a> {
     pub salt: Vec<u8>,
     /// Fires when the gateway starts draining ([`crate::server::drain::Drain::switch`]).
     pub stop: KillSwitch,
+    /// The configuration in force: looked at once per command ([`ClientSide::next_command`]), and
+    /// what the command then runs under.
+    pub config: ConfigCopy,
 }
 
 /// The client's connection with what shapes the gateway's own answers on it: a borrow of a
@@ -69,10 +73,11 @@ impl ClientSide<'_> {
         kill: &mut KillSignal,
         ended: impl Future<Output = T>,
     ) -> Result<Waited<T>, SessionError> {
+        let max = self.config.current(&shared.live).listen.max_packet_size;
         let next = tokio::select! {
             biased;
             () = relay::killed(kill) => None,
-            next = next_command::read(self.wire, shared, &mut self.stop) => Some(next?),
+            next = next_command::read(self.wire, shared, max, &mut self.stop) => Some(next?),
             why = ended => return Ok(Waited::Ended(why)),
         };
         Ok(match next {

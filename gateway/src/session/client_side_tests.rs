@@ -41,6 +41,7 @@ async fn wait(sent: bool, killed: bool, ended: bool) -> Waited<()> {
         ext: 0,
         salt: Vec::new(),
         stop: crate::session::kill_switch::KillSwitch::new(),
+        config: crate::live_config::ConfigCopy::of(&shared.live),
     };
     let end = async move {
         if !ended {

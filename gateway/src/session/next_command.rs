@@ -26,9 +26,9 @@ pub struct NextCommand {
 pub async fn read(
     client: &mut Wire<Stream>,
     shared: &Shared,
+    max: usize,
     stop: &mut KillSwitch,
 ) -> Result<Option<NextCommand>, SessionError> {
-    let max = shared.config().listen.max_packet_size;
     let read = tokio::select! {
         biased;
         () = stop.fired() => return Ok(None),

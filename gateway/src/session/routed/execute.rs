@@ -110,7 +110,7 @@ impl ServerLink {
                 return cx.failed(req, err).await;
             }
         };
-        let max = failover::max_attempts(cx.shared, decision);
+        let max = failover::max_attempts(cx.front.config.current(&cx.shared.live), decision);
         let order = failover::attempt_order(decision, &cx.shared.congestion, max, planned.at.into_std());
         let (planner, account) = (cx.planner, cx.account);
         let tenant = &account.tenant;

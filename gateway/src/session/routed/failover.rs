@@ -116,8 +116,8 @@ pub fn all_failed_feedback(planner: &Planner, tenant: &str, planned: &Planned) {
 
 /// How many candidates a request may try: `connect_observer_max_retries` (2–5, 3 without
 /// `[routing]`), bounded by the decision.
-pub(super) fn max_attempts(shared: &crate::session::Shared, d: &RouteDecision) -> usize {
-    let retries = shared.config().routing.as_ref().map_or(3, |r| r.connect_observer_max_retries.clamp(2, 5));
+pub(super) fn max_attempts(config: &crate::config::Config, d: &RouteDecision) -> usize {
+    let retries = config.routing.as_ref().map_or(3, |r| r.connect_observer_max_retries.clamp(2, 5));
     d.max_attempts(retries)
 }
 

@@ -106,9 +106,15 @@ impl RoutedSession<'_> {
         }
     }
 
-    /// Records in the session list why the session keeps its connection (SHOW PROXYSESSION).
-    pub(super) fn note_sticky(&self) {
-        self.reg.set_sticky(Sticky { sticky: self.sticky(), pin: self.txn.pin });
+    /// Records in the session list why the session keeps its connection (SHOW PROXYSESSION):
+    /// only a change, since the list's entry is behind a lock (the usual statement changes
+    /// nothing).
+    pub(super) fn note_sticky(&mut self) {
+        let now = Sticky { sticky: self.sticky(), pin: self.txn.pin };
+        if now != self.noted {
+            self.noted = now;
+            self.reg.set_sticky(now);
+        }
     }
 
     /// The statement text of a request, for the logs.

@@ -59,6 +59,7 @@ use super::next_command::NextCommand;
 use super::pool::{scrubs_done, Homes, PooledConn};
 use super::state::ClientState;
 use super::{SessionError, Shared};
+use crate::live_config::ConfigCopy;
 use crate::planner::{Planner, RouteMemo, StatementContext};
 use crate::protocol::codes;
 use crate::protocol::command;
@@ -100,6 +101,8 @@ pub struct RoutedSession<'a> {
     reg: Registration<'a>,
     /// The session's hold of its kill switch (`reg`'s), watched between and during requests.
     killed: super::relay::KillSignal,
+    /// What the session list was last told of the session's stickiness ([`learn`]).
+    noted: registry::Sticky,
     /// The client's prepared statements (binary and text).
     ps: parts::Statements,
     /// Kernel splice once pinned for good ([`splice`]).
@@ -143,6 +146,7 @@ pub async fn serve(
         ext: login.response.ext_capabilities & crate::protocol::ext_caps::ROUTED,
         salt: login.salt,
         stop: shared.drain.switch(id),
+        config: ConfigCopy::of(&shared.live),
     };
     let mut s = RoutedSession {
         front,
@@ -161,6 +165,7 @@ pub async fn serve(
         logging: Logging::of(&shared.config()),
         requests: 0,
         killed: Some(reg.killed.clone()),
+        noted: registry::Sticky::default(),
         reg,
         ps: parts::Statements::default(),
         // The gateway does not terminate TLS yet: the client leg is plain.
@@ -239,7 +244,7 @@ impl SessionKind for RoutedSession<'_> {
     fn started(&mut self, next: &NextCommand, text: &str) {
         // One clock reading: the statement's time (metrics, slow log) and the process list's.
         self.started = Instant::now();
-        self.logging = Logging::of(&self.shared.config());
+        self.logging = Logging::of(self.front.config.current(&self.shared.live));
         match next.cmd {
             command::QUERY => self.reg.start_text("Query", text, self.started),
             cmd if statements::is_statement_command(cmd) => {}
@@ -381,7 +386,7 @@ impl<'a> RoutedSession<'a> {
         crate::protocol::client_charset::check(self.account.charset)?;
         let planned = self.planner.plan_command(&self.context()).await;
         let decision = planned.decision.map_err(|e| ErrPacket::new(e.mysql_errno(), e.to_string()))?;
-        let max = failover::max_attempts(self.shared, &decision);
+        let max = failover::max_attempts(self.front.config.current(&self.shared.live), &decision);
         let mut last = None;
         for cand in failover::attempt_order(&decision, &self.shared.congestion, max, planned.at.into_std()) {
             match self.checkout(cand.addr).await {
