@@ -381,8 +381,11 @@ impl ClientState {
         conn.version = plan.version;
         conn.collation = Some(self.collation);
         if let Some(db) = &self.database {
-            // Shared text: a statement on a synced connection copies no name.
-            conn.database = Some(Arc::clone(db));
+            // Shared text: a statement on a synced connection copies no name (and one that has
+            // this very name already touches no reference count).
+            if !conn.database.as_ref().is_some_and(|d| Arc::ptr_eq(d, db)) {
+                conn.database = Some(Arc::clone(db));
+            }
         }
         let n = plan.pending.min(self.pending.len());
         self.pending.drain(..n);
