@@ -9,8 +9,10 @@
 #   scripts/bench-instructions.sh [--bin PATH] [--events N] [--test oltp_point_select]
 #                                 [--ps-mode disable|auto] [--modes 1:1,routed] [--top K]
 #
-# Prints per mode: instructions per statement, and the K gateway functions with the largest
-# inclusive cost per statement. Profiles stay in target/bench-instructions/ (callgrind_annotate).
+# Prints per mode: instructions per statement, atomic read-modify-writes executed per statement
+# (scripts/atomics-per-stmt.py: callgrind counts each as one instruction, each costs about twenty
+# cycles), and the K gateway functions with the largest inclusive cost per statement. Profiles
+# stay in target/bench-instructions/ (callgrind_annotate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=target/release/gateway; EVENTS=3000; TEST=oltp_point_select; PS=disable; MODES="1:1,routed"; TOP=12
@@ -70,13 +72,13 @@ config() { # mode port
     if [ "$1" = routed ]; then printf '\n[routing]\ntopology = "%s"\nidc = "idc1"\n' "$DIR/topology.toml"; fi
 }
 
-printf '\n%-8s %-18s %-8s %8s %14s\n' mode test ps events "instr/stmt"
+printf '\n%-8s %-18s %-8s %8s %14s %14s\n' mode test ps events "instr/stmt" "atomics/stmt"
 declare -A RESULT
 for mode in ${MODES//,/ }; do
     tag=${mode//:/-}
     port=$(free_port)
     config "$mode" "$port" >"$DIR/$tag.toml"
-    valgrind --tool=callgrind --callgrind-out-file="$DIR/callgrind-$tag.out" "$BIN" run --config "$DIR/$tag.toml" \
+    valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$DIR/callgrind-$tag.out" "$BIN" run --config "$DIR/$tag.toml" \
         >"$DIR/gateway-$tag.log" 2>&1 &
     GW_PID=$!
     wait_sql "$port" || { echo "gateway ($mode) did not start: $DIR/gateway-$tag.log" >&2; exit 1; }
@@ -90,7 +92,8 @@ for mode in ${MODES//,/ }; do
     part=$(ls -S "$DIR"/callgrind-"$tag".out* | head -1)
     total=$(callgrind_annotate "$part" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
     RESULT[$mode]="$part $stmts"
-    printf '%-8s %-18s %-8s %8s %14s\n' "$mode" "$TEST" "$PS" "$stmts" "$((total / stmts))"
+    atomics=$(python3 scripts/atomics-per-stmt.py "$part" "$BIN" "$stmts")
+    printf '%-8s %-18s %-8s %8s %14s %14s\n' "$mode" "$TEST" "$PS" "$stmts" "$((total / stmts))" "$atomics"
 done
 for mode in ${MODES//,/ }; do
     read -r part stmts <<<"${RESULT[$mode]}"
