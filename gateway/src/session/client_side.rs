@@ -62,6 +62,22 @@ pub enum Waited<T> {
     Ended(T),
 }
 
+impl<'a> ClientSide<'a> {
+    /// The client side of session `id` once its login is done: the gateway's drain switch of the
+    /// session and a copy of the configuration in force are taken here.
+    pub fn new(
+        wire: &'a mut Wire<Stream>,
+        id: u32,
+        (peer, dialled): (SocketAddr, Option<SocketAddr>),
+        (caps, ext): (u32, u32),
+        salt: Vec<u8>,
+        shared: &Shared,
+    ) -> Self {
+        let (stop, config) = (shared.drain.switch(id), ConfigCopy::of(&shared.live));
+        ClientSide { wire, id, peer, dialled, caps, ext, salt, stop, config }
+    }
+}
+
 impl ClientSide<'_> {
     /// Waits for the client's next command, a kill, or `ended`, whichever comes first: the one
     /// wait of both session kinds' command loops. A kill wins over a command ready at the same

@@ -165,29 +165,15 @@ impl Pool {
     /// in with `login` when a new one is needed. `login.user` must be `key.user`.
     pub async fn get(&self, key: &PoolKey, login: &LoginRequest<'_>, client: u64) -> Result<PooledConn, PoolError> {
         let wire = wire_identity(login.client_caps, login.client_ext_caps);
-        self.get_with(key, wire, || login.clone(), client).await
+        self.get_at(self.inner.key_pool(key, wire), || login.clone(), client).await
     }
 
-    /// [`Pool::get`] with the login made only when it is used: a new connection, or one another
-    /// client used last. Making it reads the live configuration (TLS, client identity), which the
-    /// common reuse does not need. `wire`: the login's [`wire_identity`].
-    pub fn get_with<'p, 'l: 'p, F>(
-        &'p self,
-        key: &PoolKey,
-        wire: u64,
-        login: F,
-        client: u64,
-    ) -> impl std::future::Future<Output = Result<PooledConn, PoolError>> + use<'p, 'l, F>
-    where
-        F: Fn() -> LoginRequest<'l> + Sync,
-    {
-        let home = self.inner.key_pool(key, wire);
-        self.get_at(home, login, client)
-    }
-
-    /// [`Pool::get_with`] for a session that remembers the pools it used ([`Homes`]): a key it
-    /// used before is not looked up in the map of all keys (a lock and a hash of the whole key).
-    /// The pool is found before the returned future runs (no async layer of its own to move).
+    /// [`Pool::get`] for a session that remembers the pools it used ([`Homes`]), with the login
+    /// made only when it is used: a new connection, or one another client used last (making it
+    /// reads the live configuration: TLS, client identity). `wire`: the login's
+    /// [`wire_identity`]. A key the session used lately is not looked up in the map of all keys
+    /// (a lock and a hash of the whole key). The pool is found before the returned future runs
+    /// (no async layer of its own to move).
     pub fn get_remembered<'p, 'l: 'p, F>(
         &'p self,
         homes: &mut Homes,

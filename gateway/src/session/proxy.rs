@@ -24,7 +24,6 @@ use super::pool::{PoolError, PoolKey, PooledConn};
 use super::relay;
 use super::routed::registry::{Registration, SessionInfo};
 use super::{internal, SessionError, Shared};
-use crate::live_config::ConfigCopy;
 use crate::protocol::command::{self, Shape};
 use crate::protocol::frame::{encode_packet, Wire};
 use crate::protocol::handshake::parse_change_user;
@@ -94,18 +93,7 @@ impl<'a> Session<'a> {
         let account = Account::of(shared, &login, Logins::AsNamed);
         let database = account.database.clone();
         let tls = client.io.is_tls();
-        let stop = shared.drain.switch(id);
-        let front = ClientSide {
-            wire: client,
-            id,
-            peer,
-            dialled,
-            caps: login.capabilities,
-            ext: 0,
-            salt: login.salt,
-            stop,
-            config: ConfigCopy::of(&shared.live),
-        };
+        let front = ClientSide::new(client, id, (peer, dialled), (login.capabilities, 0), login.salt, shared);
         // Relayed as they are: the backend's answers pass through (greeting::announced_ext).
         let asked_ext = resp.ext_capabilities & crate::protocol::ext_caps::RELAYED;
         let req = account.login_request(shared, &front, database.as_deref(), asked_ext);

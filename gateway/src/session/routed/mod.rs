@@ -59,7 +59,6 @@ use super::next_command::NextCommand;
 use super::pool::{scrubs_done, Homes, PooledConn};
 use super::state::ClientState;
 use super::{SessionError, Shared};
-use crate::live_config::ConfigCopy;
 use crate::planner::{Planner, RouteMemo, StatementContext};
 use crate::protocol::codes;
 use crate::protocol::command;
@@ -137,17 +136,8 @@ pub async fn serve(
     let reg = shared.sessions.register(id, info);
     let state = ClientState::new(account.database.as_deref(), account.charset);
     let client_tls = client.io.is_tls();
-    let front = ClientSide {
-        wire: client,
-        id,
-        peer,
-        dialled,
-        caps: login.capabilities,
-        ext: login.response.ext_capabilities & crate::protocol::ext_caps::ROUTED,
-        salt: login.salt,
-        stop: shared.drain.switch(id),
-        config: ConfigCopy::of(&shared.live),
-    };
+    let ext = login.response.ext_capabilities & crate::protocol::ext_caps::ROUTED;
+    let front = ClientSide::new(client, id, (peer, dialled), (login.capabilities, ext), login.salt, shared);
     let mut s = RoutedSession {
         front,
         shared,
