@@ -42,9 +42,9 @@ fuzz_target!(|data: &[u8]| {
     let mut front = Wire::new(ChunkedStream::new(client, chunks));
     let result = block_on(async {
         if hold_last {
-            relay::answer_holding_last(&mut backend, &mut front, &mut tracker, None).await
+            relay::answer_holding_last(&mut backend, &mut front, &mut tracker, &mut None).await
         } else {
-            relay::answer(&mut backend, &mut front, &mut tracker, None).await.map(|()| None)
+            relay::answer(&mut backend, &mut front, &mut tracker, &mut None).await.map(|()| None)
         }
     });
     if let Ok(held) = result {
