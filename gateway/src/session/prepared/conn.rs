@@ -15,7 +15,7 @@ pub struct ServerStmt {
 /// The statements prepared on one server connection, by client id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConnStatements {
-    by_client: HashMap<u32, ServerStmt>,
+    by_client: HashMap<u32, ServerStmt, super::registry::IdHasher>,
     /// Text statements prepared here: lower-case name → [`super::text::TextStatement::generation`].
     text: HashMap<String, u64>,
     /// The session's close epoch when closed statements were last dropped from here.

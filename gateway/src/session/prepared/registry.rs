@@ -1,6 +1,9 @@
 //! The client's prepared statements: gateway-assigned ids, text, shapes, bound types, long data.
 
 use std::collections::HashMap;
+
+/// The hasher of maps keyed by statement ids the gateway assigned.
+pub type IdHasher = foldhash::fast::RandomState;
 use std::sync::Arc;
 
 use super::answer::PrepareOk;
@@ -219,10 +222,12 @@ impl Statement {
 #[derive(Debug, Clone)]
 pub struct Registry {
     next: u32,
-    statements: HashMap<u32, Statement>,
+    /// By client id (ids are the gateway's, not the client's: foldhash's fast variant, looked up
+    /// for every EXECUTE).
+    statements: HashMap<u32, Statement, IdHasher>,
     /// Statements with an open cursor: client id → the connection (session-chosen id) holding
     /// it. The one record of open cursors: the session keeps its connection while any is open.
-    cursors: HashMap<u32, u64>,
+    cursors: HashMap<u32, u64, IdHasher>,
     last: Option<u32>,
     long_data_limit: usize,
     /// Bytes of statement text held ([`MAX_TEXT_BYTES`]).
@@ -240,8 +245,8 @@ impl Registry {
     pub fn new(long_data_limit: usize) -> Self {
         Registry {
             next: 1,
-            statements: HashMap::new(),
-            cursors: HashMap::new(),
+            statements: HashMap::default(),
+            cursors: HashMap::default(),
             last: None,
             long_data_limit,
             text_bytes: 0,
@@ -282,7 +287,7 @@ impl Registry {
     /// The statement a command names, or ER_UNKNOWN_STMT_HANDLER with MariaDB's text.
     pub fn lookup(&mut self, wire_id: u32, cmd: Command) -> Result<(u32, &mut Statement), PreparedError> {
         let unknown = || PreparedError::UnknownStatement { handle: wire_id.to_string(), command: cmd.server_name() };
-        let id = self.resolve(wire_id).ok_or_else(unknown)?;
+        let id = if wire_id == LAST_STMT_ID { self.last.ok_or_else(unknown)? } else { wire_id };
         self.statements.get_mut(&id).map(|s| (id, s)).ok_or_else(unknown)
     }
 
@@ -318,7 +323,9 @@ impl Registry {
 
     /// Statement `id`'s cursor is gone: exhausted, reset, or replaced by another EXECUTE.
     pub fn end_cursor(&mut self, id: u32) {
-        self.cursors.remove(&id);
+        if !self.cursors.is_empty() {
+            self.cursors.remove(&id);
+        }
     }
 
     /// Whether a statement has an open cursor.
