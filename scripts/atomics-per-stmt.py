@@ -30,12 +30,13 @@ def executions(path):
                 continue
             parts = line.split()
             a = parts[0]
+            # Absolute positions are hexadecimal (`0x…`); relative ones (`+N`, `-N`) decimal.
             if a.startswith("0x"):
                 addr = int(a, 16)
             elif a.startswith("+"):
-                addr = last + int(a[1:], 16)
+                addr = last + int(a[1:], 0)
             elif a.startswith("-"):
-                addr = last - int(a[1:], 16)
+                addr = last - int(a[1:], 0)
             else:
                 addr = last
             last = addr
