@@ -26,6 +26,10 @@ use super::hint::Hints;
 use super::lexer::{self, Kind, Token};
 use super::{analysed, command, fast, split, Value};
 
+mod memo;
+use memo::Memo;
+pub use memo::ShapeMemo;
+
 /// Shapes kept at most (kept and not kept together).
 pub const MAX_SHAPES: usize = 1024;
 /// Longest statement text whose shape is kept.
@@ -91,7 +95,10 @@ impl ShapeCache {
     /// The analysis of a COM_QUERY text, as [`super::analyze`] gives it. When the text is one
     /// statement of a kept shape, the analysis is the shape's template, held in `holder`, with
     /// the statement's literals and hints.
-    pub fn analyze<'t>(&self, sql: &'t str, holder: &'t mut Option<Template>) -> Analysis<'t> {
+    ///
+    /// `memo` is the session's memory of its last shapes: a shape it remembers is served without
+    /// the shared map; the template lent to `holder` goes back with [`ShapeMemo::give_back`].
+    pub fn analyze<'t>(&self, sql: &'t str, holder: &'t mut Option<Template>, memo: &mut ShapeMemo) -> Analysis<'t> {
         if sql.len() > MAX_TEXT {
             return super::analyze(sql);
         }
@@ -101,13 +108,13 @@ impl ShapeCache {
         };
         match command::recognize(stmt) {
             Some(an) => one(an),
-            None => self.statement(stmt, holder),
+            None => self.statement(stmt, holder, memo),
         }
     }
 
     /// One statement that is not a shared command. The bound template (the common case) is
     /// returned as built: every other path is a parse, where a copy does not count.
-    fn statement<'t>(&self, stmt: &'t str, holder: &'t mut Option<Template>) -> Analysis<'t> {
+    fn statement<'t>(&self, stmt: &'t str, holder: &'t mut Option<Template>, memo: &mut ShapeMemo) -> Analysis<'t> {
         let mut hints = Hints::default();
         let Some(toks) = lexer::lex(stmt, &mut hints) else {
             return one(super::analyze_statement(stmt));
@@ -115,7 +122,17 @@ impl ShapeCache {
         let Some(key) = key(stmt, &toks) else {
             return one(parsed(stmt, &toks, hints));
         };
-        let found = self.shapes.lock().ok().and_then(|m| m.get(key.as_slice()).cloned());
+        let found = match memo.lend(&key) {
+            Memo::Kept(template) => Some(Some(template)),
+            Memo::NotKept => Some(None),
+            Memo::Unknown => {
+                let found = self.shapes.lock().ok().and_then(|m| m.get(key.as_slice()).cloned());
+                if let Some(kept) = &found {
+                    memo.remember(&key, kept.as_ref());
+                }
+                found
+            }
+        };
         match found {
             Some(Some(template)) => match literals(stmt, &toks) {
                 Some(values) => {
@@ -126,7 +143,10 @@ impl ShapeCache {
                         an.statements = 1;
                     })
                 }
-                None => one(self.parsed(stmt, &toks, hints)),
+                None => {
+                    memo.give_back(template);
+                    one(self.parsed(stmt, &toks, hints))
+                }
             },
             Some(None) => one(self.parsed(stmt, &toks, hints)),
             None => {

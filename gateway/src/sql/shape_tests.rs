@@ -44,11 +44,17 @@ fn kept(cache: &ShapeCache) -> usize {
 #[test]
 fn every_statement_of_a_shape_is_analysed_as_the_parser_analyses_it() {
     let cache = ShapeCache::default();
+    // One session's memo across all of them, each template given back: later statements of a
+    // shape are served from the memo.
+    let mut memo = ShapeMemo::default();
     for shape in SHAPES {
         for from in 0..LITERALS.len() {
             let sql = fill(shape, from);
             let mut holder = None;
-            assert_eq!(cache.analyze(&sql, &mut holder), analyze(&sql), "{sql}");
+            assert_eq!(cache.analyze(&sql, &mut holder, &mut memo), analyze(&sql), "{sql}");
+            if let Some(t) = holder {
+                memo.give_back(t);
+            }
         }
     }
     // A literal's kind is part of the shape (`LIMIT 5` parses, `LIMIT '5'` does not).
@@ -67,10 +73,10 @@ fn a_kept_shape_binds_each_statements_own_literals_and_hints() {
         ),
         ("UPDATE t SET c = 'a' WHERE id = 0x41", "UPDATE t SET c = 'it''s' WHERE id = X'42'"),
     ] {
-        let mut holder = None;
-        assert_eq!(cache.analyze(first, &mut holder), analyze(first));
+        let (mut holder, mut memo) = (None, ShapeMemo::default());
+        assert_eq!(cache.analyze(first, &mut holder, &mut memo), analyze(first));
         assert!(holder.is_none(), "the first statement of a shape is parsed");
-        let an = cache.analyze(second, &mut holder);
+        let an = cache.analyze(second, &mut holder, &mut memo);
         assert_eq!(an, analyze(second), "{second}");
         drop(an);
         assert!(holder.is_some(), "{second}: bound to the template");
@@ -80,13 +86,16 @@ fn a_kept_shape_binds_each_statements_own_literals_and_hints() {
     assert_eq!((st.kept, st.not_kept), (3, 0));
     assert_eq!(st.lookups, [3, 0, 3], "bound, parsed, new");
     // Spaces and comments are part of the shape: another spelling is parsed, and kept apart.
-    let mut holder = None;
+    let (mut holder, mut memo) = (None, ShapeMemo::default());
     let spaced = "SELECT c FROM sbtest1 WHERE id =  5 /* sf1 */";
-    assert_eq!(cache.analyze(spaced, &mut holder), analyze(spaced));
+    assert_eq!(cache.analyze(spaced, &mut holder, &mut memo), analyze(spaced));
     assert!(holder.is_none());
     assert_eq!(kept(&cache), 4);
     let weak = "/*+ READ_CONSISTENCY(WEAK) */ SELECT c FROM t WHERE id = 3";
-    assert_eq!(cache.analyze(weak, &mut None).hints.consistency, Some(crate::sql::Consistency::Weak));
+    assert_eq!(
+        cache.analyze(weak, &mut None, &mut ShapeMemo::default()).hints.consistency,
+        Some(crate::sql::Consistency::Weak)
+    );
 }
 
 #[test]
@@ -105,7 +114,7 @@ fn shapes_whose_values_a_template_cannot_give_are_not_kept() {
     ] {
         let cache = ShapeCache::default();
         for _ in 0..2 {
-            assert_eq!(cache.analyze(sql, &mut None), analyze(sql), "{sql}");
+            assert_eq!(cache.analyze(sql, &mut None, &mut ShapeMemo::default()), analyze(sql), "{sql}");
         }
         assert_eq!(kept(&cache), 0, "{sql}");
         let st = cache.stats();
@@ -116,7 +125,7 @@ fn shapes_whose_values_a_template_cannot_give_are_not_kept() {
     // The same shape with other values: each gets its own value, not the first one's.
     let cache = ShapeCache::default();
     for sql in ["SELECT c FROM t WHERE id = 10 / 2", "SELECT c FROM t WHERE id = 12 / 3"] {
-        assert_eq!(cache.analyze(sql, &mut None), analyze(sql), "{sql}");
+        assert_eq!(cache.analyze(sql, &mut None, &mut ShapeMemo::default()), analyze(sql), "{sql}");
     }
 }
 
@@ -125,11 +134,40 @@ fn the_cache_is_bounded() {
     let cache = ShapeCache::default();
     for i in 0..MAX_SHAPES + 10 {
         let sql = format!("SELECT c{i} FROM t WHERE id = 1");
-        assert_eq!(cache.analyze(&sql, &mut None), analyze(&sql));
+        assert_eq!(cache.analyze(&sql, &mut None, &mut ShapeMemo::default()), analyze(&sql));
     }
     assert!(cache.len() <= MAX_SHAPES, "{} shapes", cache.len());
     let long = format!("SELECT c FROM t WHERE id = 1 AND s = '{}'", "x".repeat(MAX_TEXT));
     let before = cache.len();
-    assert_eq!(cache.analyze(&long, &mut None), analyze(&long));
+    assert_eq!(cache.analyze(&long, &mut None, &mut ShapeMemo::default()), analyze(&long));
     assert_eq!(cache.len(), before, "a text longer than MAX_TEXT is not kept");
+}
+
+#[test]
+fn a_sessions_memo_serves_the_shapes_it_saw_after_the_shared_map_forgot_them() {
+    let cache = ShapeCache::default();
+    let mut memo = ShapeMemo::default();
+    let kept = |n: usize| format!("SELECT c FROM sbtest1 WHERE id = {n}");
+    let not_kept = |n: usize| format!("SELECT c FROM t WHERE id = {n} / 2");
+    for from in 0..2 {
+        for sql in [kept(from), not_kept(from)] {
+            let mut holder = None;
+            assert_eq!(cache.analyze(&sql, &mut holder, &mut memo), analyze(&sql), "{sql}");
+            if let Some(t) = holder {
+                memo.give_back(t);
+            }
+        }
+    }
+    assert_eq!(cache.stats().lookups, [1, 1, 2], "bound, parsed, new");
+    cache.shapes.lock().unwrap().clear();
+    for from in 2..5 {
+        let (sql, mut holder) = (kept(from), None);
+        assert_eq!(cache.analyze(&sql, &mut holder, &mut memo), analyze(&sql), "{sql}");
+        assert!(holder.is_some(), "{sql}: bound to the template the memo lent");
+        memo.give_back(holder.take().unwrap());
+        let sql = not_kept(from);
+        assert_eq!(cache.analyze(&sql, &mut None, &mut memo), analyze(&sql), "{sql}");
+    }
+    assert_eq!(cache.stats().lookups, [4, 4, 2], "no shape was new again");
+    assert!(cache.is_empty(), "the shared map was not asked");
 }

@@ -28,6 +28,24 @@ impl RoutedSession<'_> {
         glance: Glance,
         reply_seq: u8,
     ) -> Result<Flow, SessionError> {
+        // The template of the statement's shape goes back to the session's memo however the
+        // statement ends.
+        let mut template = None;
+        let flow = self.query_shaped(payload, text, glance, reply_seq, &mut template).await;
+        if let Some(t) = template {
+            self.shapes.give_back(t);
+        }
+        flow
+    }
+
+    async fn query_shaped(
+        &mut self,
+        payload: &[u8],
+        text: &str,
+        glance: Glance,
+        reply_seq: u8,
+        template: &mut Option<sql::shape::Template>,
+    ) -> Result<Flow, SessionError> {
         let text = std::borrow::Cow::Borrowed(text);
         // CONNECTION_ID() answers the gateway's id, whichever server runs the statement.
         let with_id = glance
@@ -41,11 +59,10 @@ impl RoutedSession<'_> {
         };
         let read = self.read(&text);
         // A statement of a shape seen before is bound to the shape's template (sql::shape).
-        let mut template = None;
         // Built in place: the analysis is not moved once more.
         let mut q = Query {
             text: &text,
-            analysis: self.shared.shapes.analyze(&read, &mut template),
+            analysis: self.shared.shapes.analyze(&read, template, &mut self.shapes),
             txn: TxnStatement::Other,
             set: None,
         };

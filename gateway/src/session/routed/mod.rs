@@ -80,6 +80,8 @@ pub struct RoutedSession<'a> {
     planner: Planner,
     /// What the planner remembers of the session's last table (of `planner`'s cluster).
     memo: RouteMemo,
+    /// The shapes of the session's last statements ([`crate::sql::shape::ShapeMemo`]).
+    shapes: crate::sql::shape::ShapeMemo,
     /// Who the session logs in to its servers as.
     account: Account,
     /// The pools the session's checkouts came from last.
@@ -143,6 +145,7 @@ pub async fn serve(
         shared,
         planner,
         memo: RouteMemo::default(),
+        shapes: crate::sql::shape::ShapeMemo::default(),
         homes: Homes::default(),
         account,
         state,
