@@ -367,6 +367,41 @@ async fn waiting_longer_than_the_acquire_timeout_gives_a_clear_error() {
     pool.get(&k, &login(None), 2).await.expect("free again");
 }
 
+/// A connection keeps its slot while it is idle: a request waiting on a full key is handed the
+/// connection another client returns (reset for it), in order, and no connection is opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_waiting_on_a_full_pool_get_the_connections_returned() {
+    let db = db();
+    let pool = pool(1, 1, 20_000, Arc::new(NoHealth));
+    let k = key(db.addr());
+    let held = pool.get(&k, &login(None), 1).await.expect("first");
+    let thread = held.thread_id();
+    let connects = pool.stats().connects;
+    let mut waiters = Vec::new();
+    for client in [2, 3] {
+        let (p, k) = (pool.clone(), k.clone());
+        waiters.push(tokio::spawn(async move {
+            let conn = p.get(&k, &login(None), client).await.map_err(|e| e.to_string())?;
+            let id = conn.thread_id();
+            drop(conn);
+            Ok::<u32, String>(id)
+        }));
+        // Each waits before the next asks (and before the holder lets go).
+        while pool.stats().waiting < client as usize - 1 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let started = Instant::now();
+    drop(held);
+    for w in waiters {
+        assert_eq!(w.await.expect("task"), Ok(thread), "the returned connection, not a new one");
+    }
+    assert!(started.elapsed() < Duration::from_secs(10), "handed over, not timed out");
+    let stats = pool.stats();
+    assert_eq!((stats.connects, stats.waiting, stats.in_use, stats.idle), (connects, 0, 0, 1), "{stats:?}");
+    assert!(stats.resets >= 2, "each waiter got the connection reset for it: {stats:?}");
+}
+
 fn text_ms(text: &str) -> u64 {
     text.split(" within ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).expect("ms")
 }

@@ -1,8 +1,10 @@
 //! Server connection pools per (server, tenant, user), for per-statement routing: one client
 //! session borrows many server connections.
 //!
-//! * Bounded: at most `max_per_key` connections per key; a request that finds all in use waits in
-//!   a FIFO queue for `acquire_timeout_ms`, then fails with a clear error.
+//! * Bounded: at most `max_per_key` connections per key, each holding a slot from its connect to
+//!   its close (idle or handed out: a checkout and a return touch no semaphore); a request that
+//!   finds all in use waits its turn, behind earlier waiters, for one to come back or be closed,
+//!   for `acquire_timeout_ms`, then fails with a clear error.
 //! * No connect storm: at most `max_connects_per_server` connection attempts to one server are in
 //!   flight; further attempts queue (within the same acquire timeout), and give up at once when
 //!   an attempt to that server fails meanwhile, so that they go to another candidate instead.
@@ -47,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use gate::{NoPermit, ServerGate};
 use stats::Counters;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tracing::{debug, info, warn, Instrument};
 
 pub use config::PoolConfig;
@@ -118,11 +120,17 @@ struct KeyPool {
     key: PoolKey,
     /// The logins' [`wire_identity`] (the map's key besides [`KeyPool::key`]).
     wire: u64,
-    /// One permit per connection that may exist; held by each handed-out connection.
+    /// One permit per connection that exists (handed out, idle, or being reset): a connection
+    /// keeps its permit from its connect to its close, so that handing it out and taking it
+    /// back touch no semaphore.
     slots: Arc<Semaphore>,
     /// Idle connections, most recently returned last.
     idle: Mutex<Vec<Idle>>,
     in_use: AtomicUsize,
+    /// Requests waiting for a connection ([`KeyPool::wait_turn`]).
+    waiting: AtomicUsize,
+    /// Told when a connection becomes idle while requests wait.
+    returned: Notify,
 }
 
 struct Idle {
@@ -131,6 +139,8 @@ struct Idle {
     conn: Box<Conn>,
     last_client: u64,
     since: Instant,
+    /// The connection's slot, held while it is idle too.
+    slot: OwnedSemaphorePermit,
 }
 
 /// Adds one to a gauge for the guard's lifetime (also when the request is cancelled).
@@ -212,34 +222,39 @@ impl Pool {
         // idle connections' age: a reuse reads the clock once.
         let asked = tokio::time::Instant::now();
         let (started, deadline) = (asked.into_std(), asked + cfg.acquire_timeout());
-        // A free slot is taken without arming the timeout's timer (the common case).
-        let free = home.slots.clone().try_acquire_owned().ok();
-        let slot = match free {
-            Some(slot) => Some(slot),
-            None => {
-                tokio::time::timeout_at(deadline, home.slots.clone().acquire_owned()).await.ok().and_then(Result::ok)
-            }
-        };
-        let Some(slot) = slot else {
-            self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
-            let waited_ms = started.elapsed().as_millis() as u64;
-            info!(waited_ms, size = cfg.max_per_key, "no pooled connection available");
-            return Err(PoolError::Busy { server: key.server, waited_ms, size: cfg.max_per_key });
-        };
-        while let Some(idle) = home.take_idle(client) {
+        loop {
+            // An idle connection brings the slot it holds; a new one needs a free slot.
+            let found = match home.idle_or_slot(client) {
+                Some(found) => found,
+                None => match home.wait_turn(client, deadline).await {
+                    Some(found) => found,
+                    None => {
+                        self.inner.counters.acquire_timeouts.fetch_add(1, Ordering::Relaxed);
+                        let waited_ms = started.elapsed().as_millis() as u64;
+                        info!(waited_ms, size = cfg.max_per_key, "no pooled connection available");
+                        return Err(PoolError::Busy { server: key.server, waited_ms, size: cfg.max_per_key });
+                    }
+                },
+            };
+            let idle = match found {
+                Found::Idle(idle) => idle,
+                Found::Slot(slot) => {
+                    let conn = Box::pin(self.open_new(key, &login(), deadline, started)).await?;
+                    return Ok(PooledConn::new(conn, client, home, slot, cfg.connect_timeout()));
+                }
+            };
             // The common reuse talks to no server and awaits nothing; the other steps are boxed,
-            // so that every checkout does not move a future as large as a login (#16).
+            // so that every checkout does not move a future as large as a login (#16). A
+            // connection that cannot be revived is closed, and its slot with it.
             let revived = match self.ready_now(idle, client, started) {
-                Reuse::Ready(conn) => Some(conn),
+                Reuse::Ready(idle) => Some((idle.conn, idle.slot)),
                 Reuse::Revive(idle) => Box::pin(self.revive(idle, &login(), client, started, deadline)).await,
             };
-            if let Some(conn) = revived {
+            if let Some((conn, slot)) = revived {
                 self.inner.counters.reuses.fetch_add(1, Ordering::Relaxed);
                 return Ok(PooledConn::new(conn, client, home, slot, cfg.connect_timeout()));
             }
         }
-        let conn = Box::pin(self.open_new(key, &login(), deadline, started)).await?;
-        Ok(PooledConn::new(conn, client, home, slot, cfg.connect_timeout()))
     }
 
     /// A new connection of `key`, logged in with `login`, its server's kind known.
@@ -267,7 +282,7 @@ impl Pool {
         let age = now.saturating_duration_since(idle.since);
         let fresh = idle.last_client == client && age < cfg.health_check_after() && age <= cfg.idle_timeout();
         if fresh && looks_alive(&idle.conn.backend) {
-            return Reuse::Ready(idle.conn);
+            return Reuse::Ready(idle);
         }
         Reuse::Revive(idle)
     }
@@ -293,12 +308,12 @@ impl Pool {
         client: u64,
         now: Instant,
         deadline: tokio::time::Instant,
-    ) -> Option<Box<Conn>> {
+    ) -> Option<(Box<Conn>, OwnedSemaphorePermit)> {
         let cfg = &self.inner.cfg;
         // Read the clock only for a step that talks to the server (the common reuse has none).
         let bound = || step_bound(cfg.connect_timeout(), deadline);
         let age = now.saturating_duration_since(idle.since);
-        let Idle { mut conn, last_client, .. } = idle;
+        let Idle { mut conn, last_client, slot, .. } = idle;
         let Conn { backend, sync } = &mut *conn;
         let thread = backend.greeting.connection_id;
         let usable = age <= cfg.idle_timeout()
@@ -316,7 +331,7 @@ impl Pool {
                 return None;
             }
         }
-        Some(conn)
+        Some((conn, slot))
     }
 
     /// Makes a connection last used by another client a fresh session: reset now, even when
@@ -434,6 +449,8 @@ impl Inner {
                     slots: Arc::new(Semaphore::new(self.cfg.max_per_key.max(1))),
                     idle: Mutex::default(),
                     in_use: AtomicUsize::new(0),
+                    waiting: AtomicUsize::new(0),
+                    returned: Notify::new(),
                 })
             })
             .clone()
@@ -446,6 +463,40 @@ impl Inner {
 }
 
 impl KeyPool {
+    /// An idle connection (with its slot), else a free slot for a new one; `None` when the
+    /// request must wait. An idle connection does not go to a newcomer while requests wait
+    /// for one: they were first.
+    fn idle_or_slot(&self, client: u64) -> Option<Found> {
+        if self.waiting.load(Ordering::Relaxed) == 0 {
+            if let Some(idle) = self.take_idle(client) {
+                return Some(Found::Idle(idle));
+            }
+        }
+        self.slots.clone().try_acquire_owned().ok().map(Found::Slot)
+    }
+
+    /// Waits until `deadline` for an idle connection or a slot freed by a closed one (`None`:
+    /// the deadline passed).
+    async fn wait_turn(&self, client: u64, deadline: tokio::time::Instant) -> Option<Found> {
+        // Counted before the idle list is looked at: a connection returned after the look
+        // sees the count, under the list's lock, and tells a waiter (`put_idle`).
+        let _waiting = Gauge::up(&self.waiting);
+        let expired = tokio::time::sleep_until(deadline);
+        tokio::pin!(expired);
+        loop {
+            if let Some(idle) = self.take_idle(client) {
+                return Some(Found::Idle(idle));
+            }
+            tokio::select! {
+                biased;
+                slot = self.slots.clone().acquire_owned() => return slot.ok().map(Found::Slot),
+                // A notification that found no waiter is kept for the next one: none is lost.
+                () = self.returned.notified() => {}
+                () = &mut expired => return None,
+            }
+        }
+    }
+
     /// The idle connection `client` used last if any (its session needs no reset), else the most
     /// recently returned one.
     fn take_idle(&self, client: u64) -> Option<Idle> {
@@ -455,16 +506,29 @@ impl KeyPool {
     }
 
     fn put_idle(&self, idle: Idle) {
-        if let Ok(mut v) = self.idle.lock() {
-            v.push(idle);
+        let Ok(mut v) = self.idle.lock() else { return };
+        v.push(idle);
+        // Read under the lock: a waiter counted itself before its last look at the list.
+        let waiting = self.waiting.load(Ordering::Relaxed) > 0;
+        drop(v);
+        if waiting {
+            self.returned.notify_one();
         }
     }
+}
+
+/// What a request found for its connection.
+enum Found {
+    /// An idle connection, with its slot.
+    Idle(Idle),
+    /// A free slot: a new connection is opened in it.
+    Slot(OwnedSemaphorePermit),
 }
 
 /// What an idle connection taken for reuse needs ([`Pool::ready_now`]).
 enum Reuse {
     /// Nothing: it is handed out as it is.
-    Ready(Box<Conn>),
+    Ready(Idle),
     /// A look at the server (a ping, a hand-over) or closing: [`Pool::revive`].
     Revive(Idle),
 }

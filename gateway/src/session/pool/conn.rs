@@ -32,7 +32,8 @@ pub struct PooledConn {
     scrub: bool,
     timeout: Duration,
     home: Arc<KeyPool>,
-    /// Released after the connection is back among the idle ones.
+    /// The connection's slot: it goes with the connection among the idle ones, and is released
+    /// when the connection is closed.
     slot: Option<OwnedSemaphorePermit>,
 }
 
@@ -105,11 +106,11 @@ impl PooledConn {
     /// Its client reset its session: the connection is reset now, in a task of its own (returned,
     /// `None` when it is closed instead: broken, or its answer not read to the end).
     pub fn scrub(mut self) -> Option<scrub::Scrub> {
-        let conn = self.conn.take()?;
+        let (conn, slot) = (self.conn.take()?, self.slot.take()?);
         if self.broken || self.in_flight || !conn.backend.wire.buf.is_empty() {
             return None;
         }
-        scrub::spawn(self.home.clone(), conn, self.slot.take(), self.timeout)
+        scrub::spawn(self.home.clone(), conn, slot, self.timeout)
     }
 
     /// Whether the connection was marked broken.
@@ -179,16 +180,16 @@ impl DerefMut for PooledConn {
 impl Drop for PooledConn {
     fn drop(&mut self) {
         self.home.in_use.fetch_sub(1, Ordering::Relaxed);
-        let Some(conn) = self.conn.take() else { return };
+        let (Some(conn), Some(slot)) = (self.conn.take(), self.slot.take()) else { return };
         if self.broken || self.in_flight || !conn.backend.wire.buf.is_empty() {
             tracing::debug!(server = %self.home.key.server, thread = conn.backend.greeting.connection_id, "connection closed, not returned");
             return;
         }
         if self.scrub {
             // Its client is gone: nobody waits for the reset.
-            let _ = scrub::spawn(self.home.clone(), conn, self.slot.take(), self.timeout);
+            let _ = scrub::spawn(self.home.clone(), conn, slot, self.timeout);
             return;
         }
-        self.home.put_idle(Idle { conn, last_client: self.client, since: Instant::now() });
+        self.home.put_idle(Idle { conn, last_client: self.client, since: Instant::now(), slot });
     }
 }

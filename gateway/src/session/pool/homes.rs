@@ -71,7 +71,15 @@ mod tests {
     fn pool(server: u16, tenant: &str, user: &str, wire: u64) -> Arc<KeyPool> {
         let key = PoolKey { server: ([127, 0, 0, 1], server).into(), tenant: tenant.into(), user: user.into() };
         let slots = Arc::new(Semaphore::new(1));
-        Arc::new(KeyPool { key, wire, slots, idle: Mutex::default(), in_use: Default::default() })
+        Arc::new(KeyPool {
+            key,
+            wire,
+            slots,
+            idle: Mutex::default(),
+            in_use: Default::default(),
+            waiting: Default::default(),
+            returned: Default::default(),
+        })
     }
 
     fn key<'a>(server: u16, tenant: &'a Arc<str>, user: &'a Arc<str>) -> KeyRef<'a> {

@@ -39,13 +39,13 @@ async fn reset(backend: &mut Backend, timeout: Duration) -> bool {
 /// locks on the server); a departed client's is left to run.
 pub type Scrub = JoinHandle<()>;
 
-/// Resets the connection in a task of its own, then puts it among `home`'s idle ones (the slot,
-/// when the connection held one, is released after that); closes it when the reset fails.
+/// Resets the connection in a task of its own, then puts it among `home`'s idle ones with its
+/// slot; closes it (and frees the slot) when the reset fails.
 /// Without a Tokio runtime (never the case in the gateway) the connection is closed.
 pub(super) fn spawn(
     home: Arc<KeyPool>,
     mut conn: Box<Conn>,
-    slot: Option<OwnedSemaphorePermit>,
+    slot: OwnedSemaphorePermit,
     timeout: Duration,
 ) -> Option<Scrub> {
     let rt = tokio::runtime::Handle::try_current().ok()?;
@@ -53,12 +53,11 @@ pub(super) fn spawn(
         let thread = conn.backend.greeting.connection_id;
         if reset(&mut conn.backend, timeout).await && conn.backend.wire.buf.is_empty() {
             conn.sync.reset();
-            home.put_idle(Idle { conn, last_client: SCRUBBED, since: Instant::now() });
+            home.put_idle(Idle { conn, last_client: SCRUBBED, since: Instant::now(), slot });
             tracing::debug!(thread, "connection of a departed client reset");
         } else {
             tracing::info!(thread, "reset of a departed client's connection failed; closed");
         }
-        drop(slot);
     }))
 }
 
@@ -94,17 +93,9 @@ impl Pool {
             };
             for i in mine {
                 // While it is reset the connection is neither idle nor handed out, but it still
-                // exists: it holds a slot until it is idle again, or a get meanwhile would find no
-                // idle connection and open one more than the key's size. A slot is free whenever a
-                // connection is idle (handed-out plus idle never exceed the size); if none is, the
-                // connection is closed rather than let the key grow.
-                match home.slots.clone().try_acquire_owned() {
-                    Ok(slot) => scrubs.extend(spawn(home.clone(), i.conn, Some(slot), timeout)),
-                    Err(_) => tracing::info!(
-                        thread = i.conn.backend.greeting.connection_id,
-                        "departed client's idle connection closed: no free slot to reset it in"
-                    ),
-                }
+                // exists: it keeps its slot, so that a get meanwhile opens no connection beyond
+                // the key's size.
+                scrubs.extend(spawn(home.clone(), i.conn, i.slot, timeout));
             }
         }
         scrubs

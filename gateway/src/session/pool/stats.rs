@@ -15,6 +15,8 @@ pub struct PoolStats {
     pub idle: usize,
     /// Connections handed out.
     pub in_use: usize,
+    /// Requests waiting for a connection now (every one of their key's slots is taken).
+    pub waiting: usize,
     /// Connection attempts in flight now.
     pub connecting: usize,
     /// Requests waiting for a connect permit now.
@@ -75,6 +77,7 @@ impl Pool {
             for p in keys.values() {
                 s.idle += p.idle.lock().map(|i| i.len()).unwrap_or(0);
                 s.in_use += p.in_use.load(Ordering::Relaxed);
+                s.waiting += p.waiting.load(Ordering::Relaxed);
             }
         }
         if let Ok(servers) = self.inner.servers.lock() {
