@@ -1,8 +1,10 @@
-//! A fixed-bucket latency histogram on relaxed atomics: recording is a bucket search over a
-//! short constant table and two `fetch_add`s, no lock and no allocation.
+//! A fixed-bucket latency histogram sharded by thread ([`super::sharded`]): recording is a
+//! bucket search over a short constant table and two adds to the thread's own cells, no lock
+//! and no allocation.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use super::sharded::Sharded;
 
 use super::text::Page;
 
@@ -47,25 +49,26 @@ pub const STATEMENT_BUCKETS: &[u64] = &[
 #[derive(Debug)]
 pub struct Histogram {
     bounds: &'static [u64],
-    counts: Box<[AtomicU64]>,
-    sum_nanos: AtomicU64,
+    /// One count per bucket (the last is `+Inf`), then the sum in nanoseconds.
+    cells: Sharded,
 }
 
 impl Histogram {
     /// An empty histogram over `bounds` (ascending, nanoseconds).
     pub fn new(bounds: &'static [u64]) -> Self {
-        let counts = (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect();
-        Histogram { bounds, counts, sum_nanos: AtomicU64::new(0) }
+        Histogram { bounds, cells: Sharded::new(bounds.len() + 2) }
     }
 
     /// Records one observation.
     pub fn observe(&self, d: Duration) {
         let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let slot = self.bounds.iter().position(|&b| nanos <= b).unwrap_or(self.bounds.len());
-        if let Some(c) = self.counts.get(slot) {
-            c.fetch_add(1, Ordering::Relaxed);
-        }
-        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.cells.add(slot, 1);
+        self.cells.add(self.sum_slot(), nanos);
+    }
+
+    fn sum_slot(&self) -> usize {
+        self.bounds.len() + 1
     }
 
     /// Writes the `_bucket` (cumulative), `_sum` (seconds) and `_count` samples of `name`.
@@ -73,15 +76,15 @@ impl Histogram {
         page.family(name, "histogram", help);
         let mut cumulative = 0u64;
         let bucket = format!("{name}_bucket");
-        for (i, c) in self.counts.iter().enumerate() {
-            cumulative += c.load(Ordering::Relaxed);
+        for i in 0..=self.bounds.len() {
+            cumulative += self.cells.get(i);
             let le = match self.bounds.get(i) {
                 Some(&b) => seconds(b).to_string(),
                 None => "+Inf".to_owned(),
             };
             page.sample(&bucket, &[("le", &le)], cumulative);
         }
-        page.sample_f64(&format!("{name}_sum"), &[], seconds(self.sum_nanos.load(Ordering::Relaxed)));
+        page.sample_f64(&format!("{name}_sum"), &[], seconds(self.cells.get(self.sum_slot())));
         page.sample(&format!("{name}_count"), &[], cumulative);
     }
 }

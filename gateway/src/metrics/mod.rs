@@ -1,7 +1,8 @@
 //! Gateway metrics: a lock-free registry the sessions record into, rendered as Prometheus text.
 //!
-//! * Recording ([`Metrics`]): counters and fixed-bucket histograms on relaxed atomics, indexed
-//!   by small enums, so the per-statement path takes no lock and allocates nothing.
+//! * Recording ([`Metrics`]): counters and fixed-bucket histograms sharded by thread
+//!   ([`sharded`]), indexed by small enums, so the per-statement path takes no lock, allocates
+//!   nothing, and writes no cache line another core writes.
 //! * Snapshots ([`snapshot`]): pool, congestion and location-cache gauges are read from the live
 //!   objects at scrape time.
 //! * Page ([`page`]): every family, plus the data-plane families, served by
@@ -13,6 +14,7 @@
 pub(crate) mod endpoint;
 mod histogram;
 pub(crate) mod page;
+pub(crate) mod sharded;
 pub(crate) mod snapshot;
 mod text;
 
@@ -24,6 +26,7 @@ use std::time::Duration;
 
 use crate::sql::StmtKind;
 use histogram::{Histogram, ROUTE_DECISION_BUCKETS, STATEMENT_BUCKETS};
+use sharded::Sharded;
 
 /// Where a statement went, as `gateway_routes_total{outcome}` counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,11 +159,11 @@ const fn kind_slot(k: StmtKind) -> usize {
 /// The gateway's recorded counters and histograms (one per process, in `Shared`).
 #[derive(Debug)]
 pub struct Metrics {
-    statements: [AtomicU64; STMT_KINDS.len()],
-    routes: [AtomicU64; RouteOutcome::ALL.len()],
+    statements: Sharded,
+    routes: Sharded,
     /// `[ok, failed]`.
-    partition_calcs: [AtomicU64; 2],
-    lookups: [AtomicU64; CacheLookup::ALL.len()],
+    partition_calcs: Sharded,
+    lookups: Sharded,
     route_decision: Histogram,
     statement_seconds: Histogram,
     clients_open: AtomicU64,
@@ -170,10 +173,10 @@ pub struct Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         Metrics {
-            statements: Default::default(),
-            routes: Default::default(),
-            partition_calcs: Default::default(),
-            lookups: Default::default(),
+            statements: Sharded::new(STMT_KINDS.len()),
+            routes: Sharded::new(RouteOutcome::ALL.len()),
+            partition_calcs: Sharded::new(2),
+            lookups: Sharded::new(CacheLookup::ALL.len()),
             route_decision: Histogram::new(ROUTE_DECISION_BUCKETS),
             statement_seconds: Histogram::new(STATEMENT_BUCKETS),
             clients_open: AtomicU64::new(0),
@@ -264,12 +267,10 @@ impl Metrics {
     }
 }
 
-fn bump(counters: &[AtomicU64], slot: usize) {
-    if let Some(c) = counters.get(slot) {
-        c.fetch_add(1, Ordering::Relaxed);
-    }
+fn bump(counters: &Sharded, slot: usize) {
+    counters.add(slot, 1);
 }
 
-fn load(counters: &[AtomicU64], slot: usize) -> u64 {
-    counters.get(slot).map_or(0, |c| c.load(Ordering::Relaxed))
+fn load(counters: &Sharded, slot: usize) -> u64 {
+    counters.get(slot)
 }

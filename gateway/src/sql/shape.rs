@@ -16,7 +16,6 @@
 //! when full it starts again empty.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use smallvec::SmallVec;
@@ -25,6 +24,7 @@ use super::analysis::{Analysis, Path, StmtKind};
 use super::hint::Hints;
 use super::lexer::{self, Kind, Token};
 use super::{analysed, command, fast, split, Value};
+use crate::metrics::sharded::Sharded;
 
 mod memo;
 use memo::Memo;
@@ -39,11 +39,17 @@ pub const MAX_TEXT: usize = 2048;
 pub type Template = Arc<Analysis<'static>>;
 
 /// The shapes seen, each with its template or `None` when its statements are analysed as usual.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ShapeCache {
     shapes: Mutex<HashMap<Box<[u8]>, Option<Template>, foldhash::fast::RandomState>>,
-    /// Statements looked up, by [`Lookup`].
-    lookups: [AtomicU64; 3],
+    /// Statements looked up, by [`Lookup`] (sharded by thread: counted for every statement).
+    lookups: Sharded,
+}
+
+impl Default for ShapeCache {
+    fn default() -> Self {
+        ShapeCache { shapes: Mutex::default(), lookups: Sharded::new(Lookup::ALL.len()) }
+    }
 }
 
 /// How a statement's shape was served (`gateway_statement_shape_lookups_total{result}`).
@@ -164,7 +170,7 @@ impl ShapeCache {
     }
 
     fn count(&self, lookup: Lookup) {
-        self.lookups[lookup as usize].fetch_add(1, Ordering::Relaxed);
+        self.lookups.add(lookup as usize, 1);
     }
 
     /// The shapes held and the lookups so far.
@@ -173,7 +179,7 @@ impl ShapeCache {
         ShapeStats {
             kept: kept as u64,
             not_kept: (all - kept) as u64,
-            lookups: std::array::from_fn(|i| self.lookups[i].load(Ordering::Relaxed)),
+            lookups: std::array::from_fn(|i| self.lookups.get(i)),
         }
     }
 
