@@ -5,6 +5,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Why a server is congested, from least to most severe (the priority of docs/routing.md §6 reversed).
@@ -172,6 +174,11 @@ impl ServerCongestion {
         }
     }
 
+    /// Whether the server is alive whatever the time: no congestion of any kind is set.
+    fn plainly_alive(&self) -> bool {
+        !self.dead && !self.force_alive && self.alive_since.is_none() && !self.detect_dead
+    }
+
     /// The state at `now` (priority dead > force-alive > alive > detect), without side effects.
     pub fn state(&self, now: Instant, cfg: &CongestionConfig) -> CongestionState {
         if !cfg.enabled {
@@ -220,23 +227,64 @@ impl ServerCongestion {
 }
 
 /// Congestion state of every server the gateway has seen.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct CongestionManager {
     cfg: CongestionConfig,
     /// By server address (from the topology, not from clients: a fast hasher, looked up for every
     /// routed request).
     servers: HashMap<SocketAddr, ServerCongestion, foldhash::fast::RandomState>,
+    /// Set after every change: whether every server is alive ([`Calm`]).
+    calm: Calm,
+}
+
+/// Whether every server the manager knows is alive (no congestion of any kind), readable
+/// without the manager's lock: while it holds, every server's state is
+/// [`CongestionState::Alive`], so a request orders its candidates without the lock that every
+/// session shares. Updated under the lock by every change of the manager.
+#[derive(Debug, Clone)]
+pub struct Calm(Arc<AtomicBool>);
+
+impl Default for Calm {
+    fn default() -> Self {
+        Calm(Arc::new(AtomicBool::new(true)))
+    }
+}
+
+impl Calm {
+    /// Whether every server is alive now.
+    pub fn is_calm(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+impl Clone for CongestionManager {
+    /// A copy with a flag of its own (changes to the copy do not move the original's).
+    fn clone(&self) -> Self {
+        let calm = Calm(Arc::new(AtomicBool::new(self.calm.is_calm())));
+        CongestionManager { cfg: self.cfg, servers: self.servers.clone(), calm }
+    }
 }
 
 impl CongestionManager {
     /// A manager with the given settings.
     pub fn new(cfg: CongestionConfig) -> Self {
-        CongestionManager { cfg, servers: HashMap::default() }
+        CongestionManager { cfg, servers: HashMap::default(), calm: Calm::default() }
     }
 
     /// The settings.
     pub fn config(&self) -> &CongestionConfig {
         &self.cfg
+    }
+
+    /// The manager's [`Calm`] flag (shared: it follows every later change).
+    pub fn calm(&self) -> Calm {
+        self.calm.clone()
+    }
+
+    /// Sets the [`Calm`] flag after a change.
+    fn recheck(&self) {
+        let calm = !self.cfg.enabled || self.servers.values().all(ServerCongestion::plainly_alive);
+        self.calm.0.store(calm, Ordering::Release);
     }
 
     /// State of `addr` at `now`; unknown servers are alive.
@@ -248,12 +296,14 @@ impl CongestionManager {
     pub fn on_server_status(&mut self, addr: SocketAddr, status: ServerStatus, now: Instant) {
         let cfg = self.cfg;
         self.servers.entry(addr).or_default().on_server_status(status, now, &cfg);
+        self.recheck();
     }
 
     /// See [`ServerCongestion::on_failure`].
     pub fn on_failure(&mut self, addr: SocketAddr, now: Instant) {
         let cfg = self.cfg;
         self.servers.entry(addr).or_default().on_failure(now, &cfg);
+        self.recheck();
     }
 
     /// See [`ServerCongestion::on_success`].
@@ -261,6 +311,7 @@ impl CongestionManager {
         let cfg = self.cfg;
         if let Some(s) = self.servers.get_mut(&addr) {
             s.on_success(now, &cfg);
+            self.recheck();
         }
     }
 
@@ -268,6 +319,7 @@ impl CongestionManager {
     pub fn on_detect(&mut self, addr: SocketAddr, ok: bool) {
         let cfg = self.cfg;
         self.servers.entry(addr).or_default().on_detect(ok, &cfg);
+        self.recheck();
     }
 
     /// See [`ServerCongestion::claim_retry`].

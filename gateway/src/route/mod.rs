@@ -27,7 +27,7 @@ pub(crate) mod trace;
 mod tests;
 
 pub use candidate::{Candidate, ReplicaType, Role, ZoneType};
-pub use congestion::{CongestionConfig, CongestionKind, CongestionManager, CongestionState, ServerStatus};
+pub use congestion::{Calm, CongestionConfig, CongestionKind, CongestionManager, CongestionState, ServerStatus};
 pub use consistency::{decide_consistency, Consistency, ConsistencyInputs, ConsistencyRule, ReadConsistency};
 pub use decision::{decide, decide_untraced, RouteDecision};
 pub use entry::{RoleMatch, RouteEntry};

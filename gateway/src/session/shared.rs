@@ -62,6 +62,8 @@ pub struct Shared {
     /// Per-server congestion state (docs/routing.md §6), fed by the pool's connect outcomes and the
     /// routed sessions' failures, read when ordering a request's candidates.
     pub congestion: Arc<Mutex<crate::route::CongestionManager>>,
+    /// `congestion`'s [`crate::route::Calm`] flag: whether every server is alive, without its lock.
+    pub congestion_calm: crate::route::Calm,
     /// The routed sessions, for SHOW PROCESSLIST and KILL (docs/routing.md §13).
     pub sessions: super::routed::registry::Registry,
     /// `[routing] route_log`, when configured and writable.
@@ -75,6 +77,12 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The congestion manager with its [`crate::route::Calm`] flag ([`crate::session::routed`]'s
+    /// attempt order).
+    pub fn congestion(&self) -> (&Mutex<crate::route::CongestionManager>, &crate::route::Calm) {
+        (&self.congestion, &self.congestion_calm)
+    }
+
     /// New state for a configuration that is not reloadable.
     pub fn new(config: Config, planner: Option<crate::planner::Planner>) -> Self {
         Self::with_live(crate::live_config::LiveConfig::new(config, None), planner)
@@ -87,7 +95,9 @@ impl Shared {
         if let Some(v) = &config.listen.server_version {
             profile.server_version = v.clone();
         }
-        let congestion = Arc::new(Mutex::new(crate::route::CongestionManager::default()));
+        let manager = crate::route::CongestionManager::default();
+        let congestion_calm = manager.calm();
+        let congestion = Arc::new(Mutex::new(manager));
         let pool = super::pool::Pool::new(config.pool.clone(), congestion.clone());
         let route_log = config.routing.as_ref().and_then(|r| r.route_log.as_deref()).and_then(|path| {
             super::routed::route_log::RouteLog::open(path)
@@ -105,6 +115,7 @@ impl Shared {
             clusters,
             pool,
             congestion,
+            congestion_calm,
             sessions: Default::default(),
             route_log,
             metrics: crate::metrics::Metrics::default(),

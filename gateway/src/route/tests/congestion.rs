@@ -157,3 +157,45 @@ fn disabled_congestion() {
     assert_eq!(zero.state(addr(1), t0), CongestionState::Alive);
     assert_eq!(zero.state(addr(2), t0), CongestionState::Alive, "unknown servers are alive");
 }
+
+/// The calm flag holds exactly while every known server's state is `Alive`, whatever the time.
+#[test]
+fn the_calm_flag_follows_every_kind_of_congestion() {
+    let t0 = Instant::now();
+    let mut m = CongestionManager::new(CongestionConfig::default());
+    let calm = m.calm();
+    let (a, b) = (addr(1), addr(2));
+    let agrees = |m: &CongestionManager, at: Instant| {
+        let all_alive = [a, b].iter().all(|s| m.state(*s, at) == CongestionState::Alive);
+        assert_eq!(m.calm().is_calm(), all_alive, "at +{:?}", at - t0);
+        m.calm().is_calm()
+    };
+    assert!(calm.is_calm(), "no server known");
+    for i in 0..4 {
+        m.on_failure(a, t0 + secs(i));
+    }
+    assert!(agrees(&m, t0 + secs(4)), "four failures congest nothing");
+    m.on_failure(a, t0 + secs(4));
+    assert!(!agrees(&m, t0 + secs(4)), "alive congestion");
+    assert!(!agrees(&m, t0 + secs(30)), "retry due is not alive either");
+    m.on_success(a, t0 + secs(30));
+    assert!(agrees(&m, t0 + secs(30)), "kept past min_keep_interval, then a success");
+    m.on_server_status(b, ServerStatus::Inactive, t0 + secs(31));
+    assert!(!agrees(&m, t0 + secs(31)), "dead");
+    m.on_server_status(b, ServerStatus::Upgrade, t0 + secs(32));
+    m.on_server_status(b, ServerStatus::Active, t0 + secs(33));
+    assert!(agrees(&m, t0 + secs(33)), "active again");
+    for _ in 0..3 {
+        m.on_detect(b, false);
+    }
+    assert!(!agrees(&m, t0 + secs(34)), "detect congestion");
+    m.on_detect(b, true);
+    assert!(agrees(&m, t0 + secs(34)));
+    assert!(calm.is_calm(), "the handle taken first follows the manager");
+    let copy = m.clone();
+    m.on_server_status(a, ServerStatus::Inactive, t0 + secs(35));
+    assert!(copy.calm().is_calm() && !calm.is_calm(), "a copy has a flag of its own");
+    let mut off = CongestionManager::new(CongestionConfig { enabled: false, ..CongestionConfig::default() });
+    off.on_server_status(a, ServerStatus::Inactive, t0);
+    assert!(off.calm().is_calm(), "congestion control off: every server counts as alive");
+}

@@ -111,7 +111,7 @@ impl ServerLink {
             }
         };
         let max = failover::max_attempts(cx.front.config.current(&cx.shared.live), decision);
-        let order = failover::attempt_order(decision, &cx.shared.congestion, max, planned.at.into_std());
+        let order = failover::attempt_order(decision, cx.shared.congestion(), max, planned.at.into_std());
         let (planner, account) = (cx.planner, cx.account);
         let tenant = &account.tenant;
         let mut last = None;

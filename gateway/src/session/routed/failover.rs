@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::planner::{Planned, Planner};
-use crate::route::{CongestionManager, CongestionState, RankedCandidate, RouteDecision};
+use crate::route::{Calm, CongestionManager, CongestionState, RankedCandidate, RouteDecision};
 use crate::topology::{Feedback, FeedbackScope};
 
 /// `OB_TENANT_NOT_IN_SERVER`.
@@ -50,10 +50,15 @@ pub fn congesting_error(code: u16) -> bool {
 /// `now`: the statement's clock reading.
 pub fn attempt_order(
     decision: &RouteDecision,
-    congestion: &Mutex<CongestionManager>,
+    (congestion, calm): (&Mutex<CongestionManager>, &Calm),
     max_attempts: usize,
     now: Instant,
 ) -> Vec<RankedCandidate> {
+    if calm.is_calm() {
+        // Every server is alive: the order is the decision's, without the lock every session
+        // shares.
+        return alive_order(decision, max_attempts);
+    }
     // Inline for the usual few replicas: the only allocation is the returned order.
     let mut ranked: smallvec::SmallVec<[(u8, RankedCandidate); 4]> = smallvec::SmallVec::new();
     let Ok(mut m) = congestion.lock() else {
@@ -81,6 +86,23 @@ pub fn attempt_order(
     // Collected into a new vector of the right size (an in-place collect shrinks by realloc).
     let mut out = Vec::with_capacity(ranked.len());
     out.extend(ranked.into_iter().map(|(_, c)| c));
+    out
+}
+
+/// [`attempt_order`] when every server is alive.
+fn alive_order(decision: &RouteDecision, max_attempts: usize) -> Vec<RankedCandidate> {
+    let max = max_attempts.max(1);
+    let mut out: Vec<RankedCandidate> = Vec::with_capacity(max.min(1 + decision.retry.len()));
+    for c in decision.order() {
+        if out.len() == max {
+            break;
+        }
+        if out.iter().all(|r| r.addr != c.addr) {
+            let mut c = c.clone();
+            c.congestion = CongestionState::Alive;
+            out.push(c);
+        }
+    }
     out
 }
 

@@ -381,7 +381,7 @@ impl<'a> RoutedSession<'a> {
         let decision = planned.decision.map_err(|e| ErrPacket::new(e.mysql_errno(), e.to_string()))?;
         let max = failover::max_attempts(self.front.config.current(&self.shared.live), &decision);
         let mut last = None;
-        for cand in failover::attempt_order(&decision, &self.shared.congestion, max, planned.at.into_std()) {
+        for cand in failover::attempt_order(&decision, self.shared.congestion(), max, planned.at.into_std()) {
             match self.checkout(cand.addr).await {
                 Ok(mut conn) => match conn.sync_state(&mut self.state).await {
                     Ok(_) => {
