@@ -26,8 +26,8 @@ pub struct TenantFacts {
     servers: Option<Arc<TenantServers>>,
     /// The tenant's servers with their placement (empty when the list is not available).
     pub placed: Vec<PlacedServer>,
-    /// One tenant-server candidate per server.
-    pub candidates: Vec<Candidate>,
+    /// One tenant-server candidate per server (shared with the requests that use it).
+    pub candidates: Arc<[Candidate]>,
     /// The tenant's primary zone, when the cluster knows the tenant.
     pub primary_zone: Option<PrimaryZone>,
 }
@@ -38,7 +38,7 @@ impl TenantFacts {
             .as_ref()
             .map(|s| s.servers.iter().map(|&a| PlacedServer::place(a, &cluster)).collect())
             .unwrap_or_default();
-        let candidates = candidates::tenant(&placed);
+        let candidates = candidates::tenant(&placed).into();
         let primary_zone = cluster.tenant(tenant).map(|t| candidates::primary_zone(&t.primary_zone));
         TenantFacts { cluster, servers, placed, candidates, primary_zone }
     }

@@ -246,7 +246,8 @@ impl Planner {
                 Some(l) => Some(l),
                 None => {
                     req.partition = PartitionState::CalcFailed;
-                    req.candidates = candidates::all_partitions(&self.locator, &key, &entry, tenant_servers).await;
+                    req.candidates =
+                        candidates::all_partitions(&self.locator, &key, &entry, tenant_servers).await.into();
                     return (req, Located { table: Some(key), partitioned: true, cache, ..Located::default() });
                 }
             }
@@ -257,7 +258,7 @@ impl Planner {
             Ok((reps, tablet_fresh)) => {
                 trace.add(|| steps::entry(&reps));
                 req.partition = PartitionState::Located;
-                req.candidates = candidates::with_replicas(&reps, tenant_servers, &tenant.candidates);
+                req.candidates = candidates::with_replicas(&reps, tenant_servers, &tenant.candidates).into();
                 if let Some(memo) = memo {
                     memo.remember(route_memo::Found {
                         generation,
@@ -305,7 +306,7 @@ impl Planner {
         if partitioned && tablet_id.is_none() {
             return None;
         }
-        req.candidates = m.candidates(tablet_id, now)?.to_vec();
+        req.candidates = Arc::clone(m.candidates(tablet_id, now)?);
         req.names_table = true;
         req.partition = PartitionState::Located;
         if let Some(pz) = &m.facts.primary_zone {

@@ -47,8 +47,12 @@ pub(super) struct TableMemo {
     /// The tenant's facts.
     pub facts: Arc<TenantFacts>,
     /// Candidates per tablet (`None`: a table that is not partitioned), each with its expiry.
-    tablets: Vec<(Option<u64>, Option<Instant>, Vec<Candidate>)>,
+    tablets: Vec<TabletMemo>,
 }
+
+/// A tablet (`None`: a table that is not partitioned), its expiry, and its candidates (shared
+/// with the requests that use them).
+type TabletMemo = (Option<u64>, Option<Instant>, Arc<[Candidate]>);
 
 /// What the lookups of one statement found, to remember.
 pub(super) struct Found<'a> {
@@ -64,7 +68,7 @@ pub(super) struct Found<'a> {
     pub table_fresh: Fresh,
     pub tablet_fresh: Fresh,
     pub tablet_id: Option<u64>,
-    pub candidates: &'a [Candidate],
+    pub candidates: &'a Arc<[Candidate]>,
 }
 
 impl RouteMemo {
@@ -123,7 +127,7 @@ impl RouteMemo {
                 oldest.tablets.remove(0);
             }
         }
-        self.tables[i].tablets.push((f.tablet_id, tablet_until, f.candidates.to_vec()));
+        self.tables[i].tablets.push((f.tablet_id, tablet_until, Arc::clone(f.candidates)));
     }
 
     /// How many tablets are remembered, over all tables.
@@ -146,8 +150,8 @@ impl TableMemo {
     }
 
     /// The candidates of tablet `id` (`None`: the table is not partitioned), unless expired.
-    pub(super) fn candidates(&self, id: Option<u64>, now: Instant) -> Option<&[Candidate]> {
-        self.tablets.iter().find(|(t, until, _)| *t == id && before(now, *until)).map(|(_, _, c)| c.as_slice())
+    pub(super) fn candidates(&self, id: Option<u64>, now: Instant) -> Option<&Arc<[Candidate]>> {
+        self.tablets.iter().find(|(t, until, _)| *t == id && before(now, *until)).map(|(_, _, c)| c)
     }
 }
 

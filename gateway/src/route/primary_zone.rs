@@ -3,8 +3,10 @@
 /// A tenant's primary zone parsed into weight groups: `'z1,z2;z3'` → `[[z1, z2], [z3]]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrimaryZone {
-    /// Shared: every route request of the tenant carries a copy.
-    groups: std::sync::Arc<[Vec<String>]>,
+    /// Shared: every route request of the tenant carries a copy. `None` when there is none (the
+    /// default every request starts with: an empty shared slice would be a reference count
+    /// that every thread's requests take and drop).
+    groups: Option<std::sync::Arc<[Vec<String>]>>,
 }
 
 impl PrimaryZone {
@@ -18,24 +20,23 @@ impl PrimaryZone {
             .split(';')
             .map(|g| g.split(',').map(str::trim).filter(|z| !z.is_empty()).map(str::to_owned).collect::<Vec<_>>())
             .filter(|g| !g.is_empty())
-            .collect::<Vec<_>>()
-            .into();
-        PrimaryZone { groups }
+            .collect::<Vec<_>>();
+        PrimaryZone { groups: (!groups.is_empty()).then(|| groups.into()) }
     }
 
     /// No primary zone.
     pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
+        self.groups().is_empty()
     }
 
     /// Weight of a zone (0 = highest priority), or `None` if it is not a primary zone.
     pub fn weight(&self, zone: &str) -> Option<usize> {
-        self.groups.iter().position(|g| g.iter().any(|z| z.eq_ignore_ascii_case(zone)))
+        self.groups().iter().position(|g| g.iter().any(|z| z.eq_ignore_ascii_case(zone)))
     }
 
     /// The weight groups.
     pub fn groups(&self) -> &[Vec<String>] {
-        &self.groups
+        self.groups.as_deref().unwrap_or_default()
     }
 }
 

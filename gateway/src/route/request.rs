@@ -1,6 +1,7 @@
 //! The input of one route decision: request facts, session and configuration settings, candidates.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use super::candidate::Candidate;
 use super::consistency::ConsistencyInputs;
@@ -84,10 +85,26 @@ pub struct RouteRequest {
     pub partition: PartitionState,
     /// Ignore merge states (`disable_merge_status_check`, docs/routing.md §3).
     pub disable_merge_status_check: bool,
-    /// Partition replicas and tenant servers, each server once.
-    pub candidates: Vec<Candidate>,
+    /// Partition replicas and tenant servers, each server once. Shared: a session's memory of a
+    /// tablet and a tenant's facts lend their lists without copying each candidate's names.
+    pub candidates: Arc<[Candidate]>,
     /// Seed of the tie-breaking RNG (printed in the trace).
     pub seed: u64,
+}
+
+thread_local! {
+    /// An empty candidate list, this thread's: a request starts with it (an empty list of its
+    /// own would be an allocation, a process-wide one a reference count every core writes).
+    static NO_CANDIDATES: Arc<[Candidate]> = Arc::from(Vec::new());
+}
+
+/// `candidates` as a shared list.
+fn shared(candidates: Vec<Candidate>) -> Arc<[Candidate]> {
+    if candidates.is_empty() {
+        NO_CANDIDATES.with(Arc::clone)
+    } else {
+        candidates.into()
+    }
 }
 
 impl RouteRequest {
@@ -109,7 +126,7 @@ impl RouteRequest {
             primary_zone: PrimaryZone::default(),
             partition: PartitionState::NoLocation,
             disable_merge_status_check: false,
-            candidates,
+            candidates: shared(candidates),
             seed,
         }
     }
