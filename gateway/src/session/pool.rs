@@ -484,14 +484,18 @@ impl KeyPool {
         let expired = tokio::time::sleep_until(deadline);
         tokio::pin!(expired);
         loop {
+            // Listening before the look: a connection returned after it wakes this waiter (two
+            // returns wake two waiters; a notification that found no listener is kept).
+            let returned = self.returned.notified();
+            tokio::pin!(returned);
+            returned.as_mut().enable();
             if let Some(idle) = self.take_idle(client) {
                 return Some(Found::Idle(idle));
             }
             tokio::select! {
                 biased;
                 slot = self.slots.clone().acquire_owned() => return slot.ok().map(Found::Slot),
-                // A notification that found no waiter is kept for the next one: none is lost.
-                () = self.returned.notified() => {}
+                () = &mut returned => {}
                 () = &mut expired => return None,
             }
         }
