@@ -11,6 +11,12 @@ fn template(sql: &str) -> Template {
     Arc::new(crate::sql::analysed::owned(&analyze(sql)))
 }
 
+/// `n` keys that fall in one set.
+fn same_set(n: usize) -> Vec<Key> {
+    let first = slot(hash(&key("k0")));
+    (0..).map(|i| key(&format!("k{i}"))).filter(|k| slot(hash(k)) == first).take(n).collect()
+}
+
 #[test]
 fn a_kept_shape_is_lent_once_until_it_is_given_back() {
     let mut memo = ShapeMemo::default();
@@ -25,6 +31,17 @@ fn a_kept_shape_is_lent_once_until_it_is_given_back() {
 }
 
 #[test]
+fn a_template_not_lent_by_the_memo_is_dropped_when_given_back() {
+    let mut memo = ShapeMemo::default();
+    let t = template("SELECT 1");
+    memo.remember(&key("a"), Some(&t));
+    // The shared cache's copy, as a statement holds it after a miss.
+    memo.give_back(Arc::clone(&t));
+    assert_eq!(Arc::strong_count(&t), 2, "the test's and the memo's");
+    assert!(matches!(memo.lend(&key("a")), Memo::Kept(_)));
+}
+
+#[test]
 fn a_shape_not_kept_is_remembered_as_such() {
     let mut memo = ShapeMemo::default();
     memo.remember(&key("n"), None);
@@ -33,20 +50,24 @@ fn a_shape_not_kept_is_remembered_as_such() {
 }
 
 #[test]
-fn the_memo_is_bounded_and_forgets_the_oldest_shape() {
+fn a_set_keeps_its_two_last_used_shapes() {
     let mut memo = ShapeMemo::default();
+    let keys = same_set(3);
     let first = template("SELECT 1");
-    memo.remember(&key("k0"), Some(&first));
-    let Memo::Kept(lent) = memo.lend(&key("k0")) else { panic!("kept") };
-    for i in 1..=MAX_ENTRIES {
-        memo.remember(&key(&format!("k{i}")), None);
-    }
-    assert_eq!(memo.entries.len(), MAX_ENTRIES);
-    assert!(matches!(memo.lend(&key("k0")), Memo::Unknown), "the oldest was replaced");
-    assert!(matches!(memo.lend(&key(&format!("k{MAX_ENTRIES}"))), Memo::NotKept));
-    // The forgotten shape's template comes back to nothing: it is dropped, not misfiled.
+    memo.remember(&keys[0], Some(&first));
+    memo.remember(&keys[1], None);
+    let Memo::Kept(lent) = memo.lend(&keys[0]) else { panic!("kept") };
+    // keys[0] used last: the third shape of the set replaces keys[1].
+    memo.remember(&keys[2], None);
+    assert!(matches!(memo.lend(&keys[1]), Memo::Unknown), "replaced");
+    assert!(matches!(memo.lend(&keys[2]), Memo::NotKept));
     memo.give_back(lent);
-    assert!(memo.entries.iter().all(|e| matches!(e.state, State::NotKept)));
+    let Memo::Kept(lent) = memo.lend(&keys[0]) else { panic!("kept and given back") };
+    // Replacing the lent entry: its template, given back later, is dropped, not misfiled.
+    memo.remember(&keys[1], None);
+    memo.remember(&keys[2], None);
+    memo.remember(&keys[1], None);
+    memo.give_back(lent);
     assert_eq!(Arc::strong_count(&first), 1, "only the test holds it");
     let long = "x".repeat(MAX_KEY + 1);
     memo.remember(&key(&long), None);
