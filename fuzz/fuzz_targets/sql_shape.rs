@@ -5,8 +5,8 @@
 //! session's memo (`ShapeMemo`), the template the second was lent given back.
 #![no_main]
 
-use gateway::sql::lexer::{Kind, Lexer, Mode};
 use gateway::sql::analyze;
+use gateway::sql::lexer::{Kind, Lexer, Mode};
 use gateway::sql::shape::{ShapeCache, ShapeMemo};
 use libfuzzer_sys::fuzz_target;
 
