@@ -17,8 +17,8 @@ use crate::config::RoutingConfig;
 use crate::metadata::{MetadataError, StaticSource};
 use crate::partition::{locate_statement, CastContext, Location};
 use crate::route::{
-    decide, decide_untraced, ClientLocation, ConsistencyInputs, PartitionState, PlanStep, Point, RequestKind,
-    RouteDecision, RouteError, RoutePlan, RouteRequest,
+    decide, decide_untraced, ClientLocation, ConsistencyInputs, PartitionState, PlanStep, Point, ProxyRoutePolicy,
+    RequestKind, RouteDecision, RouteError, RoutePlan, RouteRequest,
 };
 use crate::sql::{self, Analysis, StmtKind};
 use crate::topology::{Locator, Lookup, PartitionReplicas, PlacedReplica, Replica, TableEntry, TableKey};
@@ -79,14 +79,31 @@ struct Located {
     remembered: bool,
 }
 
-/// Plans statements against one topology.
-#[derive(Debug, Clone)]
+/// Plans statements against one topology. Each session plans with its own clone.
+#[derive(Debug)]
 pub struct Planner {
     locator: Locator,
     config: Arc<RoutingConfig>,
     /// `config.idc`, shared by every statement's route request.
     client_idc: Option<Arc<str>>,
+    /// `config.proxy_route_policy`, parsed once (an unknown name is ignored, as ODP does).
+    route_policy: Option<ProxyRoutePolicy>,
     tenants: Arc<memo::TenantMemo>,
+}
+
+impl Clone for Planner {
+    /// A clone with its own copy of the IDC name: every statement's route request takes a
+    /// reference to it, and a count that every session's statements change would be a cache
+    /// line that all cores write (docs/performance.md §3, "No line every session writes").
+    fn clone(&self) -> Self {
+        Planner {
+            locator: self.locator.clone(),
+            config: Arc::clone(&self.config),
+            client_idc: self.client_idc.as_deref().map(Arc::from),
+            route_policy: self.route_policy,
+            tenants: Arc::clone(&self.tenants),
+        }
+    }
 }
 
 impl Planner {
@@ -110,7 +127,8 @@ impl Planner {
     /// A planner over a locator whose cluster model is loaded (a sys-tenant cluster).
     pub fn with_locator(locator: Locator, config: &RoutingConfig) -> Planner {
         let client_idc = config.idc.as_deref().map(Arc::from);
-        Planner { locator, config: Arc::new(config.clone()), client_idc, tenants: Arc::default() }
+        let route_policy = config.proxy_route_policy.as_deref().and_then(ProxyRoutePolicy::parse);
+        Planner { locator, config: Arc::new(config.clone()), client_idc, route_policy, tenants: Arc::default() }
     }
 
     /// The location service.
@@ -413,7 +431,7 @@ impl Planner {
             ..ConsistencyInputs::default()
         };
         req.ob_route_policy = ctx.ob_route_policy;
-        req.proxy_route_policy_config = self.config.proxy_route_policy.clone();
+        req.proxy_route_policy_config = self.route_policy;
         req.client = ClientLocation { idc: self.client_idc.clone(), regions: Vec::new() };
     }
 }

@@ -2,7 +2,6 @@
 //! switch (docs/routing.md §4).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use super::candidate::{Candidate, ReplicaType};
 use super::congestion::CongestionState;
@@ -53,8 +52,6 @@ impl Via {
 pub struct RankedCandidate {
     /// Server address.
     pub addr: SocketAddr,
-    /// Zone name (empty for a target address that is not a known server).
-    pub zone: Arc<str>,
     /// LDC letter code (docs/routing.md §3); `None` for a target address that is not a known server.
     pub code: Option<LdcCode>,
     /// Why it is here.
@@ -76,7 +73,6 @@ impl Classified<'_> {
     fn rank(&self, via: Via) -> RankedCandidate {
         RankedCandidate {
             addr: self.cand.addr,
-            zone: self.cand.zone.clone(),
             code: Some(self.code),
             via,
             congestion: self.cand.congestion,
@@ -133,7 +129,6 @@ fn target_order(pool: &[Classified<'_>], targets: &[SocketAddr]) -> Vec<RankedCa
             Some(x) => x.rank(Via::TargetDbServer),
             None => RankedCandidate {
                 addr: *addr,
-                zone: Arc::from(""),
                 code: None,
                 via: Via::TargetDbServer,
                 congestion: CongestionState::Alive,

@@ -187,9 +187,9 @@ impl ProxyRoutePolicy {
         }
     }
 
-    /// The user variable if it is set and valid, else the configuration (docs/routing.md §5).
-    pub fn resolve(user_var: Option<&str>, config: Option<&str>) -> Option<ProxyRoutePolicy> {
-        user_var.and_then(Self::parse).or_else(|| config.and_then(Self::parse))
+    /// The user variable if it is set and valid, else the configuration's (docs/routing.md §5).
+    pub fn resolve(user_var: Option<&str>, config: Option<ProxyRoutePolicy>) -> Option<ProxyRoutePolicy> {
+        user_var.and_then(Self::parse).or(config)
     }
 
     /// Canonical upper-case name.

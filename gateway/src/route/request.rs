@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::candidate::Candidate;
 use super::consistency::ConsistencyInputs;
 use super::ldc::ClientLocation;
+use super::policy::ProxyRoutePolicy;
 use super::primary_zone::PrimaryZone;
 
 /// What kind of request is routed, as far as read-only-zone support goes (docs/routing.md §5,
@@ -67,8 +68,8 @@ pub struct RouteRequest {
     pub ob_route_policy: Option<i64>,
     /// User variable `@proxy_route_policy`, if set.
     pub proxy_route_policy_var: Option<String>,
-    /// Configuration `proxy_route_policy`, if set.
-    pub proxy_route_policy_config: Option<String>,
+    /// Configuration `proxy_route_policy`, if set to a known name (parsed once, by the planner).
+    pub proxy_route_policy_config: Option<ProxyRoutePolicy>,
     /// Configuration `proxy_primary_zone_name`, parsed (see `parse_zone_list`).
     pub proxy_primary_zone_name: Vec<String>,
     /// Configuration `enable_primary_zone` (default on).

@@ -56,8 +56,7 @@ pub fn choose_policy(
     if req.target_db_server.as_ref().is_some_and(|t| !t.addrs.is_empty()) {
         return Ok(PolicyChoice::plain(RoutePolicy::TargetDbServerOnly));
     }
-    let proxy_policy =
-        ProxyRoutePolicy::resolve(req.proxy_route_policy_var.as_deref(), req.proxy_route_policy_config.as_deref());
+    let proxy_policy = ProxyRoutePolicy::resolve(req.proxy_route_policy_var.as_deref(), req.proxy_route_policy_config);
     if proxy_policy == Some(ProxyRoutePolicy::ForceReadonlyZone) {
         return force_readonly_zone(req, consistency);
     }

@@ -71,15 +71,15 @@ fn ff_var(r: &mut RouteRequest) {
     r.proxy_route_policy_var = Some("Follower_First".to_owned());
 }
 fn uff_config(r: &mut RouteRequest) {
-    r.proxy_route_policy_config = Some("unmerge_follower_first".to_owned());
+    r.proxy_route_policy_config = ProxyRoutePolicy::parse("unmerge_follower_first");
 }
 fn fo_var_over_config(r: &mut RouteRequest) {
     r.proxy_route_policy_var = Some("follower_only".to_owned());
-    r.proxy_route_policy_config = Some("follower_first".to_owned());
+    r.proxy_route_policy_config = ProxyRoutePolicy::parse("follower_first");
 }
 fn invalid_var_then_config(r: &mut RouteRequest) {
     r.proxy_route_policy_var = Some("nonsense".to_owned());
-    r.proxy_route_policy_config = Some("FOLLOWER_ONLY".to_owned());
+    r.proxy_route_policy_config = ProxyRoutePolicy::parse("FOLLOWER_ONLY");
 }
 fn newer_name(r: &mut RouteRequest) {
     r.proxy_route_policy_var = Some("TARGET_REPLICA_TYPE_FOLLOWER_ONLY".to_owned());
@@ -98,7 +98,7 @@ fn random_mode(r: &mut RouteRequest) {
     r.random_routing_mode = true;
 }
 fn force_ro(r: &mut RouteRequest) {
-    r.proxy_route_policy_config = Some("force_readonly_zone".to_owned());
+    r.proxy_route_policy_config = ProxyRoutePolicy::parse("force_readonly_zone");
 }
 fn force_ro_command(r: &mut RouteRequest) {
     force_ro(r);
@@ -199,5 +199,8 @@ fn proxy_route_policy_names() {
         Some(ProxyRoutePolicy::Unspecified("WEAKREAD_WEIGHT_LOAD_BALANCE"))
     );
     assert_eq!(ProxyRoutePolicy::parse("merge_idc_order"), None);
-    assert_eq!(ProxyRoutePolicy::resolve(Some("x"), Some("follower_only")), Some(ProxyRoutePolicy::FollowerOnly));
+    let config = ProxyRoutePolicy::parse("follower_only");
+    assert_eq!(ProxyRoutePolicy::resolve(Some("x"), config), Some(ProxyRoutePolicy::FollowerOnly));
+    assert_eq!(ProxyRoutePolicy::resolve(Some("follower_first"), config), Some(ProxyRoutePolicy::FollowerFirst));
+    assert_eq!(ProxyRoutePolicy::resolve(None, None), None);
 }
