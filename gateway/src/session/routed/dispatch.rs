@@ -270,7 +270,9 @@ impl RoutedSession<'_> {
             (Some(_), Some(c)) => super::learn::outcome(c),
             (Some(_), None) => RouteOutcome::TenantServer,
         };
-        let elapsed = self.started.elapsed();
+        let ended = std::time::Instant::now();
+        self.ended = Some(ended);
+        let elapsed = ended.saturating_duration_since(self.started);
         self.shared.metrics.statement(a.kind, outcome, self.route_time, elapsed);
         self.log_route(req, &served, consistency, partition, sticky, diag);
         self.log_slow(req, &served, outcome, slow_ms, elapsed);

@@ -73,10 +73,9 @@ impl Default for Idle {
 }
 
 impl Idle {
-    /// Resolves once the client has been idle for `limit` from now (the timer may have been set
+    /// Resolves at `deadline`, the end of the client's idle limit (the timer may have been set
     /// further out by an earlier, longer limit: then it is moved in and waited on again).
-    pub async fn expired(&mut self, limit: Duration) {
-        let deadline = tokio::time::Instant::now() + limit;
+    pub async fn expired(&mut self, deadline: tokio::time::Instant) {
         if self.timer.deadline() > deadline {
             self.timer.as_mut().reset(deadline);
         }

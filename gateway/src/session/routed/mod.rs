@@ -93,6 +93,10 @@ pub struct RoutedSession<'a> {
     link: link::ServerLink,
     /// When the current request was read (metrics: end-to-end time).
     started: Instant,
+    /// When the current request's answer was complete, if that was timed (its end-to-end time):
+    /// the session list's idle time and the idle timer start there, without reading the clock
+    /// again.
+    ended: Option<Instant>,
     /// How long planning the current request took, when it was planned (metrics).
     route_time: Option<std::time::Duration>,
     /// The `[log]` settings of the current request (read once per request).
@@ -154,6 +158,7 @@ pub async fn serve(
         txn: Transaction::starting(shared.profile().status),
         link: link::ServerLink::default(),
         started: Instant::now(),
+        ended: None,
         route_time: None,
         logging: Logging::of(&shared.config()),
         requests: 0,
@@ -171,7 +176,7 @@ pub async fn serve(
     let ok = OkPacket::with_status(s.txn.status()).encode(s.front.caps);
     s.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
     info!(user = %s.account.user, tenant = %s.account.tenant, db = ?s.account.database, "routed session open");
-    s.reg.idle(s.state.database());
+    s.reg.idle(s.state.database(), Instant::now());
     // A kill ends an idle session at once and a streaming answer with the kill's error (the
     // relay watches the signal); other steps of a request finish first.
     let result = command_loop::run(&mut s).await;
@@ -205,7 +210,8 @@ impl SessionKind for RoutedSession<'_> {
     /// The client's next command, unless it stays idle longer than its `wait_timeout`.
     async fn next(&mut self) -> Result<Option<NextCommand>, SessionError> {
         let limit = idle_timeout::limit(&self.state, self.idle.defaults.for_client(self.front.caps));
-        let idle_out = self.idle.expired(limit);
+        let since = self.ended.take().map_or_else(tokio::time::Instant::now, tokio::time::Instant::from_std);
+        let idle_out = self.idle.expired(since + limit);
         match self.front.next_command(self.shared, &mut self.killed, idle_out).await? {
             Waited::Command(next) => Ok(Some(next)),
             Waited::Closed | Waited::Killed => Ok(None),
@@ -304,7 +310,8 @@ impl SessionKind for RoutedSession<'_> {
     /// list shows it idle.
     async fn finished(&mut self, flow: Result<Flow, SessionError>) -> Result<Flow, SessionError> {
         let flow = self.after_request(flow).await?;
-        self.reg.idle(self.state.database());
+        let ended = *self.ended.get_or_insert_with(Instant::now);
+        self.reg.idle(self.state.database(), ended);
         Ok(flow)
     }
 }

@@ -210,17 +210,18 @@ impl Registration<'_> {
         info.since = since;
     }
 
-    /// The command ended: the session sleeps, with no server connection (routed sessions).
-    pub fn idle(&self, db: Option<&str>) {
-        self.sleep(db, true);
+    /// The command ended at `at`: the session sleeps, with no server connection (routed
+    /// sessions).
+    pub fn idle(&self, db: Option<&str>, at: Instant) {
+        self.sleep(db, true, at);
     }
 
     /// The command ended: the session sleeps and keeps its server connection listed (1:1).
     pub fn rest(&self, db: Option<&str>) {
-        self.sleep(db, false);
+        self.sleep(db, false, Instant::now());
     }
 
-    fn sleep(&self, db: Option<&str>, release: bool) {
+    fn sleep(&self, db: Option<&str>, release: bool, at: Instant) {
         let Ok(mut slot) = self.info.lock() else { return };
         let Slot { info, spare, .. } = &mut *slot;
         if let Some(buf) = info.info.take() {
@@ -230,7 +231,7 @@ impl Registration<'_> {
         if release {
             info.current = None;
         }
-        info.since = Instant::now();
+        info.since = at;
         if info.db.as_deref() != db {
             info.db = db.map(str::to_string);
         }
