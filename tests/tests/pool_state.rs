@@ -12,7 +12,9 @@ use gateway::protocol::buf::Reader;
 use gateway::protocol::{caps, command};
 use gateway::route::congestion::{CongestionKind, CongestionManager, CongestionState};
 use gateway::session::backend::LoginRequest;
-use gateway::session::pool::{NoHealth, Pool, PoolConfig, PoolError, PoolKey, PooledConn, ServerHealth};
+use gateway::session::pool::{
+    wire_identity, Homes, KeyRef, NoHealth, Pool, PoolConfig, PoolError, PoolKey, PooledConn, ServerHealth,
+};
 use gateway::session::state::ClientState;
 use gateway::session::Credential;
 use gateway_tests::MariaDb;
@@ -524,4 +526,60 @@ async fn a_connection_reset_for_a_departed_client_still_counts_against_the_pool_
     );
     drop(second);
     gateway::session::pool::scrubs_done(scrubs).await;
+}
+
+/// A routed session parks its connection between statements (`pool::park`): its next statement
+/// takes it back as it left it, with no trip through the pool; another client that finds the
+/// key full takes it back for itself, reset; and a session parking while a request waits hands
+/// the connection to that request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parked_connection_serves_its_session_and_goes_to_others_when_the_key_is_full() {
+    let db = db();
+    let pool = pool(1, 1, 20_000, Arc::new(NoHealth));
+    let (tenant, user): (Arc<str>, Arc<str>) = ("".into(), "root".into());
+    let at = KeyRef { server: db.addr(), tenant: &tenant, user: &user };
+    let wire = wire_identity(login(None).client_caps, 0);
+    let get = |homes: &mut Homes, client: u64| pool.get_remembered(homes, at, wire, || login(None), client);
+
+    // Session 1 parks its connection with a user variable set, and finds both again.
+    let mut homes1 = Homes::default();
+    let mut conn = get(&mut homes1, 1).await.expect("first");
+    let thread = conn.thread_id();
+    assert_eq!(row(&mut conn, "SET @mine = 41").await, Ok(Vec::new()));
+    homes1.park(conn);
+    let stats = pool.stats();
+    assert_eq!((stats.in_use, stats.parked, stats.idle), (1, 1, 0), "{stats:?}");
+    let reuses = stats.reuses;
+    let mut conn = pool.parked(&homes1, at, wire, 1).expect("its own parked connection");
+    assert_eq!(conn.thread_id(), thread);
+    assert_eq!(row(&mut conn, "SELECT @mine + 1").await, Ok(vec![Some("42".into())]), "the session as it was");
+    assert_eq!(pool.stats().reuses, reuses, "taken back without the pool's idle list");
+    homes1.park(conn);
+
+    // Session 2 finds the key full (one slot) and takes the parked connection, reset for it.
+    let mut homes2 = Homes::default();
+    let started = Instant::now();
+    let mut other = get(&mut homes2, 2).await.expect("the parked connection, taken back");
+    assert!(started.elapsed() < Duration::from_secs(10), "not a wait for the acquire timeout");
+    assert_eq!(other.thread_id(), thread, "no second connection");
+    assert_eq!(row(&mut other, "SELECT @mine").await, Ok(vec![None]), "reset: nothing of session 1");
+    assert!(pool.parked(&homes1, at, wire, 1).is_none(), "session 1 no longer has it");
+
+    // Session 1 now waits for the key; session 2 parks, and the waiter gets the connection.
+    let waiter = {
+        let (p, tenant, user, server) = (pool.clone(), tenant.clone(), user.clone(), db.addr());
+        tokio::spawn(async move {
+            let at = KeyRef { server, tenant: &tenant, user: &user };
+            let conn = p.get_remembered(&mut homes1, at, wire, || login(None), 1).await.map_err(|e| e.to_string())?;
+            Ok::<u32, String>(conn.thread_id())
+        })
+    };
+    while pool.stats().waiting == 0 {
+        tokio::task::yield_now().await;
+    }
+    homes2.park(other);
+    assert_eq!(waiter.await.expect("task"), Ok(thread), "handed over, not parked");
+    drop(homes2);
+    let stats = pool.stats();
+    assert_eq!((stats.in_use, stats.parked, stats.idle, stats.connects), (0, 0, 1, 1), "{stats:?}");
 }

@@ -38,6 +38,7 @@ mod error;
 mod gate;
 pub(crate) mod health;
 mod homes;
+mod park;
 mod scrub;
 mod stats;
 
@@ -131,6 +132,9 @@ struct KeyPool {
     waiting: AtomicUsize,
     /// Told when a connection becomes idle while requests wait.
     returned: Notify,
+    /// The sessions' parking spots of this key ([`park`]): connections kept between statements,
+    /// taken back for other requests when the key is full.
+    spots: Mutex<park::Spots>,
 }
 
 struct Idle {
@@ -148,7 +152,7 @@ struct Gauge<'a>(&'a AtomicUsize);
 
 impl<'a> Gauge<'a> {
     fn up(g: &'a AtomicUsize) -> (Self, usize) {
-        (Gauge(g), g.fetch_add(1, Ordering::Relaxed) + 1)
+        (Gauge(g), g.fetch_add(1, Ordering::SeqCst) + 1)
     }
 }
 
@@ -255,6 +259,25 @@ impl Pool {
                 return Ok(PooledConn::new(conn, client, home, slot, cfg.connect_timeout()));
             }
         }
+    }
+
+    /// The connection the session of `homes` parked for `key` ([`Homes::park`]), when it can be
+    /// used as it is: the checks of an idle connection going back to its own client
+    /// ([`Pool::ready_now`]). One that cannot goes to the key's idle list with its idle time,
+    /// where the checkout that follows finds it and pings, resets or closes it.
+    pub fn parked(&self, homes: &Homes, key: KeyRef<'_>, wire: u64, client: u64) -> Option<PooledConn> {
+        let parked = homes.take_parked(key, wire)?;
+        let cfg = &self.inner.cfg;
+        let age = parked.since.elapsed();
+        let fresh = parked.conn.client() == client && age < cfg.health_check_after() && age <= cfg.idle_timeout();
+        if fresh && looks_alive(&parked.conn) {
+            return Some(parked.conn);
+        }
+        let home = Arc::clone(parked.conn.home());
+        if let Some(idle) = parked.into_idle() {
+            home.put_idle(idle);
+        }
+        None
     }
 
     /// A new connection of `key`, logged in with `login`, its server's kind known.
@@ -411,7 +434,7 @@ impl Pool {
         result
     }
 
-    /// Closes idle connections past the idle timeout (call it now and then).
+    /// Closes idle and parked connections past the idle timeout (call it now and then).
     pub fn reap_idle(&self) -> usize {
         let limit = self.inner.cfg.idle_timeout();
         let pools: Vec<Arc<KeyPool>> =
@@ -423,18 +446,20 @@ impl Pool {
                 idle.retain(|i| i.since.elapsed() <= limit);
                 n += before - idle.len();
             }
+            n += p.close_parked(|since| since.elapsed() > limit);
         }
         self.inner.counters.discarded.fetch_add(n as u64, Ordering::Relaxed);
         n
     }
 
-    /// Closes every idle connection to `server` (it was found dead or congested).
+    /// Closes every idle or parked connection to `server` (it was found dead or congested).
     pub fn clear_server(&self, server: SocketAddr) -> usize {
         let pools: Vec<Arc<KeyPool>> = match self.inner.keys.lock() {
             Ok(k) => k.iter().filter(|((key, _), _)| key.server == server).map(|(_, p)| p.clone()).collect(),
             Err(_) => Vec::new(),
         };
-        pools.iter().filter_map(|p| p.idle.lock().ok().map(|mut i| i.drain(..).count())).sum()
+        let idle: usize = pools.iter().filter_map(|p| p.idle.lock().ok().map(|mut i| i.drain(..).count())).sum();
+        idle + pools.iter().map(|p| p.close_parked(|_| true)).sum::<usize>()
     }
 }
 
@@ -451,6 +476,7 @@ impl Inner {
                     in_use: AtomicUsize::new(0),
                     waiting: AtomicUsize::new(0),
                     returned: Notify::new(),
+                    spots: Mutex::default(),
                 })
             })
             .clone()
@@ -467,12 +493,17 @@ impl KeyPool {
     /// request must wait. An idle connection does not go to a newcomer while requests wait
     /// for one: they were first.
     fn idle_or_slot(&self, client: u64) -> Option<Found> {
-        if self.waiting.load(Ordering::Relaxed) == 0 {
+        let first = self.waiting.load(Ordering::Relaxed) == 0;
+        if first {
             if let Some(idle) = self.take_idle(client) {
                 return Some(Found::Idle(idle));
             }
         }
-        self.slots.clone().try_acquire_owned().ok().map(Found::Slot)
+        if let Ok(slot) = self.slots.clone().try_acquire_owned() {
+            return Some(Found::Slot(slot));
+        }
+        // Full: a connection a session keeps between its statements is taken back.
+        first.then(|| self.take_parked()).flatten().map(Found::Idle)
     }
 
     /// Waits until `deadline` for an idle connection or a slot freed by a closed one (`None`:
@@ -481,6 +512,9 @@ impl KeyPool {
         // Counted before the idle list is looked at: a connection returned after the look
         // sees the count, under the list's lock, and tells a waiter (`put_idle`).
         let _waiting = Gauge::up(&self.waiting);
+        // Before the look at parked connections: a session parking one meanwhile sees the count
+        // ([`park`]).
+        std::sync::atomic::fence(Ordering::SeqCst);
         let expired = tokio::time::sleep_until(deadline);
         tokio::pin!(expired);
         loop {
@@ -489,7 +523,7 @@ impl KeyPool {
             let returned = self.returned.notified();
             tokio::pin!(returned);
             returned.as_mut().enable();
-            if let Some(idle) = self.take_idle(client) {
+            if let Some(idle) = self.take_idle(client).or_else(|| self.take_parked()) {
                 return Some(Found::Idle(idle));
             }
             tokio::select! {

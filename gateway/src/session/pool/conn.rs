@@ -113,6 +113,30 @@ impl PooledConn {
         scrub::spawn(self.home.clone(), conn, slot, self.timeout)
     }
 
+    /// Whether the connection can go back to the pool as it is: not broken, no answer left
+    /// unread, and its client has not left.
+    pub fn reusable(&self) -> bool {
+        !self.broken
+            && !self.in_flight
+            && !self.scrub
+            && self.conn.as_ref().is_some_and(|c| c.backend.wire.buf.is_empty())
+    }
+
+    /// The connection as an idle one, idle since `since` (its slot and last client go with it).
+    /// `None`, and the connection closed, when it is not [`Self::reusable`].
+    pub(super) fn into_idle(mut self, since: Instant) -> Option<Idle> {
+        if !self.reusable() {
+            return None;
+        }
+        let (conn, slot) = (self.conn.take()?, self.slot.take()?);
+        Some(Idle { conn, last_client: self.client, since, slot })
+    }
+
+    /// The pool of the connection's key.
+    pub(super) fn home(&self) -> &Arc<KeyPool> {
+        &self.home
+    }
+
     /// Whether the connection was marked broken.
     pub fn is_broken(&self) -> bool {
         self.broken

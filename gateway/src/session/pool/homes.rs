@@ -1,10 +1,12 @@
 //! What a routed session remembers of the pools it checked out from: the key pools of its last
-//! few servers, found again without the pool map's lock and hash of the whole key.
+//! few servers, found again without the pool map's lock and hash of the whole key, each with the
+//! session's parking spot for a connection kept between statements ([`super::park`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{KeyPool, PoolKey};
+use super::park::{Parked, Spot};
+use super::{KeyPool, PoolKey, PooledConn};
 
 /// A [`PoolKey`] by reference: what a checkout names without cloning the key's names.
 #[derive(Debug, Clone, Copy)]
@@ -34,29 +36,67 @@ impl KeyRef<'_> {
 /// never drops a key's pool.
 #[derive(Default)]
 pub struct Homes {
-    known: smallvec::SmallVec<[Arc<KeyPool>; Homes::MAX]>,
+    known: smallvec::SmallVec<[Home; Homes::MAX]>,
+}
+
+/// A remembered pool and the session's parking spot in it.
+struct Home {
+    pool: Arc<KeyPool>,
+    spot: Arc<Spot>,
 }
 
 impl Homes {
     /// Pools remembered at most; the oldest is forgotten first.
     pub const MAX: usize = 4;
 
-    pub(super) fn find(&self, key: KeyRef<'_>, wire: u64) -> Option<Arc<KeyPool>> {
-        self.known.iter().find(|h| h.wire == wire && key.names(&h.key)).cloned()
+    fn home(&self, key: KeyRef<'_>, wire: u64) -> Option<&Home> {
+        self.known.iter().find(|h| h.pool.wire == wire && key.names(&h.pool.key))
     }
 
-    pub(super) fn keep(&mut self, home: Arc<KeyPool>) -> Arc<KeyPool> {
+    pub(super) fn find(&self, key: KeyRef<'_>, wire: u64) -> Option<Arc<KeyPool>> {
+        self.home(key, wire).map(|h| h.pool.clone())
+    }
+
+    /// Remembers `pool` (the oldest one is forgotten, and a connection parked there goes back to
+    /// its pool).
+    pub(super) fn keep(&mut self, pool: Arc<KeyPool>) -> Arc<KeyPool> {
         if self.known.len() == Self::MAX {
             self.known.remove(0);
         }
-        self.known.push(home.clone());
-        home
+        let spot = Spot::new(&pool);
+        self.known.push(Home { pool: pool.clone(), spot });
+        pool
+    }
+
+    /// The connection the session parked for `key`, if it still has it.
+    pub(super) fn take_parked(&self, key: KeyRef<'_>, wire: u64) -> Option<Parked> {
+        self.home(key, wire)?.spot.take()
+    }
+
+    /// Keeps `conn` for the session's next statement to its key (a connection that cannot be
+    /// reused, or of a pool no longer remembered, goes back to the pool as a drop does).
+    pub fn park(&mut self, conn: PooledConn) {
+        if !conn.reusable() {
+            return;
+        }
+        match self.known.iter().find(|h| Arc::ptr_eq(&h.pool, conn.home())) {
+            Some(h) => h.spot.park(&h.pool, conn),
+            None => drop(conn),
+        }
+    }
+
+    /// Returns every parked connection to its pool (the session ends or resets: they are then
+    /// reset for it, [`super::Pool::release_client`]).
+    pub fn unpark(&mut self) {
+        for h in &self.known {
+            drop(h.spot.take());
+        }
     }
 }
 
 impl std::fmt::Debug for Homes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.known.iter().map(|h| (&h.key, h.wire))).finish()
+        f.debug_list().entries(self.known.iter().map(|h| (&h.pool.key, h.pool.wire))).finish()
     }
 }
 
@@ -79,6 +119,7 @@ mod tests {
             in_use: Default::default(),
             waiting: Default::default(),
             returned: Default::default(),
+            spots: Default::default(),
         })
     }
 

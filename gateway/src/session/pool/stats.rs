@@ -13,8 +13,11 @@ pub struct PoolStats {
     pub keys: usize,
     /// Idle connections.
     pub idle: usize,
-    /// Connections handed out.
+    /// Connections handed out, or parked by their sessions between statements.
     pub in_use: usize,
+    /// Of `in_use`, the connections parked by their sessions between statements
+    /// (`pool::park`): the pool takes them back when a request finds its key full.
+    pub parked: usize,
     /// Requests waiting for a connection now (every one of their key's slots is taken).
     pub waiting: usize,
     /// Connection attempts in flight now.
@@ -42,7 +45,7 @@ pub struct PoolStats {
 pub struct ServerPoolStats {
     /// Idle connections.
     pub idle: usize,
-    /// Connections handed out.
+    /// Connections handed out, or parked by their sessions between statements.
     pub in_use: usize,
     /// Connection attempts in flight.
     pub connecting: usize,
@@ -77,6 +80,7 @@ impl Pool {
             for p in keys.values() {
                 s.idle += p.idle.lock().map(|i| i.len()).unwrap_or(0);
                 s.in_use += p.in_use.load(Ordering::Relaxed);
+                s.parked += p.parked_count();
                 s.waiting += p.waiting.load(Ordering::Relaxed);
             }
         }

@@ -102,7 +102,9 @@ impl RoutedSession<'_> {
         if self.sticky().is_some() {
             self.link.hold(conn);
         } else {
-            drop(conn);
+            // Kept for the session's next statement to the same server; the pool takes it back
+            // when another request needs it (`pool::park`).
+            self.homes.park(conn);
         }
     }
 

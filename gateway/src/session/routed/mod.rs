@@ -189,7 +189,9 @@ pub async fn serve(
             held.scrub_on_release();
         }
     }
-    // Nobody waits for these resets: the client is gone.
+    // Parked connections go back to their pools first, to be reset with the others. Nobody
+    // waits for these resets: the client is gone.
+    s.homes.unpark();
     let _ = shared.pool.release_client(s.state.id());
     result
 }
@@ -443,6 +445,7 @@ impl<'a> RoutedSession<'a> {
     /// answers: the next statement finds none of the old session's locks or transaction.
     async fn reset(&mut self) {
         let mut scrubs = self.link.reset().into_iter().collect::<Vec<_>>();
+        self.homes.unpark();
         scrubs.extend(self.shared.pool.release_client(self.state.id()));
         scrubs_done(scrubs).await;
         self.state = ClientState::new(self.account.database.as_deref(), self.account.charset);

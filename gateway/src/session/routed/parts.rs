@@ -105,6 +105,10 @@ pub(super) async fn checkout(
     // asked: the pool never hands such a connection to another kind of client.
     let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS | front.ext;
     let wire = crate::session::pool::wire_identity(front.caps, ext);
+    // The connection the session kept since its last statement to this key: no pool traffic.
+    if let Some(conn) = shared.pool.parked(homes, key, wire, state.id()) {
+        return Ok(conn);
+    }
     let login = || account.login_request(shared, front, state.database(), ext);
     shared.pool.get_remembered(homes, key, wire, login, state.id()).await
 }
