@@ -528,14 +528,14 @@ async fn a_connection_reset_for_a_departed_client_still_counts_against_the_pool_
     gateway::session::pool::scrubs_done(scrubs).await;
 }
 
-/// A routed session parks its connection between statements (`pool::park`): its next statement
-/// takes it back as it left it, with no trip through the pool; another client that finds the
-/// key full takes it back for itself, reset; and a session parking while a request waits hands
-/// the connection to that request.
+/// A routed session parks its connection between statements (`pool::park`) while its key has a
+/// free slot: its next statement takes it back as it left it, with no trip through the pool;
+/// another client that finds the key full takes it for itself, reset; and on a full key a session
+/// does not park, so that a waiting request gets the connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parked_connection_serves_its_session_and_goes_to_others_when_the_key_is_full() {
     let db = db();
-    let pool = pool(1, 1, 20_000, Arc::new(NoHealth));
+    let pool = pool(2, 1, 20_000, Arc::new(NoHealth));
     let (tenant, user): (Arc<str>, Arc<str>) = ("".into(), "root".into());
     let at = KeyRef { server: db.addr(), tenant: &tenant, user: &user };
     let wire = wire_identity(login(None).client_caps, 0);
@@ -556,16 +556,20 @@ async fn a_parked_connection_serves_its_session_and_goes_to_others_when_the_key_
     assert_eq!(pool.stats().reuses, reuses, "taken back without the pool's idle list");
     homes1.park(conn);
 
-    // Session 2 finds the key full (one slot) and takes the parked connection, reset for it.
-    let mut homes2 = Homes::default();
+    // Session 2 takes the free slot; session 3 finds the key full and takes the parked
+    // connection, reset for it.
+    let (mut homes2, mut homes3) = (Homes::default(), Homes::default());
+    let second = get(&mut homes2, 2).await.expect("a second connection");
+    assert_ne!(second.thread_id(), thread);
     let started = Instant::now();
-    let mut other = get(&mut homes2, 2).await.expect("the parked connection, taken back");
+    let mut other = get(&mut homes3, 3).await.expect("the parked connection, taken back");
     assert!(started.elapsed() < Duration::from_secs(10), "not a wait for the acquire timeout");
-    assert_eq!(other.thread_id(), thread, "no second connection");
+    assert_eq!(other.thread_id(), thread, "no third connection");
     assert_eq!(row(&mut other, "SELECT @mine").await, Ok(vec![None]), "reset: nothing of session 1");
     assert!(pool.parked(&homes1, at, wire, 1).is_none(), "session 1 no longer has it");
 
-    // Session 1 now waits for the key; session 2 parks, and the waiter gets the connection.
+    // Session 1 now waits for the key; session 3 does not park on the full key: the waiter gets
+    // the connection.
     let waiter = {
         let (p, tenant, user, server) = (pool.clone(), tenant.clone(), user.clone(), db.addr());
         tokio::spawn(async move {
@@ -577,9 +581,9 @@ async fn a_parked_connection_serves_its_session_and_goes_to_others_when_the_key_
     while pool.stats().waiting == 0 {
         tokio::task::yield_now().await;
     }
-    homes2.park(other);
+    homes3.park(other);
     assert_eq!(waiter.await.expect("task"), Ok(thread), "handed over, not parked");
-    drop(homes2);
+    drop((second, homes2, homes3));
     let stats = pool.stats();
-    assert_eq!((stats.in_use, stats.parked, stats.idle, stats.connects), (0, 0, 1, 1), "{stats:?}");
+    assert_eq!((stats.in_use, stats.parked, stats.idle, stats.connects), (0, 0, 2, 2), "{stats:?}");
 }

@@ -74,3 +74,44 @@ fn oltp_read_write_over_the_cluster_has_no_errors() {
     }
     assert!(problems.is_empty(), "{}\n{}", problems.join("\n"), c.gw_log());
 }
+
+/// More sessions than pooled connections: eight sysbench threads of point selects through keys of
+/// at most two connections each. Sessions keep their connection between statements and the pool
+/// takes kept ones back for others (`pool::park`): no statement fails or waits out the acquire
+/// timeout, and no server ever sees more than the pool's two connections of the gateway (plus the
+/// `mariadb` client asking).
+#[test]
+fn more_sessions_than_pooled_connections_share_them() {
+    let mut opts = ClusterOptions::new("sbpark");
+    opts.layout = Layout::Standard { sbtest_tables: TABLES };
+    opts.general_log = false;
+    opts.extra_toml = "[pool]\nmax_per_key = 2\nacquire_timeout_ms = 20000\n".into();
+    let c = Cluster::start(opts).unwrap();
+    c.on_every_server("CREATE DATABASE sbtest").unwrap();
+    for (name, db) in c.servers() {
+        let mut b = bench(db.port(), "disable");
+        b.extra.push("--rand-seed=1".into());
+        b.prepare().unwrap_or_else(|e| panic!("sysbench prepare on {name}: {e:#}"));
+        db.sql("FLUSH STATUS").expect("reset Max_used_connections");
+    }
+    let mut b = bench(c.gw.port(), "disable");
+    b.test = "oltp_point_select".into();
+    b.threads = 8;
+    b.time = 3;
+    let r = b.run().unwrap_or_else(|e| panic!("sysbench through the gateway: {e:#}\n{}", c.gw_log()));
+    assert!(
+        r.queries > 0 && r.ignored_errors == 0 && r.reconnects == 0,
+        "{} queries, {} ignored errors, {} reconnects:\n{}\n{}",
+        r.queries,
+        r.ignored_errors,
+        r.reconnects,
+        r.output,
+        c.gw_log()
+    );
+    for (name, db) in c.servers() {
+        let out = db.sql("SHOW GLOBAL STATUS LIKE 'Max_used_connections'").expect("status");
+        let used: u64 = out.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("Max_used_connections");
+        assert!(used <= 3, "{name}: {used} connections at once, the pool allows 2 (and the client asking 1)");
+    }
+    eprintln!("sysbench oltp_point_select, 8 threads over 2 connections per key: {:.0} qps", r.qps);
+}
