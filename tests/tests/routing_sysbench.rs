@@ -27,19 +27,26 @@ fn bench(port: u16, ps: &str) -> Sysbench {
     b
 }
 
-#[test]
-fn oltp_read_write_over_the_cluster_has_no_errors() {
-    let mut opts = ClusterOptions::new("sb");
+/// The standard cluster with the gateway's `extra_toml`, and the sbtest tables prepared on every
+/// server with the same seed (identical rows: each server can play any replica).
+fn cluster(name: &str, extra_toml: &str) -> Cluster {
+    let mut opts = ClusterOptions::new(name);
     opts.layout = Layout::Standard { sbtest_tables: TABLES };
     opts.general_log = false;
+    opts.extra_toml = extra_toml.into();
     let c = Cluster::start(opts).unwrap();
     c.on_every_server("CREATE DATABASE sbtest").unwrap();
     for (name, db) in c.servers() {
-        // The same seed everywhere: identical rows on every server.
         let mut b = bench(db.port(), "auto");
         b.extra.push("--rand-seed=1".into());
         b.prepare().unwrap_or_else(|e| panic!("sysbench prepare on {name}: {e:#}"));
     }
+    c
+}
+
+#[test]
+fn oltp_read_write_over_the_cluster_has_no_errors() {
+    let c = cluster("sb", "");
 
     // Both modes run before anything is asserted, so that one report shows both.
     let mut problems = Vec::new();
@@ -82,16 +89,8 @@ fn oltp_read_write_over_the_cluster_has_no_errors() {
 /// `mariadb` client asking).
 #[test]
 fn more_sessions_than_pooled_connections_share_them() {
-    let mut opts = ClusterOptions::new("sbpark");
-    opts.layout = Layout::Standard { sbtest_tables: TABLES };
-    opts.general_log = false;
-    opts.extra_toml = "[pool]\nmax_per_key = 2\nacquire_timeout_ms = 20000\n".into();
-    let c = Cluster::start(opts).unwrap();
-    c.on_every_server("CREATE DATABASE sbtest").unwrap();
-    for (name, db) in c.servers() {
-        let mut b = bench(db.port(), "disable");
-        b.extra.push("--rand-seed=1".into());
-        b.prepare().unwrap_or_else(|e| panic!("sysbench prepare on {name}: {e:#}"));
+    let c = cluster("sbpark", "[pool]\nmax_per_key = 2\nacquire_timeout_ms = 20000\n");
+    for (_, db) in c.servers() {
         db.sql("FLUSH STATUS").expect("reset Max_used_connections");
     }
     let mut b = bench(c.gw.port(), "disable");
