@@ -38,19 +38,20 @@ mod error;
 mod gate;
 pub(crate) mod health;
 mod homes;
+mod key_pool;
 mod park;
 mod scrub;
 mod stats;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gate::{NoPermit, ServerGate};
 use stats::Counters;
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 use tracing::{debug, info, warn, Instrument};
 
 pub use config::PoolConfig;
@@ -59,6 +60,7 @@ pub use conn::PooledConn;
 pub use error::PoolError;
 pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
 pub use homes::{Homes, KeyRef};
+use key_pool::{Found, Gauge, Idle, KeyPool};
 pub use scrub::{scrubs_done, Scrub};
 pub use stats::{PoolStats, ServerPoolStats};
 
@@ -113,53 +115,6 @@ struct Inner {
     keys: Mutex<HashMap<(PoolKey, u64), Arc<KeyPool>, foldhash::quality::RandomState>>,
     servers: Mutex<HashMap<SocketAddr, Arc<ServerGate>>>,
     counters: Counters,
-}
-
-/// The connections of one key.
-struct KeyPool {
-    /// The key (shared by every connection handed out: a checkout clones no key).
-    key: PoolKey,
-    /// The logins' [`wire_identity`] (the map's key besides [`KeyPool::key`]).
-    wire: u64,
-    /// One permit per connection that exists (handed out, idle, or being reset): a connection
-    /// keeps its permit from its connect to its close, so that handing it out and taking it
-    /// back touch no semaphore.
-    slots: Arc<Semaphore>,
-    /// Idle connections, most recently returned last.
-    idle: Mutex<Vec<Idle>>,
-    in_use: AtomicUsize,
-    /// Requests waiting for a connection ([`KeyPool::wait_turn`]).
-    waiting: AtomicUsize,
-    /// Told when a connection becomes idle while requests wait.
-    returned: Notify,
-    /// The sessions' parking spots of this key ([`park`]): connections kept between statements,
-    /// taken back for other requests when the key is full.
-    spots: Mutex<park::Spots>,
-}
-
-struct Idle {
-    /// Boxed from connect to close, so that the hand-outs and returns of every statement move
-    /// a pointer, not the connection, its buffers and its session state.
-    conn: Box<Conn>,
-    last_client: u64,
-    since: Instant,
-    /// The connection's slot, held while it is idle too.
-    slot: OwnedSemaphorePermit,
-}
-
-/// Adds one to a gauge for the guard's lifetime (also when the request is cancelled).
-struct Gauge<'a>(&'a AtomicUsize);
-
-impl<'a> Gauge<'a> {
-    fn up(g: &'a AtomicUsize) -> (Self, usize) {
-        (Gauge(g), g.fetch_add(1, Ordering::SeqCst) + 1)
-    }
-}
-
-impl Drop for Gauge<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 impl Pool {
@@ -467,18 +422,7 @@ impl Inner {
     fn key_pool(&self, key: &PoolKey, wire: u64) -> Arc<KeyPool> {
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
         keys.entry((key.clone(), wire))
-            .or_insert_with(|| {
-                Arc::new(KeyPool {
-                    key: key.clone(),
-                    wire,
-                    slots: Arc::new(Semaphore::new(self.cfg.max_per_key.max(1))),
-                    idle: Mutex::default(),
-                    in_use: AtomicUsize::new(0),
-                    waiting: AtomicUsize::new(0),
-                    returned: Notify::new(),
-                    spots: Mutex::default(),
-                })
-            })
+            .or_insert_with(|| Arc::new(KeyPool::new(key.clone(), wire, self.cfg.max_per_key)))
             .clone()
     }
 
@@ -486,81 +430,6 @@ impl Inner {
         let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
         servers.entry(server).or_insert_with(|| Arc::new(ServerGate::new(self.cfg.max_connects_per_server))).clone()
     }
-}
-
-impl KeyPool {
-    /// An idle connection (with its slot), else a free slot for a new one; `None` when the
-    /// request must wait. An idle connection does not go to a newcomer while requests wait
-    /// for one: they were first.
-    fn idle_or_slot(&self, client: u64) -> Option<Found> {
-        let first = self.waiting.load(Ordering::Relaxed) == 0;
-        if first {
-            if let Some(idle) = self.take_idle(client) {
-                return Some(Found::Idle(idle));
-            }
-        }
-        if let Ok(slot) = self.slots.clone().try_acquire_owned() {
-            return Some(Found::Slot(slot));
-        }
-        // Full: a connection a session keeps between its statements is taken back.
-        first.then(|| self.take_parked()).flatten().map(Found::Idle)
-    }
-
-    /// Waits until `deadline` for an idle connection or a slot freed by a closed one (`None`:
-    /// the deadline passed).
-    async fn wait_turn(&self, client: u64, deadline: tokio::time::Instant) -> Option<Found> {
-        // Counted before the idle list is looked at: a connection returned after the look
-        // sees the count, under the list's lock, and tells a waiter (`put_idle`).
-        let _waiting = Gauge::up(&self.waiting);
-        // Before the look at parked connections: a session parking one meanwhile sees the count
-        // ([`park`]).
-        std::sync::atomic::fence(Ordering::SeqCst);
-        let expired = tokio::time::sleep_until(deadline);
-        tokio::pin!(expired);
-        loop {
-            // Listening before the look: a connection returned after it wakes this waiter (two
-            // returns wake two waiters; a notification that found no listener is kept).
-            let returned = self.returned.notified();
-            tokio::pin!(returned);
-            returned.as_mut().enable();
-            if let Some(idle) = self.take_idle(client).or_else(|| self.take_parked()) {
-                return Some(Found::Idle(idle));
-            }
-            tokio::select! {
-                biased;
-                slot = self.slots.clone().acquire_owned() => return slot.ok().map(Found::Slot),
-                () = &mut returned => {}
-                () = &mut expired => return None,
-            }
-        }
-    }
-
-    /// The idle connection `client` used last if any (its session needs no reset), else the most
-    /// recently returned one.
-    fn take_idle(&self, client: u64) -> Option<Idle> {
-        let mut idle = self.idle.lock().ok()?;
-        let pos = idle.iter().rposition(|i| i.last_client == client).or_else(|| idle.len().checked_sub(1))?;
-        Some(idle.remove(pos))
-    }
-
-    fn put_idle(&self, idle: Idle) {
-        let Ok(mut v) = self.idle.lock() else { return };
-        v.push(idle);
-        // Read under the lock: a waiter counted itself before its last look at the list.
-        let waiting = self.waiting.load(Ordering::Relaxed) > 0;
-        drop(v);
-        if waiting {
-            self.returned.notify_one();
-        }
-    }
-}
-
-/// What a request found for its connection.
-enum Found {
-    /// An idle connection, with its slot.
-    Idle(Idle),
-    /// A free slot: a new connection is opened in it.
-    Slot(OwnedSemaphorePermit),
 }
 
 /// What an idle connection taken for reuse needs ([`Pool::ready_now`]).

@@ -102,25 +102,11 @@ impl std::fmt::Debug for Homes {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
-    use tokio::sync::Semaphore;
-
     use super::*;
 
     fn pool(server: u16, tenant: &str, user: &str, wire: u64) -> Arc<KeyPool> {
         let key = PoolKey { server: ([127, 0, 0, 1], server).into(), tenant: tenant.into(), user: user.into() };
-        let slots = Arc::new(Semaphore::new(1));
-        Arc::new(KeyPool {
-            key,
-            wire,
-            slots,
-            idle: Mutex::default(),
-            in_use: Default::default(),
-            waiting: Default::default(),
-            returned: Default::default(),
-            spots: Default::default(),
-        })
+        Arc::new(KeyPool::new(key, wire, 1))
     }
 
     fn key<'a>(server: u16, tenant: &'a Arc<str>, user: &'a Arc<str>) -> KeyRef<'a> {
