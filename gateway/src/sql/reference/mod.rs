@@ -19,9 +19,10 @@ pub(crate) use tokens::class;
 pub fn analyze<'a>(sql: &str) -> Analysis<'a> {
     let dialect = MySqlDialect {};
     let mut an = Analysis::new(StmtKind::Other, Path::Unparsed);
-    let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() else {
+    let Ok(mut tokens) = Tokenizer::new(&dialect, sql).with_unescape(false).tokenize_with_location() else {
         return an;
     };
+    tokens::unescape(&mut tokens);
     tokens::at_signs(&mut tokens);
     let ctx = expr::Ctx { places: tokens::scan(&tokens, &mut an) };
     if !depth::within(tokens.iter().map(|t| class(&t.token))) {

@@ -8,6 +8,7 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Whitespace};
 use crate::sql::analysis::{Analysis, LockRead, LockStrength, LockWait, Pins, TxnFlags};
 use crate::sql::depth::{self, Class};
 use crate::sql::hint::Hints;
+use crate::sql::value;
 
 /// Collects hints, pins and placeholder positions; returns the placeholder locations in order.
 pub(super) fn scan(tokens: &[TokenWithSpan], an: &mut Analysis<'_>) -> Vec<Location> {
@@ -213,6 +214,43 @@ pub(super) fn strip_snapshot(tokens: &mut Vec<TokenWithSpan>) -> TxnFlags {
         }
     }
     flags
+}
+
+/// Gives quoted text MySQL's meaning. The tokenizer runs in no-escape mode, because its own
+/// unescaping differs from MySQL's (it reads `\a` and `\f` as BEL and form feed, where MySQL reads
+/// `a` and `f`): string literals are unescaped here by [`value::unescape`], the one the fast path
+/// uses, and a doubled quote in a quoted name or a byte string stands for one.
+pub(super) fn unescape(tokens: &mut [TokenWithSpan]) {
+    for t in tokens {
+        match &mut t.token {
+            Token::SingleQuotedString(s) | Token::NationalStringLiteral(s) => mysql_unescape(s, b'\''),
+            Token::DoubleQuotedString(s) => mysql_unescape(s, b'"'),
+            Token::SingleQuotedByteStringLiteral(s) => undouble(s, '\''),
+            Token::DoubleQuotedByteStringLiteral(s) => undouble(s, '"'),
+            Token::Word(w) => {
+                if let Some(q) = w.quote_style {
+                    undouble(&mut w.value, q);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Replaces a string literal's raw body by its unescaped text.
+fn mysql_unescape(s: &mut String, quote: u8) {
+    if let Cow::Owned(bytes) = value::unescape(s.as_bytes(), quote) {
+        // Only ASCII escape pairs are replaced, so the text stays UTF-8.
+        *s = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    }
+}
+
+/// Replaces each doubled `quote` by one.
+fn undouble(s: &mut String, quote: char) {
+    let doubled: String = [quote, quote].iter().collect();
+    if s.contains(&doubled) {
+        *s = s.replace(&doubled, &quote.to_string());
+    }
 }
 
 /// Rewrites MySQL forms sqlparser rejects into ones it accepts, keeping what they say:
