@@ -157,6 +157,7 @@ pub fn run_group(group: &str, specs: Vec<TableSpec>) {
                 if !cmp.mismatches.is_empty() {
                     failures.push(report(spec, &kt, &cmp));
                 }
+                statement_forms(bin, &ddl_file, spec, &kt, &mut failures);
             }
         }
     }
@@ -170,6 +171,25 @@ pub fn run_group(group: &str, specs: Vec<TableSpec>) {
     );
     if !failures.is_empty() {
         panic!("partition conformance, group {group}: {} failure(s)\n\n{}", failures.len(), failures.join("\n\n"));
+    }
+}
+
+/// Locates each of the table's statement forms, one statement per row (`gateway locate --sql`),
+/// and compares each answer with where the kernel stored the row.
+fn statement_forms(bin: &Path, ddl_file: &Path, spec: &TableSpec, kt: &KernelTable, failures: &mut Vec<String>) {
+    for form in &spec.statements {
+        let named = form.replace("{t}", &spec.name);
+        let sql: String = kt.rows.iter().map(|r| format!("{}\n", named.replace("{v}", &r.line))).collect();
+        match locate::run_with(bin, ddl_file, spec.time_zone.as_deref(), &sql, &["--sql"]) {
+            Err(e) => failures.push(format!("{} `{form}`: gateway locate --sql failed: {e:#}", spec.name)),
+            Ok((answers, secs)) => {
+                let cmp = locate::compare(kt, &answers);
+                eprintln!("{:<28} `{form}`  locate --sql {secs:.2} s  agreed {}/{}", spec.name, cmp.agreed, cmp.rows);
+                if !cmp.mismatches.is_empty() {
+                    failures.push(format!("statement form `{form}`, {}", report(spec, kt, &cmp)));
+                }
+            }
+        }
     }
 }
 

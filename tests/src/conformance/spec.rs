@@ -36,6 +36,10 @@ pub struct TableSpec {
     pub as_inserted: bool,
     /// The class of behaviour the table covers (summed per class at the end of a group).
     pub class: Option<String>,
+    /// Statement forms also located per row (`gateway locate --sql`): `{t}` is replaced by the
+    /// table's name and `{v}` by the row's key literal (single-key tables); each statement must
+    /// land in the partition the kernel stored the row in.
+    pub statements: Vec<&'static str>,
 }
 
 impl TableSpec {
@@ -75,6 +79,7 @@ pub struct TableBuilder {
     rows: usize,
     as_inserted: bool,
     class: Option<String>,
+    statements: Vec<&'static str>,
 }
 
 /// Starts a table.
@@ -91,6 +96,7 @@ pub fn table(name: &str) -> TableBuilder {
         rows,
         as_inserted: false,
         class: None,
+        statements: Vec::new(),
     }
 }
 
@@ -147,6 +153,11 @@ impl TableBuilder {
         self.class = Some(class.to_string());
         self
     }
+    /// Statement forms located per row as well (see [`TableSpec::statements`]).
+    pub fn statements(mut self, forms: &[&'static str]) -> Self {
+        self.statements = forms.to_vec();
+        self
+    }
     /// Finishes the table; columns without a generator get the type's default one.
     pub fn build(self) -> TableSpec {
         let tz_secs = self.time_zone.as_deref().map(tz_offset_secs).unwrap_or(8 * 3600);
@@ -168,6 +179,7 @@ impl TableBuilder {
             rows: self.rows,
             as_inserted: self.as_inserted,
             class: self.class,
+            statements: self.statements,
         }
     }
 }

@@ -9,7 +9,7 @@
 //! rounding boundaries.
 
 use super::gen::{mix, pick, Rng, ValueGen};
-use super::model::Kind;
+use super::model::{Coll, Kind};
 use super::spec::{table, TableSpec};
 use super::tables::dec;
 
@@ -190,6 +190,36 @@ fn wide_timestamp(rng: &mut Rng, tz_secs: i64) -> String {
 
 const KEY13: &str = "PARTITION BY KEY(c1) PARTITIONS 13";
 
+/// Pieces of a string literal's body: plain characters and every kind of backslash escape MySQL
+/// knows (`\0 \b \n \r \t \Z \\ \' \"`), the two that keep their backslash (`\% \_`),
+/// letters whose backslash is dropped (`\a \f \x \z`, and before a multi-byte character), and
+/// a doubled quote.
+const STRING_PIECES: &[&str] = &[
+    "a", "Z", "%", "_", " ", "é", "中", "0", r"\0", r"\b", r"\n", r"\r", r"\t", r"\Z", r"\\", r"\'", r#"\""#, r"\%",
+    r"\_", r"\a", r"\f", r"\x", r"\z", r"\é", r"\1",
+];
+
+/// A quoted string literal of 1–8 [`STRING_PIECES`]; a fifth of them in double quotes.
+fn escaped_string(rng: &mut Rng) -> String {
+    let q = if rng.chance(20) { '"' } else { '\'' };
+    let n = rng.range(1, 8);
+    let mut body = String::new();
+    for _ in 0..n {
+        let piece: &&str = rng.pick(STRING_PIECES);
+        body.push_str(piece);
+        if rng.chance(10) {
+            body.push(q);
+            body.push(q);
+        }
+    }
+    format!("{q}{body}{q}")
+}
+
+/// A statement the fast analysis path reads, and one it declines (`GROUP BY … HAVING`), so the
+/// reference path's reading of the literal is checked as well.
+const KEY_STATEMENTS: &[&str] =
+    &["SELECT * FROM `{t}` WHERE c1 = {v}", "SELECT * FROM `{t}` WHERE c1 = {v} GROUP BY id HAVING COUNT(*) > 0"];
+
 /// The conversion classes.
 pub fn conversions() -> Vec<TableSpec> {
     let dt3 = Kind::DateTime { fsp: 3 };
@@ -302,6 +332,22 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .build(),
+        table("conv_string_escapes_key")
+            .class("escapes in string literals")
+            .col_gen("c1", Kind::VarChar { n: 64, coll: Coll::Bin }, g(escaped_string))
+            .key(&["c1"])
+            .part(KEY13)
+            .as_inserted()
+            .statements(KEY_STATEMENTS)
+            .build(),
+        table("conv_string_escapes_key_ci")
+            .class("escapes in string literals")
+            .col_gen("c1", Kind::VarChar { n: 64, coll: Coll::GeneralCi }, g(escaped_string))
+            .key(&["c1"])
+            .part(KEY13)
+            .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_ts_wide_key_utc")
             .class("TIMESTAMP outside MySQL range")

@@ -84,34 +84,17 @@ fn hex_bytes(digits: &str) -> Option<Vec<u8>> {
     hex::decode(padded).ok()
 }
 
-/// A quoted string starting at `start`: its bytes and the length consumed.
+/// A quoted string starting at `start`: its bytes (unescaped as the SQL analysis does,
+/// [`crate::sql::value::unescape`]) and the length consumed.
 fn string(s: &[u8], start: usize) -> Result<(Vec<u8>, usize), PartitionError> {
     let q = s[start];
-    let mut out = Vec::new();
     let mut i = start + 1;
     while i < s.len() {
-        let c = s[i];
-        if c == q && s.get(i + 1) == Some(&q) {
-            out.push(q);
-            i += 2;
-        } else if c == q {
-            return Ok((out, i + 1 - start));
-        } else if c == b'\\' && i + 1 < s.len() {
-            let e = s[i + 1];
-            match e {
-                b'0' => out.push(0),
-                b'b' => out.push(8),
-                b'n' => out.push(b'\n'),
-                b'r' => out.push(b'\r'),
-                b't' => out.push(b'\t'),
-                b'Z' => out.push(26),
-                b'%' | b'_' => out.extend_from_slice(&[b'\\', e]),
-                other => out.push(other),
-            }
-            i += 2;
-        } else {
-            out.push(c);
-            i += 1;
+        match s[i] {
+            c if c == q && s.get(i + 1) == Some(&q) => i += 2,
+            c if c == q => return Ok((crate::sql::value::unescape(&s[start + 1..i], q).into_owned(), i + 1 - start)),
+            b'\\' => i += 2,
+            _ => i += 1,
         }
     }
     Err(err(start, "unterminated string"))

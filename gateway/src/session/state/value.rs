@@ -139,40 +139,22 @@ pub fn user_var(out: &mut Vec<u8>, name: &str) {
     out.push(b'`');
 }
 
-/// Decodes a quoted string literal token (quotes included) read under `nbe`.
+/// Decodes a quoted string literal token (quotes included) read under `nbe`: MySQL's escapes
+/// ([`crate::sql::value::unescape`], the analysis's own), or with `NO_BACKSLASH_ESCAPES` only a
+/// doubled quote standing for one.
 pub fn decode_string(token: &[u8], nbe: bool) -> Vec<u8> {
     let Some((&q, rest)) = token.split_first() else { return Vec::new() };
     let inner = rest.strip_suffix(&[q]).unwrap_or(rest);
+    if !nbe {
+        return crate::sql::value::unescape(inner, q).into_owned();
+    }
     let mut out = Vec::with_capacity(inner.len());
     let mut i = 0;
     while i < inner.len() {
-        let c = inner[i];
-        if c == q && inner.get(i + 1) == Some(&q) {
-            out.push(q);
-            i += 2;
-        } else if c == b'\\' && !nbe && i + 1 < inner.len() {
-            unescape(&mut out, inner[i + 1]);
-            i += 2;
-        } else {
-            out.push(c);
-            i += 1;
-        }
+        out.push(inner[i]);
+        i += if inner[i] == q && inner.get(i + 1) == Some(&q) { 2 } else { 1 };
     }
     out
-}
-
-/// MySQL's backslash escapes; `\%` and `\_` keep their backslash, unknown ones drop it.
-fn unescape(out: &mut Vec<u8>, c: u8) {
-    match c {
-        b'0' => out.push(0),
-        b'b' => out.push(8),
-        b'n' => out.push(b'\n'),
-        b'r' => out.push(b'\r'),
-        b't' => out.push(b'\t'),
-        b'Z' => out.push(26),
-        b'%' | b'_' => out.extend_from_slice(&[b'\\', c]),
-        other => out.push(other),
-    }
 }
 
 /// Character set and collation names of common collation ids (the handshake's charset byte).
