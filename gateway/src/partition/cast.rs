@@ -225,7 +225,8 @@ fn numeric_text(v: &KeyValue, col: &Column) -> Result<String, PartitionError> {
         KeyValue::UInt(u) => Ok(u.to_string()),
         KeyValue::Decimal(d) => Ok(d.clone()),
         KeyValue::Str { bytes, .. } => {
-            let s = std::str::from_utf8(bytes).map_err(|_| fail(v, col, "not a number"))?;
+            // Spaces around the number are ignored (kernel-measured: `' 7'` and `'7 '` are 7).
+            let s = std::str::from_utf8(bytes).map_err(|_| fail(v, col, "not a number"))?.trim_matches(' ');
             split_number(s).map(|_| s.to_string()).ok_or_else(|| fail(v, col, "not a number"))
         }
         _ => Err(fail(v, col, "not an exact number")),
@@ -237,12 +238,20 @@ fn cast_int(v: &KeyValue, col: &Column, bytes: u8, unsigned: bool) -> Result<Dat
         KeyValue::Int(i) => i128::from(*i),
         KeyValue::UInt(u) => i128::from(*u),
         KeyValue::Float(f) if f.fract() == 0.0 && f.abs() < 1e20 => *f as i128,
+        // A hexadecimal or bit value in a number's place is its bytes read as an unsigned number.
+        KeyValue::Hex(b) if b.len() <= 8 => b.iter().fold(0i128, |n, &byte| n << 8 | i128::from(byte)),
+        KeyValue::Hex(_) => return Err(fail(v, col, "out of range")),
         _ => {
             let t = numeric_text(v, col)?;
             let (neg, int, frac) = split_number(&t).ok_or_else(|| fail(v, col, "not a number"))?;
-            if frac.bytes().any(|b| b != b'0') {
-                return Err(fail(v, col, "fractional value would be rounded"));
-            }
+            // An exact number is rounded half away from zero; a string's fraction is refused.
+            let round_up = match frac.as_bytes().first() {
+                Some(_) if !matches!(v, KeyValue::Decimal(_)) && frac.bytes().any(|b| b != b'0') => {
+                    return Err(fail(v, col, "fractional value would be rounded"));
+                }
+                Some(&d) => d >= b'5',
+                None => false,
+            };
             let m: i128 = if int.is_empty() {
                 0
             } else if int.len() > 20 {
@@ -250,6 +259,7 @@ fn cast_int(v: &KeyValue, col: &Column, bytes: u8, unsigned: bool) -> Result<Dat
             } else {
                 int.parse().map_err(|_| fail(v, col, "not a number"))?
             };
+            let m = m.saturating_add(i128::from(round_up));
             if neg {
                 -m
             } else {

@@ -259,3 +259,24 @@ fn timestamps_outside_the_mysql_range() {
     assert_eq!(parse_datetime("0001-01-01", 0).unwrap().epoch_micros(), -62_135_596_800_000_000);
     assert!(parse_date("2024-02-30").is_err());
 }
+
+/// Integer columns given other literal forms; the placements of these forms agreed with the
+/// kernel's in `partition_conformance`'s `conv_int_forms_*` tables.
+#[test]
+fn integer_from_hex_bits_rounded_numbers_and_spaced_strings() {
+    let int = |text: &str| match at(ColumnType::Int { bytes: 4, unsigned: false }, text, 0) {
+        Ok(Datum::Int(i)) => Ok(i),
+        other => Err(format!("{other:?}")),
+    };
+    assert_eq!(int("0x2D4"), Ok(724));
+    assert_eq!(int("X'0323'"), Ok(0x323));
+    assert_eq!(int("b'11010000101'"), Ok(0b110_1000_0101));
+    assert_eq!(int("4449.2"), Ok(4449));
+    assert_eq!(int("4713.5"), Ok(4714));
+    assert_eq!(int("-649.5"), Ok(-650));
+    assert_eq!(int("' 7'"), Ok(7));
+    assert_eq!(int("'7 '"), Ok(7));
+    // Refused rather than guessed: a string's fraction, a value wider than 64 bits.
+    assert!(int("'4.5'").is_err());
+    assert!(int("X'010203040506070809'").is_err());
+}

@@ -126,6 +126,22 @@ pub fn hex(digits: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Decodes the digits of a bit-value literal (`b'1000001'`): the bits right-aligned in as few
+/// whole bytes as hold them, as MySQL does (`b'1'` is one byte 0x01, `b''` no bytes).
+pub fn bits(digits: &[u8]) -> Option<Vec<u8>> {
+    let n = digits.len().div_ceil(8);
+    let mut out = vec![0u8; n];
+    for (k, &d) in digits.iter().rev().enumerate() {
+        let bit = match d {
+            b'0' => 0,
+            b'1' => 1,
+            _ => return None,
+        };
+        out[n - 1 - k / 8] |= bit << (k % 8);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +161,15 @@ mod tests {
         assert_eq!(&*unescape(br"a\nb''c\%", b'\''), b"a\nb'c\\%");
         assert!(matches!(unescape(b"plain", b'\''), Cow::Borrowed(_)));
         assert_eq!(hex(b"414"), Some(vec![4, 0x14]));
+    }
+
+    #[test]
+    fn bit_values() {
+        assert_eq!(bits(b"1"), Some(vec![1]));
+        assert_eq!(bits(b"1000001"), Some(vec![0x41]));
+        assert_eq!(bits(b"100000001"), Some(vec![1, 1]));
+        assert_eq!(bits(b"0000000001000010"), Some(vec![0, 0x42]));
+        assert_eq!(bits(b""), Some(vec![]));
+        assert_eq!(bits(b"12"), None);
     }
 }

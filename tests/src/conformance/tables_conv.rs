@@ -215,6 +215,50 @@ fn escaped_string(rng: &mut Rng) -> String {
     format!("{q}{body}{q}")
 }
 
+/// A string value in one of the literal forms MySQL has for it: introduced (`_utf8mb4'…'`,
+/// `_binary'…'`, `N'…'`), hexadecimal (`X'…'`, `0x…`), bit (`b'…'`) and adjacent strings, which
+/// the server concatenates (`'ab' 'cd'`).
+fn string_form(rng: &mut Rng) -> String {
+    let text: String = (0..rng.range(1, 6)).map(|_| *rng.pick(&['a', 'b', 'Z', '0', ' ', '%'])).collect();
+    let hex: String = text.bytes().map(|b| format!("{b:02X}")).collect();
+    match rng.below(8) {
+        0 => format!("_utf8mb4'{text}'"),
+        1 => format!("_binary'{text}'"),
+        2 => format!("N'{text}'"),
+        3 => format!("X'{hex}'"),
+        4 => format!("0x{hex}"),
+        // Leading zero bits dropped at times: the bits are right-aligned in whole bytes.
+        5 => {
+            let bits: String = text.bytes().map(|b| format!("{b:08b}")).collect();
+            format!("b'{}'", if rng.chance(50) { bits.trim_start_matches('0') } else { &bits })
+        }
+        6 => {
+            let cut = rng.below(text.len() as u64 + 1) as usize;
+            format!("'{}' '{}'", &text[..cut], &text[cut..])
+        }
+        _ => format!("'{text}' \"{}\"", text.to_lowercase()),
+    }
+}
+
+/// An integer in one of the literal forms MySQL converts for an INT column: hexadecimal and bit
+/// values (numbers in that context), strings of digits, exact and approximate numbers (rounded),
+/// a sign, booleans.
+fn int_form(rng: &mut Rng) -> String {
+    let v = rng.range(0, 5000);
+    match rng.below(10) {
+        0 => format!("0x{v:X}"),
+        1 => format!("X'{:04X}'", v),
+        2 => format!("b'{v:b}'"),
+        3 => format!("'{v}'"),
+        4 => format!("{v}.{}", rng.range(0, 9)),
+        5 => format!("-{v}.5"),
+        6 => format!("{}e1", v / 10),
+        7 => format!("+{v}"),
+        8 => (*rng.pick(&["TRUE", "FALSE", "-0", "'-0'", "' 7'", "'7 '"])).to_string(),
+        _ => format!("{v}"),
+    }
+}
+
 /// A statement the fast analysis path reads, and one it declines (`GROUP BY … HAVING`), so the
 /// reference path's reading of the literal is checked as well.
 const KEY_STATEMENTS: &[&str] =
@@ -230,6 +274,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_decimal_round_s0_key")
             .class("DECIMAL rounding")
@@ -237,6 +282,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_decimal_round_rangec")
             .class("DECIMAL rounding")
@@ -248,6 +294,7 @@ pub fn conversions() -> Vec<TableSpec> {
                  PARTITION p5 VALUES LESS THAN (MAXVALUE))",
             )
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_decimal_scientific_key")
             .class("scientific notation into DECIMAL")
@@ -255,6 +302,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_fsp_datetime0_key")
             .class("fractional seconds rounded")
@@ -262,6 +310,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_fsp_datetime3_key")
             .class("fractional seconds rounded")
@@ -269,6 +318,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_fsp_datetime_rangec")
             .class("fractional seconds rounded")
@@ -279,6 +329,7 @@ pub fn conversions() -> Vec<TableSpec> {
                  PARTITION p1 VALUES LESS THAN ('2024-07-01'), PARTITION p2 VALUES LESS THAN (MAXVALUE))",
             )
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_fsp_timestamp2_key_p0800")
             .class("fractional seconds rounded")
@@ -291,6 +342,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .part(KEY13)
             .tz("+08:00")
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_fsp_time1_key")
             .class("fractional seconds rounded")
@@ -301,6 +353,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_num_date_key")
             .class("numeric DATE / DATETIME / TIME literals")
@@ -311,6 +364,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_num_datetime_key")
             .class("numeric DATE / DATETIME / TIME literals")
@@ -318,6 +372,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_num_time_key")
             .class("numeric DATE / DATETIME / TIME literals")
@@ -325,6 +380,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_time_days_key")
             .class("TIME with a day part")
@@ -332,6 +388,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_string_escapes_key")
             .class("escapes in string literals")
@@ -349,6 +406,30 @@ pub fn conversions() -> Vec<TableSpec> {
             .as_inserted()
             .statements(KEY_STATEMENTS)
             .build(),
+        table("conv_string_forms_key")
+            .class("string literal forms")
+            .col_gen("c1", Kind::VarChar { n: 64, coll: Coll::GeneralCi }, g(string_form))
+            .key(&["c1"])
+            .part(KEY13)
+            .as_inserted()
+            .statements(KEY_STATEMENTS)
+            .build(),
+        table("conv_int_forms_key")
+            .class("integer literal forms")
+            .col_gen("c1", Kind::Int { bits: 32, unsigned: false }, g(int_form))
+            .key(&["c1"])
+            .part(KEY13)
+            .as_inserted()
+            .statements(KEY_STATEMENTS)
+            .build(),
+        table("conv_int_forms_hash")
+            .class("integer literal forms")
+            .col_gen("c1", Kind::Int { bits: 64, unsigned: false }, g(int_form))
+            .key(&["c1"])
+            .part("PARTITION BY HASH(c1) PARTITIONS 7")
+            .as_inserted()
+            .statements(KEY_STATEMENTS)
+            .build(),
         table("conv_ts_wide_key_utc")
             .class("TIMESTAMP outside MySQL range")
             .col_gen("c1", Kind::Timestamp, g(|r| wide_timestamp(r, 0)))
@@ -356,6 +437,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .part(KEY13)
             .tz("+00:00")
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_ts_wide_key_m0800")
             .class("TIMESTAMP outside MySQL range")
@@ -364,6 +446,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .part(KEY13)
             .tz("-08:00")
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
         table("conv_ts_wide_key_p0530")
             .class("TIMESTAMP outside MySQL range")
@@ -372,6 +455,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .part(KEY13)
             .tz("+05:30")
             .as_inserted()
+            .statements(KEY_STATEMENTS)
             .build(),
     ]
 }

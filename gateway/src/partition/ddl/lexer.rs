@@ -46,17 +46,34 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, PartitionError> {
             Kind::Unterminated => return Err(err(pos, unterminated(span))),
             Kind::Versioned => return Err(err(pos, "unexpected versioned comment")),
             Kind::Quoted => Tok::Quoted(span[1..span.len() - 1].replace("``", "`")),
-            Kind::Str => Tok::Str { bytes: string(s, pos)?.0, charset: None },
+            Kind::Str => {
+                let bytes = string(s, pos)?.0;
+                // Strings side by side are one string (`'ab' 'cd'` is `'abcd'`).
+                if let Some(Token { tok: Tok::Str { bytes: earlier, .. }, .. }) = out.last_mut() {
+                    earlier.extend_from_slice(&bytes);
+                    continue;
+                }
+                Tok::Str { bytes, charset: None }
+            }
             Kind::Hex => Tok::Hex(hex_bytes(hex_digits(span)).ok_or_else(|| err(pos, "bad hex literal"))?),
             Kind::Number => Tok::Number(span.to_string()),
             Kind::Odd if span.starts_with('.') => Tok::Number(span.to_string()),
             // An introducer right before its string: one string token with its character set.
-            Kind::Word
-                if span.starts_with('_') && lexer.peek().is_some_and(|n| n.kind == Kind::Str && n.start == t.end) =>
-            {
+            Kind::Word if span.starts_with('_') && adjacent_string(lexer.peek(), t.end) => {
                 let Some(n) = lexer.next() else { continue };
                 let charset = Some(span[1..].to_ascii_lowercase());
                 Tok::Str { bytes: string(s, n.start as usize)?.0, charset }
+            }
+            // `N'…'`: a string in the national character set, utf8 (utf8mb3).
+            Kind::Word if matches!(span, "N" | "n") && adjacent_string(lexer.peek(), t.end) => {
+                let Some(n) = lexer.next() else { continue };
+                Tok::Str { bytes: string(s, n.start as usize)?.0, charset: Some("utf8".into()) }
+            }
+            // `b'…'`: a bit-value literal, a binary string or a number by context like `X'…'`.
+            Kind::Word if matches!(span, "B" | "b") && adjacent_string(lexer.peek(), t.end) => {
+                let Some(n) = lexer.next() else { continue };
+                let digits = &text[n.start as usize + 1..n.end as usize - 1];
+                Tok::Hex(crate::sql::value::bits(digits.as_bytes()).ok_or_else(|| err(pos, "bad bit literal"))?)
             }
             Kind::Word | Kind::Odd | Kind::UserVar | Kind::SysVar => Tok::Word(span.to_string()),
             Kind::Placeholder | Kind::Punct(_) | Kind::Op(_) => {
@@ -67,6 +84,11 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, PartitionError> {
         out.push(Token { tok, pos });
     }
     Ok(out)
+}
+
+/// Whether `next` is a quoted string starting right at `end` (an introducer's or a prefix's).
+fn adjacent_string(next: Option<&crate::sql::lexer::Token>, end: u32) -> bool {
+    next.is_some_and(|n| n.kind == Kind::Str && n.start == end)
 }
 
 fn unterminated(span: &str) -> &'static str {

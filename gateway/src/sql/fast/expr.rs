@@ -73,14 +73,21 @@ fn term<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {
 }
 
 /// Every recursion of the expression parser passes through here (parentheses, function
-/// arguments, unary minus), so this is where its depth is bounded: past
+/// arguments, unary minus and plus), so this is where its depth is bounded: past
 /// [`MAX_DEPTH`](super::MAX_DEPTH) the fast path declines.
 fn unary<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {
     if c.depth >= super::MAX_DEPTH {
         return None;
     }
     c.depth += 1;
-    let operand = if c.punct(b'-') { unary(c).map(|o| Operand::Value(eval::negate(o.value()))) } else { primary(c) };
+    let operand = if c.punct(b'-') {
+        unary(c).map(|o| Operand::Value(eval::negate(o.value())))
+    } else if c.punct(b'+') {
+        // MySQL ignores a unary plus; a column under it is no longer a bare column.
+        unary(c).map(|o| Operand::Value(o.value()))
+    } else {
+        primary(c)
+    };
     c.depth -= 1;
     operand
 }

@@ -70,6 +70,8 @@ fn eval_expr(e: &Expr, ctx: &Ctx) -> Value<'static> {
             _ => Value::Unknown,
         },
         Expr::UnaryOp { op: UnaryOperator::Minus, expr } => eval::negate(v(expr)),
+        // MySQL ignores a unary plus.
+        Expr::UnaryOp { op: UnaryOperator::Plus, expr } => v(expr),
         Expr::BinaryOp { left, op, right } => match arith_op(op) {
             Some(op) => eval::arith(op, &v(left), &v(right)),
             None => Value::Unknown,
@@ -128,6 +130,14 @@ fn literal(lit: &ValueWithSpan, ctx: &Ctx) -> Value<'static> {
     match &lit.value {
         SqlValue::Number(text, false) => value::number(text).into_owned(),
         SqlValue::SingleQuotedString(s) | SqlValue::DoubleQuotedString(s) => Value::str(s.clone().into_bytes()),
+        // The national character set is utf8 (utf8mb3).
+        SqlValue::NationalStringLiteral(s) => {
+            Value::Str { bytes: Cow::Owned(s.clone().into_bytes()), charset: Some(Cow::Borrowed("utf8")) }
+        }
+        // A bit-value literal is, like a hexadecimal one, a binary string or a number by context.
+        SqlValue::SingleQuotedByteStringLiteral(b) => {
+            value::bits(b.as_bytes()).map_or(Value::Unknown, |b| Value::Hex(Cow::Owned(b)))
+        }
         SqlValue::HexStringLiteral(h) => value::hex(h.as_bytes()).map_or(Value::Unknown, |b| Value::Hex(Cow::Owned(b))),
         SqlValue::Boolean(b) => Value::Int(i64::from(*b)),
         SqlValue::Null => Value::Null,

@@ -199,6 +199,11 @@ const EDGE: &[&str] = &[
     "INSERT INTO t0 VALUES (8,'x\\ay')",
     "SELECT c FROM t WHERE id = 'p\\fq' AND k = \"r\\as\"",
     "SELECT * FROM `a``b` WHERE id = 'it''s'",
+    // A unary plus is ignored by MySQL: `+5` is 5; `+id` is no longer a bare column.
+    "SELECT c FROM t WHERE id = +5",
+    "SELECT c FROM t WHERE +id = 5",
+    "INSERT INTO t0 VALUES (+1, +'a')",
+    "SELECT c FROM t WHERE id = - +5",
     "BEGIN",
     "begin work",
     "START TRANSACTION",
