@@ -147,7 +147,7 @@ fn datetime(v: &KeyValue, col: &Column, fsp: u8) -> Result<DateTime, PartitionEr
 fn cast_date(v: &KeyValue, col: &Column) -> Result<Datum, PartitionError> {
     let dt = match temporal_input(v, col)? {
         TemporalInput::Text(t) => {
-            let (head, frac) = t.trim().split_once('.').unwrap_or((t.trim(), ""));
+            let (head, frac) = without_fraction(t.trim());
             if frac.len() > 6 {
                 return Err(fail(v, col, "more than 6 fraction digits"));
             }
@@ -162,6 +162,23 @@ fn cast_date(v: &KeyValue, col: &Column) -> Result<Datum, PartitionError> {
         }
     };
     Ok(Datum::Date(dt.date))
+}
+
+/// A date or datetime string without its fraction of a second, and that fraction: the digits
+/// after the last `.` when six fields come before it (`2024.01.02 03.04.05.5`) or only digits
+/// (`20240102.5`); no fraction otherwise (`2024.01.02 03.04.05`: the `.05` is the seconds).
+fn without_fraction(t: &str) -> (&str, &str) {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match t.rsplit_once('.') {
+        Some((head, frac))
+            if digits(frac)
+                && (digits(head)
+                    || head.split(|c: char| c.is_ascii_punctuation() || c == ' ' || c == 'T').count() == 6) =>
+        {
+            (head, frac)
+        }
+        _ => (t, ""),
+    }
 }
 
 fn cast_time(v: &KeyValue, col: &Column, fsp: u8) -> Result<Datum, PartitionError> {

@@ -280,3 +280,19 @@ fn integer_from_hex_bits_rounded_numbers_and_spaced_strings() {
     assert!(int("'4.5'").is_err());
     assert!(int("X'010203040506070809'").is_err());
 }
+
+/// Date strings with other delimiters (their placements agreed with the kernel's in
+/// `partition_conformance`'s `conv_temporal_forms_*` tables).
+#[test]
+fn dates_with_other_delimiters_and_two_digit_years() {
+    let date = |text: &str| match at(ColumnType::Date, text, 0) {
+        Ok(Datum::Date(d)) => Ok((d.year, d.month, d.day)),
+        other => Err(format!("{other:?}")),
+    };
+    assert_eq!(date("'1976.08.22 23.59.59'"), Ok((1976, 8, 22)));
+    assert_eq!(date("'1977/02/14'"), Ok((1977, 2, 14)));
+    assert_eq!(date("'78-03-31'"), Ok((1978, 3, 31)));
+    assert_eq!(date("'29-04-30'"), Ok((2029, 4, 30)));
+    assert_eq!(date("'2024-01-02 23:59:59.9'"), Ok((2024, 1, 2)));
+    assert!(date("'2024-01-02 23:59:59.9999999'").is_err());
+}

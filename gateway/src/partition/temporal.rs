@@ -65,17 +65,22 @@ impl Date {
     }
 }
 
-/// `YYYY-MM-DD`; the zero date `0000-00-00` is accepted, partial zeros (`2024-00-01`, year 0000
-/// with a month) and invalid days are errors, as in strict mode.
+/// `YYYY-MM-DD` with any punctuation as the delimiter (`2024/1/2`, `2024.01.02`) and a two-digit
+/// year read as 20YY below 70, else 19YY (`24-01-02`), as MySQL reads a date string; the zero
+/// date `0000-00-00` is accepted, partial zeros (`2024-00-01`, year 0000 with a month) and
+/// invalid days are errors, as in strict mode.
 pub fn parse_date(text: &str) -> Result<Date, PartitionError> {
     let t = text.trim();
-    let parts: Vec<&str> = t.split('-').collect();
-    let [y, m, d] = parts.as_slice() else { return Err(bad(text, "date")) };
-    if y.len() != 4 {
-        return Err(bad(text, "date"));
-    }
-    let (y, m, d) = (num(y, text, "date")?, num(m, text, "date")?, num(d, text, "date")?);
-    if (y, m, d) == (0, 0, 0) {
+    let parts: Vec<&str> = t.split(|c: char| c.is_ascii_punctuation()).collect();
+    let [y_text, m, d] = parts.as_slice() else { return Err(bad(text, "date")) };
+    let (y, m, d) = (num(y_text, text, "date")?, num(m, text, "date")?, num(d, text, "date")?);
+    let y = match y_text.len() {
+        4 => y,
+        2 if y < 70 => 2000 + y,
+        2 => 1900 + y,
+        _ => return Err(bad(text, "date")),
+    };
+    if (y_text.len(), y, m, d) == (4, 0, 0, 0) {
         return Ok(Date::ZERO);
     }
     if y == 0 || !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
@@ -84,14 +89,17 @@ pub fn parse_date(text: &str) -> Result<Date, PartitionError> {
     Ok(Date { year: y as u16, month: m as u8, day: d as u8 })
 }
 
-/// `HH:MM[:SS[.f]]` within a day: seconds and the fraction rounded to `fsp` digits (microseconds,
-/// 1,000,000 when the rounding carries into the next second).
+/// `HH:MM[:SS[.f]]` within a day, any punctuation between hours, minutes and seconds
+/// (`23.59.59`), a `.` before the fraction: seconds and the fraction rounded to `fsp` digits
+/// (microseconds, 1,000,000 when the rounding carries into the next second).
 fn parse_clock(text: &str, clock: &str, fsp: u8) -> Result<(u32, u32), PartitionError> {
-    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
-    let parts: Vec<&str> = hms.split(':').collect();
-    let (h, mi, s) = match parts.as_slice() {
-        [h, mi, s] => (num(h, text, "time")?, num(mi, text, "time")?, num(s, text, "time")?),
-        [h, mi] if frac.is_empty() => (num(h, text, "time")?, num(mi, text, "time")?, 0),
+    let fields: Vec<&str> = clock.split(|c: char| c.is_ascii_punctuation()).collect();
+    let (h, mi, s, frac) = match fields.as_slice() {
+        [h, mi, s, frac] if clock.as_bytes().get(clock.len() - frac.len() - 1) == Some(&b'.') => {
+            (num(h, text, "time")?, num(mi, text, "time")?, num(s, text, "time")?, *frac)
+        }
+        [h, mi, s] => (num(h, text, "time")?, num(mi, text, "time")?, num(s, text, "time")?, ""),
+        [h, mi] => (num(h, text, "time")?, num(mi, text, "time")?, 0, ""),
         _ => return Err(bad(text, "time of day")),
     };
     if h > 23 || mi > 59 || s > 59 {
@@ -135,7 +143,8 @@ pub fn round_fraction(text: &str, frac: &str, fsp: u8, mode: Rounding) -> Result
 pub fn parse_datetime(text: &str, fsp: u8) -> Result<DateTime, PartitionError> {
     let t = text.trim();
     let (int_part, frac) = t.split_once('.').unwrap_or((t, ""));
-    if !int_part.is_empty() && int_part.bytes().all(|b| b.is_ascii_digit()) {
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !int_part.is_empty() && digits(int_part) && digits(frac) {
         if ![6, 8, 12, 14].contains(&int_part.len()) {
             return Err(bad(text, "datetime"));
         }
@@ -379,6 +388,11 @@ mod tests {
         assert_eq!(days_since_epoch(d), 19782);
         assert!(parse_date("2023-02-29").is_err());
         assert!(parse_date("2024-00-01").is_err() && parse_date("0000-01-01").is_err());
+        assert_eq!(parse_date("2024/2/29").unwrap(), d);
+        assert_eq!(parse_date("24.02.29").unwrap(), d);
+        assert_eq!(parse_date("99-12-31").unwrap().year, 1999);
+        assert!(parse_date("00-00-00").is_err() && parse_date("024-02-29").is_err());
+        assert_eq!(parse_datetime("2024.01.02 03.04.05.5", 0).unwrap().secs, 3 * 3600 + 4 * 60 + 6);
         assert_eq!(d.packed(), 29 | 2 << 5 | 2024 << 9);
         let dt = parse_datetime("1970-01-02 00:00:01.5", 6).unwrap();
         assert_eq!(dt.epoch_micros(), 86_401_500_000);

@@ -259,6 +259,25 @@ fn int_form(rng: &mut Rng) -> String {
     }
 }
 
+/// A date or datetime in the string and typed forms MySQL accepts: other delimiters (`/`, `.`,
+/// none), one-digit month and day, two-digit years, a `T` between date and time, typed literals
+/// (`DATE '…'`, `TIMESTAMP '…'`).
+fn temporal_form(rng: &mut Rng) -> String {
+    let (y, m, d) = ymd(rng, 1971, 2037);
+    let (h, mi, s) = hms(rng);
+    match rng.below(9) {
+        0 => format!("'{y}/{m:02}/{d:02}'"),
+        1 => format!("'{y}-{m}-{d}'"),
+        2 => format!("'{y:04}{m:02}{d:02}'"),
+        3 => format!("'{:02}-{m:02}-{d:02}'", y % 100),
+        4 => format!("'{y}.{m:02}.{d:02} {h:02}.{mi:02}.{s:02}'"),
+        5 => format!("'{y}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}'"),
+        6 => format!("DATE '{y}-{m:02}-{d:02}'"),
+        7 => format!("TIMESTAMP '{y}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}'"),
+        _ => format!("'{y:04}{m:02}{d:02}{h:02}{mi:02}{s:02}'"),
+    }
+}
+
 /// A statement the fast analysis path reads, and one it declines (`GROUP BY … HAVING`), so the
 /// reference path's reading of the literal is checked as well.
 const KEY_STATEMENTS: &[&str] =
@@ -427,6 +446,22 @@ pub fn conversions() -> Vec<TableSpec> {
             .col_gen("c1", Kind::Int { bits: 64, unsigned: false }, g(int_form))
             .key(&["c1"])
             .part("PARTITION BY HASH(c1) PARTITIONS 7")
+            .as_inserted()
+            .statements(KEY_STATEMENTS)
+            .build(),
+        table("conv_temporal_forms_date_key")
+            .class("temporal string forms")
+            .col_gen("c1", Kind::Date, g(temporal_form))
+            .key(&["c1"])
+            .part(KEY13)
+            .as_inserted()
+            .statements(KEY_STATEMENTS)
+            .build(),
+        table("conv_temporal_forms_datetime_key")
+            .class("temporal string forms")
+            .col_gen("c1", Kind::DateTime { fsp: 0 }, g(temporal_form))
+            .key(&["c1"])
+            .part(KEY13)
             .as_inserted()
             .statements(KEY_STATEMENTS)
             .build(),

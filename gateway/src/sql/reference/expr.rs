@@ -3,8 +3,8 @@
 use std::borrow::Cow;
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, InTarget, UnaryOperator, Value as SqlValue,
-    ValueWithSpan,
+    BinaryOperator, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, InTarget, UnaryOperator,
+    Value as SqlValue, ValueWithSpan,
 };
 use sqlparser::tokenizer::Location;
 
@@ -77,6 +77,12 @@ fn eval_expr(e: &Expr, ctx: &Ctx) -> Value<'static> {
             None => Value::Unknown,
         },
         Expr::Nested(inner) => v(inner),
+        // `DATE '…'`, `TIME '…'`, `TIMESTAMP '…'` (and `{d '…'}`): the string, which the
+        // column's type reads as the server does.
+        Expr::TypedString(ts) if temporal_type(&ts.data_type) => match literal(&ts.value, ctx) {
+            s @ Value::Str { .. } => s,
+            _ => Value::Unknown,
+        },
         Expr::Function(f) => function(f, ctx),
         Expr::Substring { expr, substring_from: Some(from), substring_for, .. } => {
             let mut args = vec![v(expr), v(from)];
@@ -123,6 +129,11 @@ fn function(f: &sqlparser::ast::Function, ctx: &Ctx) -> Value<'static> {
         }
     }
     eval::call(func, &args)
+}
+
+/// Whether a typed literal's type is a temporal one.
+fn temporal_type(t: &DataType) -> bool {
+    matches!(t, DataType::Date | DataType::Time(..) | DataType::Timestamp(..) | DataType::Datetime(_))
 }
 
 /// A literal value.
