@@ -283,6 +283,22 @@ fn temporal_form(rng: &mut Rng) -> String {
 const KEY_STATEMENTS: &[&str] =
     &["SELECT * FROM `{t}` WHERE c1 = {v}", "SELECT * FROM `{t}` WHERE c1 = {v} GROUP BY id HAVING COUNT(*) > 0"];
 
+/// More ways of naming one key value: reversed and null-safe comparisons, IN, parentheses, the
+/// DML statements, INSERT … SET.
+const MORE_STATEMENTS: &[&str] = &[
+    "SELECT * FROM `{t}` WHERE {v} = c1",
+    "SELECT * FROM `{t}` WHERE c1 <=> {v}",
+    "SELECT * FROM `{t}` WHERE c1 IN ({v})",
+    "SELECT * FROM `{t}` WHERE (c1) = ({v})",
+    "SELECT * FROM `{t}` WHERE `{t}`.c1 = {v} AND id > 0",
+    "UPDATE `{t}` SET id = id + 1 WHERE c1 = {v}",
+    "DELETE FROM `{t}` WHERE c1 = {v}",
+    "INSERT INTO `{t}` (id, c1) VALUES (1, {v})",
+    "INSERT INTO `{t}` (c1, id) VALUES ({v}, 1) ON DUPLICATE KEY UPDATE id = id",
+    "REPLACE INTO `{t}` VALUES (1, {v})",
+    "INSERT INTO `{t}` SET id = 1, c1 = {v}",
+];
+
 /// The conversion classes.
 pub fn conversions() -> Vec<TableSpec> {
     let dt3 = Kind::DateTime { fsp: 3 };
@@ -415,7 +431,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
-            .statements(KEY_STATEMENTS)
+            .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
             .build(),
         table("conv_string_escapes_key_ci")
             .class("escapes in string literals")
@@ -431,7 +447,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
-            .statements(KEY_STATEMENTS)
+            .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
             .build(),
         table("conv_int_forms_key")
             .class("integer literal forms")
@@ -439,7 +455,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
-            .statements(KEY_STATEMENTS)
+            .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
             .build(),
         table("conv_int_forms_hash")
             .class("integer literal forms")
@@ -455,7 +471,7 @@ pub fn conversions() -> Vec<TableSpec> {
             .key(&["c1"])
             .part(KEY13)
             .as_inserted()
-            .statements(KEY_STATEMENTS)
+            .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
             .build(),
         table("conv_temporal_forms_datetime_key")
             .class("temporal string forms")

@@ -125,7 +125,8 @@ fn paren<'a>(c: &mut Cursor<'_, 'a>) -> Option<Operand<'a>> {
     c.expect_punct(b'(')?;
     let inner = expr(c)?;
     c.expect_punct(b')')?;
-    Some(Operand::Value(inner.value()))
+    // Parentheses change nothing: `(c1)` is still the column, `(?)` the parameter.
+    Some(inner)
 }
 
 /// Unescaped string literal with an optional introducer.
@@ -224,7 +225,8 @@ fn predicate<'a>(c: &mut Cursor<'_, 'a>, an: &mut Analysis<'a>) -> Option<()> {
     let left = expr(c)?;
     let t = c.peek()?;
     match t.kind {
-        Kind::Punct(b'=') => {
+        // `<=>` names the same rows as `=` for a value, and NULL's rows for NULL.
+        Kind::Punct(b'=') | Kind::Op(Op::NullSafeEq) => {
             c.bump();
             let right = expr(c)?;
             equality(an, left, right);
@@ -242,7 +244,7 @@ fn predicate<'a>(c: &mut Cursor<'_, 'a>, an: &mut Analysis<'a>) -> Option<()> {
             comparison(an, left, op, right);
             Some(())
         }
-        Kind::Op(Op::Ne | Op::NullSafeEq) => {
+        Kind::Op(Op::Ne) => {
             c.bump();
             expr(c).map(drop)
         }

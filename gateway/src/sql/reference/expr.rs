@@ -54,6 +54,8 @@ pub(super) fn operand(e: &Expr, ctx: &Ctx) -> Operand {
         Expr::CompoundIdentifier(ids) if ids.len() == 2 && ids.iter().all(|i| !i.value.starts_with('@')) => {
             Operand::Column(Some(owned(&ids[0].value)), owned(&ids[1].value))
         }
+        // Parentheses change nothing: `(c1)` is still the column, `(?)` the parameter.
+        Expr::Nested(inner) => operand(inner, ctx),
         _ => Operand::Value(eval_expr(e, ctx)),
     }
 }
@@ -168,7 +170,8 @@ pub(super) fn conjunction<'a>(e: &Expr, ctx: &Ctx, an: &mut Analysis<'a>) {
             conjunction(right, ctx, an);
         }
         Expr::Nested(inner) => conjunction(inner, ctx, an),
-        Expr::BinaryOp { left, op: BinaryOperator::Eq, right } => {
+        // `<=>` names the same rows as `=` for a value, and NULL's rows for NULL.
+        Expr::BinaryOp { left, op: BinaryOperator::Eq | BinaryOperator::Spaceship, right } => {
             equality(an, operand(left, ctx), operand(right, ctx));
         }
         Expr::BinaryOp { left, op, right } if range_op(op).is_some() => {

@@ -204,6 +204,12 @@ const EDGE: &[&str] = &[
     "SELECT c FROM t WHERE +id = 5",
     "INSERT INTO t0 VALUES (+1, +'a')",
     "SELECT c FROM t WHERE id = - +5",
+    // `<=>` is an equality for locating; parentheses change nothing.
+    "SELECT c FROM t WHERE id <=> 5",
+    "SELECT c FROM t WHERE id <=> NULL AND k = 1",
+    "SELECT c FROM t WHERE (id) = (5)",
+    "SELECT c FROM t WHERE ((t.id)) = ((?))",
+    "SELECT c FROM t WHERE (id) IN ((1), (2))",
     // Typed temporal literals are their strings.
     "SELECT c FROM t WHERE d = DATE '2024-01-02'",
     "SELECT c FROM t WHERE d = TIMESTAMP '2024-01-02 03:04:05' AND id = 1",
