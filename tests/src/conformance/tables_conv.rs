@@ -10,7 +10,7 @@
 
 use super::gen::{mix, pick, Rng, ValueGen};
 use super::model::{Coll, Kind};
-use super::spec::{table, TableSpec};
+use super::spec::{table, TableBuilder, TableSpec};
 use super::tables::dec;
 
 fn g(f: impl Fn(&mut Rng) -> String + 'static) -> ValueGen {
@@ -189,6 +189,13 @@ fn wide_timestamp(rng: &mut Rng, tz_secs: i64) -> String {
 }
 
 const KEY13: &str = "PARTITION BY KEY(c1) PARTITIONS 13";
+/// RANGE COLUMNS bounds on DECIMAL rounding boundaries.
+const RANGEC_DECIMAL: &str = "PARTITION BY RANGE COLUMNS(c1) (PARTITION p0 VALUES LESS THAN (-1.55), \
+     PARTITION p1 VALUES LESS THAN (0.01), PARTITION p2 VALUES LESS THAN (1.55), PARTITION p3 VALUES LESS THAN (1.56), \
+     PARTITION p4 VALUES LESS THAN (10), PARTITION p5 VALUES LESS THAN (MAXVALUE))";
+/// RANGE COLUMNS bounds a rounded fraction of a second crosses.
+const RANGEC_DATETIME: &str = "PARTITION BY RANGE COLUMNS(c1) (PARTITION p0 VALUES LESS THAN ('2024-01-01'), \
+     PARTITION p1 VALUES LESS THAN ('2024-07-01'), PARTITION p2 VALUES LESS THAN (MAXVALUE))";
 
 /// Pieces of a string literal's body: plain characters and every kind of backslash escape MySQL
 /// knows (`\0 \b \n \r \t \Z \\ \' \"`), the two that keep their backslash (`\% \_`),
@@ -299,214 +306,206 @@ const MORE_STATEMENTS: &[&str] = &[
     "INSERT INTO `{t}` SET id = 1, c1 = {v}",
 ];
 
+/// A table of one key column `c1` of `kind` filled by `gen`, partitioned by `part`, whose
+/// literals are located as inserted and through [`KEY_STATEMENTS`].
+fn conv(name: &str, class: &str, kind: Kind, gen: ValueGen, part: &str) -> TableBuilder {
+    table(name).class(class).col_gen("c1", kind, gen).key(&["c1"]).part(part).as_inserted().statements(KEY_STATEMENTS)
+}
+
 /// The conversion classes.
 pub fn conversions() -> Vec<TableSpec> {
     let dt3 = Kind::DateTime { fsp: 3 };
     vec![
-        table("conv_decimal_round_key")
-            .class("DECIMAL rounding")
-            .col_gen("c1", dec(10, 2), mix(5, pick(&["NULL", "99999999.994", "-99999999.994", "0.005", "-0.005", "0.0049"]), g(|r| decimal_literal(r, 8, 2))))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
+        conv(
+            "conv_decimal_round_key",
+            "DECIMAL rounding",
+            dec(10, 2),
+            mix(
+                5,
+                pick(&["NULL", "99999999.994", "-99999999.994", "0.005", "-0.005", "0.0049"]),
+                g(|r| decimal_literal(r, 8, 2)),
+            ),
+            KEY13,
+        )
+        .build(),
+        conv("conv_decimal_round_s0_key", "DECIMAL rounding", dec(12, 0), g(|r| decimal_literal(r, 11, 0)), KEY13)
             .build(),
-        table("conv_decimal_round_s0_key")
-            .class("DECIMAL rounding")
-            .col_gen("c1", dec(12, 0), g(|r| decimal_literal(r, 11, 0)))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_decimal_round_rangec")
-            .class("DECIMAL rounding")
-            .col_gen("c1", dec(6, 2), mix(40, pick(&["1.545", "1.5449", "1.555", "-1.555", "-1.545", "9.995", "9.9949", "0.005", "-0.005"]), g(|r| decimal_literal(r, 2, 2))))
-            .key(&["c1"])
-            .part(
-                "PARTITION BY RANGE COLUMNS(c1) (PARTITION p0 VALUES LESS THAN (-1.55), PARTITION p1 VALUES LESS THAN (0.01), \
-                 PARTITION p2 VALUES LESS THAN (1.55), PARTITION p3 VALUES LESS THAN (1.56), PARTITION p4 VALUES LESS THAN (10), \
-                 PARTITION p5 VALUES LESS THAN (MAXVALUE))",
-            )
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_decimal_scientific_key")
-            .class("scientific notation into DECIMAL")
-            .col_gen("c1", dec(20, 6), mix(10, pick(&["1.5e2", "1.015e0", "2.675e0", "'1.5e2'", "-1.005e0", "1e-7", "5e-7", "0.30000000000000004e0"]), g(scientific)))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_fsp_datetime0_key")
-            .class("fractional seconds rounded")
-            .col_gen("c1", Kind::DateTime { fsp: 0 }, g(datetime_fraction))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_fsp_datetime3_key")
-            .class("fractional seconds rounded")
-            .col_gen("c1", dt3, g(datetime_fraction))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_fsp_datetime_rangec")
-            .class("fractional seconds rounded")
-            .col_gen("c1", Kind::DateTime { fsp: 0 }, mix(50, pick(&["'2023-12-31 23:59:59.5'", "'2023-12-31 23:59:59.4999'", "'2024-06-30 23:59:59.5'", "'2024-06-30 23:59:59.49'"]), g(datetime_fraction)))
-            .key(&["c1"])
-            .part(
-                "PARTITION BY RANGE COLUMNS(c1) (PARTITION p0 VALUES LESS THAN ('2024-01-01'), \
-                 PARTITION p1 VALUES LESS THAN ('2024-07-01'), PARTITION p2 VALUES LESS THAN (MAXVALUE))",
-            )
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_fsp_timestamp2_key_p0800")
-            .class("fractional seconds rounded")
-            .col_gen("c1", Kind::TimestampFsp { fsp: 2 }, g(|r| {
+        conv(
+            "conv_decimal_round_rangec",
+            "DECIMAL rounding",
+            dec(6, 2),
+            mix(
+                40,
+                pick(&["1.545", "1.5449", "1.555", "-1.555", "-1.545", "9.995", "9.9949", "0.005", "-0.005"]),
+                g(|r| decimal_literal(r, 2, 2)),
+            ),
+            RANGEC_DECIMAL,
+        )
+        .build(),
+        conv(
+            "conv_decimal_scientific_key",
+            "scientific notation into DECIMAL",
+            dec(20, 6),
+            mix(
+                10,
+                pick(&["1.5e2", "1.015e0", "2.675e0", "'1.5e2'", "-1.005e0", "1e-7", "5e-7", "0.30000000000000004e0"]),
+                g(scientific),
+            ),
+            KEY13,
+        )
+        .build(),
+        conv(
+            "conv_fsp_datetime0_key",
+            "fractional seconds rounded",
+            Kind::DateTime { fsp: 0 },
+            g(datetime_fraction),
+            KEY13,
+        )
+        .build(),
+        conv("conv_fsp_datetime3_key", "fractional seconds rounded", dt3, g(datetime_fraction), KEY13).build(),
+        conv(
+            "conv_fsp_datetime_rangec",
+            "fractional seconds rounded",
+            Kind::DateTime { fsp: 0 },
+            mix(
+                50,
+                pick(&[
+                    "'2023-12-31 23:59:59.5'",
+                    "'2023-12-31 23:59:59.4999'",
+                    "'2024-06-30 23:59:59.5'",
+                    "'2024-06-30 23:59:59.49'",
+                ]),
+                g(datetime_fraction),
+            ),
+            RANGEC_DATETIME,
+        )
+        .build(),
+        conv(
+            "conv_fsp_timestamp2_key_p0800",
+            "fractional seconds rounded",
+            Kind::TimestampFsp { fsp: 2 },
+            g(|r| {
                 let (y, m, d) = ymd(r, 1000, 9998);
                 let (h, mi, s) = hms(r);
                 format!("'{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{}'", fraction(r))
-            }))
-            .key(&["c1"])
-            .part(KEY13)
-            .tz("+08:00")
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_fsp_time1_key")
-            .class("fractional seconds rounded")
-            .col_gen("c1", Kind::TimeFsp { fsp: 1 }, g(|r| {
+            }),
+            KEY13,
+        )
+        .tz("+08:00")
+        .build(),
+        conv(
+            "conv_fsp_time1_key",
+            "fractional seconds rounded",
+            Kind::TimeFsp { fsp: 1 },
+            g(|r| {
                 let sign = if r.chance(40) { "-" } else { "" };
                 format!("'{sign}{:02}:{:02}:{:02}.{}'", r.range(0, 837), r.range(0, 59), r.range(0, 59), fraction(r))
-            }))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_num_date_key")
-            .class("numeric DATE / DATETIME / TIME literals")
-            .col_gen("c1", Kind::Date, g(|r| {
+            }),
+            KEY13,
+        )
+        .build(),
+        conv(
+            "conv_num_date_key",
+            "numeric DATE / DATETIME / TIME literals",
+            Kind::Date,
+            g(|r| {
                 let with_time = r.chance(30);
                 numeric_datetime(r, with_time, false)
-            }))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
+            }),
+            KEY13,
+        )
+        .build(),
+        conv(
+            "conv_num_datetime_key",
+            "numeric DATE / DATETIME / TIME literals",
+            Kind::DateTime { fsp: 0 },
+            g(|r| numeric_datetime(r, true, true)),
+            KEY13,
+        )
+        .build(),
+        conv("conv_num_time_key", "numeric DATE / DATETIME / TIME literals", Kind::Time, g(numeric_time), KEY13)
             .build(),
-        table("conv_num_datetime_key")
-            .class("numeric DATE / DATETIME / TIME literals")
-            .col_gen("c1", Kind::DateTime { fsp: 0 }, g(|r| numeric_datetime(r, true, true)))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_num_time_key")
-            .class("numeric DATE / DATETIME / TIME literals")
-            .col_gen("c1", Kind::Time, g(numeric_time))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_time_days_key")
-            .class("TIME with a day part")
-            .col_gen("c1", Kind::Time, g(time_text))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_string_escapes_key")
-            .class("escapes in string literals")
-            .col_gen("c1", Kind::VarChar { n: 64, coll: Coll::Bin }, g(escaped_string))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
+        conv("conv_time_days_key", "TIME with a day part", Kind::Time, g(time_text), KEY13).build(),
+        conv(
+            "conv_string_escapes_key",
+            "escapes in string literals",
+            Kind::VarChar { n: 64, coll: Coll::Bin },
+            g(escaped_string),
+            KEY13,
+        )
+        .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
+        .build(),
+        conv(
+            "conv_string_escapes_key_ci",
+            "escapes in string literals",
+            Kind::VarChar { n: 64, coll: Coll::GeneralCi },
+            g(escaped_string),
+            KEY13,
+        )
+        .build(),
+        conv(
+            "conv_string_forms_key",
+            "string literal forms",
+            Kind::VarChar { n: 64, coll: Coll::GeneralCi },
+            g(string_form),
+            KEY13,
+        )
+        .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
+        .build(),
+        conv(
+            "conv_int_forms_key",
+            "integer literal forms",
+            Kind::Int { bits: 32, unsigned: false },
+            g(int_form),
+            KEY13,
+        )
+        .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
+        .build(),
+        conv(
+            "conv_int_forms_hash",
+            "integer literal forms",
+            Kind::Int { bits: 64, unsigned: false },
+            g(int_form),
+            "PARTITION BY HASH(c1) PARTITIONS 7",
+        )
+        .build(),
+        conv("conv_temporal_forms_date_key", "temporal string forms", Kind::Date, g(temporal_form), KEY13)
             .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
             .build(),
-        table("conv_string_escapes_key_ci")
-            .class("escapes in string literals")
-            .col_gen("c1", Kind::VarChar { n: 64, coll: Coll::GeneralCi }, g(escaped_string))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_string_forms_key")
-            .class("string literal forms")
-            .col_gen("c1", Kind::VarChar { n: 64, coll: Coll::GeneralCi }, g(string_form))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
-            .build(),
-        table("conv_int_forms_key")
-            .class("integer literal forms")
-            .col_gen("c1", Kind::Int { bits: 32, unsigned: false }, g(int_form))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
-            .build(),
-        table("conv_int_forms_hash")
-            .class("integer literal forms")
-            .col_gen("c1", Kind::Int { bits: 64, unsigned: false }, g(int_form))
-            .key(&["c1"])
-            .part("PARTITION BY HASH(c1) PARTITIONS 7")
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_temporal_forms_date_key")
-            .class("temporal string forms")
-            .col_gen("c1", Kind::Date, g(temporal_form))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(&[KEY_STATEMENTS, MORE_STATEMENTS].concat())
-            .build(),
-        table("conv_temporal_forms_datetime_key")
-            .class("temporal string forms")
-            .col_gen("c1", Kind::DateTime { fsp: 0 }, g(temporal_form))
-            .key(&["c1"])
-            .part(KEY13)
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_ts_wide_key_utc")
-            .class("TIMESTAMP outside MySQL range")
-            .col_gen("c1", Kind::Timestamp, g(|r| wide_timestamp(r, 0)))
-            .key(&["c1"])
-            .part(KEY13)
-            .tz("+00:00")
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_ts_wide_key_m0800")
-            .class("TIMESTAMP outside MySQL range")
-            .col_gen("c1", Kind::Timestamp, g(|r| wide_timestamp(r, -8 * 3600)))
-            .key(&["c1"])
-            .part(KEY13)
-            .tz("-08:00")
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
-        table("conv_ts_wide_key_p0530")
-            .class("TIMESTAMP outside MySQL range")
-            .col_gen("c1", Kind::Timestamp, g(|r| wide_timestamp(r, 5 * 3600 + 1800)))
-            .key(&["c1"])
-            .part(KEY13)
-            .tz("+05:30")
-            .as_inserted()
-            .statements(KEY_STATEMENTS)
-            .build(),
+        conv(
+            "conv_temporal_forms_datetime_key",
+            "temporal string forms",
+            Kind::DateTime { fsp: 0 },
+            g(temporal_form),
+            KEY13,
+        )
+        .build(),
+        conv(
+            "conv_ts_wide_key_utc",
+            "TIMESTAMP outside MySQL range",
+            Kind::Timestamp,
+            g(|r| wide_timestamp(r, 0)),
+            KEY13,
+        )
+        .tz("+00:00")
+        .build(),
+        conv(
+            "conv_ts_wide_key_m0800",
+            "TIMESTAMP outside MySQL range",
+            Kind::Timestamp,
+            g(|r| wide_timestamp(r, -8 * 3600)),
+            KEY13,
+        )
+        .tz("-08:00")
+        .build(),
+        conv(
+            "conv_ts_wide_key_p0530",
+            "TIMESTAMP outside MySQL range",
+            Kind::Timestamp,
+            g(|r| wide_timestamp(r, 5 * 3600 + 1800)),
+            KEY13,
+        )
+        .tz("+05:30")
+        .build(),
     ]
 }
