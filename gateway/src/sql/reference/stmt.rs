@@ -222,7 +222,8 @@ fn set_one<'a>(
         an.set.insert(SetFlags::USER);
         return;
     }
-    let sys_scope = first.strip_prefix("@@").map(str::to_ascii_lowercase);
+    // `@@global.v` names a scope; `@@global` alone is a variable named `global`.
+    let sys_scope = first.strip_prefix("@@").filter(|_| parts.len() > 1).map(str::to_ascii_lowercase);
     let global = matches!(scope, Some(ContextModifier::Global)) || sys_scope.as_deref() == Some("global");
     an.set.insert(if global { SetFlags::GLOBAL } else { SetFlags::SESSION });
     let name = parts.last().map_or("", |p| p.trim_start_matches('@'));

@@ -210,6 +210,9 @@ const EDGE: &[&str] = &[
     "SELECT c FROM t WHERE (id) = (5)",
     "SELECT c FROM t WHERE ((t.id)) = ((?))",
     "SELECT c FROM t WHERE (id) IN ((1), (2))",
+    // `@@global` without a dot is a variable's name, not a scope.
+    "SET @@global= 0",
+    "SET @@global.autocommit = 0, @@session = 1",
     // Typed temporal literals are their strings.
     "SELECT c FROM t WHERE d = DATE '2024-01-02'",
     "SELECT c FROM t WHERE d = TIMESTAMP '2024-01-02 03:04:05' AND id = 1",
