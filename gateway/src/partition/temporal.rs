@@ -90,7 +90,8 @@ pub fn parse_date(text: &str) -> Result<Date, PartitionError> {
 }
 
 /// `HH:MM[:SS[.f]]` within a day, any punctuation between hours, minutes and seconds
-/// (`23.59.59`), a `.` before the fraction: seconds and the fraction rounded to `fsp` digits
+/// (`23.59.59`; `10:30.5` is 10:30:05, kernel-checked), a `.` before a fraction after the
+/// seconds: seconds and the fraction rounded to `fsp` digits
 /// (microseconds, 1,000,000 when the rounding carries into the next second).
 fn parse_clock(text: &str, clock: &str, fsp: u8) -> Result<(u32, u32), PartitionError> {
     let fields: Vec<&str> = clock.split(|c: char| c.is_ascii_punctuation()).collect();

@@ -267,12 +267,13 @@ fn int_form(rng: &mut Rng) -> String {
 }
 
 /// A date or datetime in the string and typed forms MySQL accepts: other delimiters (`/`, `.`,
-/// none), one-digit month and day, two-digit years, a `T` between date and time, typed literals
-/// (`DATE '…'`, `TIMESTAMP '…'`).
+/// none) in the date and in the time of day, one-digit fields, two-digit years, a `T` between
+/// date and time, a time without seconds (`10:30.5` is 10:30:05: the `.` before the seconds is a
+/// delimiter), typed literals (`DATE '…'`, `TIMESTAMP '…'`).
 fn temporal_form(rng: &mut Rng) -> String {
     let (y, m, d) = ymd(rng, 1971, 2037);
     let (h, mi, s) = hms(rng);
-    match rng.below(9) {
+    match rng.below(13) {
         0 => format!("'{y}/{m:02}/{d:02}'"),
         1 => format!("'{y}-{m}-{d}'"),
         2 => format!("'{y:04}{m:02}{d:02}'"),
@@ -281,6 +282,10 @@ fn temporal_form(rng: &mut Rng) -> String {
         5 => format!("'{y}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}'"),
         6 => format!("DATE '{y}-{m:02}-{d:02}'"),
         7 => format!("TIMESTAMP '{y}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}'"),
+        8 => format!("'{y}-{m:02}-{d:02} {h:02}:{mi:02}.{}'", s % 10),
+        9 => format!("'{y}-{m:02}-{d:02} {h}:{mi}:{s}'"),
+        10 => format!("'{y}-{m:02}-{d:02} {h:02}/{mi:02}/{s:02}.4'"),
+        11 => format!("'{y}-{m:02}-{d:02}T{h:02}:{mi:02}'"),
         _ => format!("'{y:04}{m:02}{d:02}{h:02}{mi:02}{s:02}'"),
     }
 }
