@@ -320,6 +320,10 @@ impl Config {
         if routing.topology.is_none() && self.clusters.is_empty() && routing.config_server_url.is_none() {
             return Err(invalid("[routing] needs topology, [[clusters]] or config_server_url".into()));
         }
+        if let Some(t) = &routing.target_db_server {
+            crate::route::TargetDbServer::parse(t, crate::route::TargetSource::Config)
+                .map_err(|_| invalid(format!("routing.target_db_server {t:?}: not a list of ip:port addresses")))?;
+        }
         if let Some(url) = &routing.config_server_url {
             crate::clusters::check_url(url).map_err(|e| invalid(format!("routing.config_server_url: {e}")))?;
         }

@@ -47,6 +47,8 @@ pub enum Layout {
         /// How many sysbench tables the topology declares.
         sbtest_tables: u32,
     },
+    /// [`Topology::normal`]: the standard layout without read-only zones.
+    Normal,
     /// The gateway's embedded demo topology (`topology = "demo"`, IDC idc1, seed 3): servers
     /// s1–s3, each with the HASH(c1) table `test.t0` (rows 0 and 123). Full-size servers
     /// ([`MariaDbOptions::default`]): the large-packet tests need their packet size.
@@ -71,6 +73,8 @@ pub struct ClusterOptions {
     pub tls: Option<crate::tls::ServerTlsFiles>,
     /// Extra TOML appended to the gateway configuration by [`Cluster::start`] (pool size, timers).
     pub extra_toml: String,
+    /// Extra keys of the gateway's `[routing]` table (`proxy_primary_zone_name = "zone3"`).
+    pub routing_toml: String,
 }
 
 impl ClusterOptions {
@@ -84,6 +88,7 @@ impl ClusterOptions {
             server_args: Vec::new(),
             tls: None,
             extra_toml: String::new(),
+            routing_toml: String::new(),
         }
     }
 
@@ -193,8 +198,11 @@ impl Servers {
             Ok(())
         };
         let (topology, servers) = match opts.layout {
-            Layout::Standard { sbtest_tables } => {
-                let topology = Topology::standard(sbtest_tables);
+            Layout::Standard { .. } | Layout::Normal => {
+                let topology = match opts.layout {
+                    Layout::Standard { sbtest_tables } => Topology::standard(sbtest_tables),
+                    _ => Topology::normal(),
+                };
                 let names = topology.server_names();
                 let provision = |db: &MariaDb| provision(db, &topology).and_then(|()| accounts(db));
                 let mut options = server_options(opts.general_log);
@@ -256,6 +264,11 @@ impl Servers {
     /// Starts the gateway with `gateway_toml` (everything but the `[routing]` table) and the
     /// `[routing]` table of the layout.
     pub fn route(self, gateway_toml: &str) -> anyhow::Result<Cluster> {
+        self.route_with(gateway_toml, "")
+    }
+
+    /// [`Servers::route`] with `routing_toml` added to the `[routing]` table.
+    pub fn route_with(self, gateway_toml: &str, routing_toml: &str) -> anyhow::Result<Cluster> {
         let addrs: Vec<String> = self.addresses.iter().map(|(n, a)| format!("{n} = \"{a}\"")).collect();
         let addrs = addrs.join(", ");
         let dir = crate::scratch_dir(&format!("{}-cluster", self.name))?;
@@ -274,7 +287,7 @@ impl Servers {
                  server_addresses = {{ {addrs} }}\n"
             ),
         };
-        let gw = Gateway::start(&format!("{gateway_toml}\n{routing}"))?;
+        let gw = Gateway::start(&format!("{gateway_toml}\n{routing}{routing_toml}\n"))?;
         Ok(Cluster { topology: self.topology, gw, servers: self.servers, route_log })
     }
 }
@@ -296,7 +309,7 @@ impl Cluster {
         }
         let servers = Servers::start(&opts)?;
         let config = servers.gateway_config()?.user(UserEntry::native(APP_USER, APP_PASSWORD));
-        servers.route(&format!("{}\n{}", config.to_toml(), opts.extra_toml))
+        servers.route_with(&format!("{}\n{}", config.to_toml(), opts.extra_toml), &opts.routing_toml)
     }
 
     /// The layout and the test's oracle (the standard layout only: the demo topology is the

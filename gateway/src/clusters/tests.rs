@@ -62,12 +62,16 @@ fn clusters_config_is_validated() {
             "configured twice",
         ),
         ("[routing]\nconfig_server_url = \"ftp://x\"\n", "routing.config_server_url"),
+        ("[routing]\ntopology = \"demo\"\ntarget_db_server = \"10.0.0.1\"\n", "routing.target_db_server"),
+        ("[routing]\ntopology = \"demo\"\ntarget_db_server = \" , \"\n", "not a list of ip:port"),
     ];
     for (extra, want) in cases {
         let e = config(extra).unwrap_err();
         assert!(e.contains(want), "{extra}: {e}");
     }
     assert!(config("[routing]\nconfig_server_url = \"http://cs:8080/list\"\n").is_ok());
+    let targets = "[routing]\ntopology = \"demo\"\ntarget_db_server = \"10.0.0.1:2881, [::1]:2881\"\n";
+    assert!(config(targets).is_ok());
 }
 
 const DIALLED: &str = "[[listen.dialled]]\naddress = \"127.0.0.1:2883\"\ncluster = \"c2\"\ntenant = \"t2\"\n\

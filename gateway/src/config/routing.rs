@@ -44,9 +44,28 @@ pub struct RoutingConfig {
     /// The IDC this gateway runs in (`proxy_idc_name`); empty disables LDC ordering.
     #[serde(default)]
     pub idc: Option<String>,
-    /// Config `proxy_route_policy` (e.g. `FOLLOWER_FIRST`); unset follows `ob_route_policy`.
+    /// Config `proxy_route_policy` (e.g. `FOLLOWER_FIRST`): weak reads of a tenant without
+    /// read-only zones follow it when the session has no valid `@proxy_route_policy`
+    /// (docs/routing.md §5). Unknown names are ignored, as ODP does. Unset: none.
     #[serde(default)]
     pub proxy_route_policy: Option<String>,
+    /// Config `proxy_primary_zone_name` (`"zone1;zone2"`): in a tenant without read-only zones,
+    /// every request goes only to servers of these zones, in list order (policy
+    /// PROXY_PRIMARY_ZONE_NAME_ONLY, docs/routing.md §5); a weak read with a follower policy
+    /// follows that policy instead. Unset or empty: off.
+    #[serde(default)]
+    pub proxy_primary_zone_name: Option<String>,
+    /// Config `enable_primary_zone`: strong requests that name no located partition go to the
+    /// tenant's primary zone first (PRIMARY_ZONE_FIRST, docs/routing.md §5). Default true.
+    #[serde(default = "default_true")]
+    pub enable_primary_zone: bool,
+    /// Config `target_db_server` (`"10.0.0.7:2881,10.0.0.8:2881"`): every request goes to the
+    /// first of these servers that can take it (policy TARGET_DB_SERVER_ONLY), unless its
+    /// statement names its own with a `/* target_db_server=… */` hint. Each must be a server of
+    /// the session's tenant; a request of a tenant without one is refused with error 4179.
+    /// Unset: off.
+    #[serde(default)]
+    pub target_db_server: Option<String>,
     /// Fixed RNG seed for tie-breaking among equal candidates (tests, reproducible traces).
     /// Unset: a fresh seed per statement.
     #[serde(default)]
@@ -70,6 +89,10 @@ pub struct RoutingConfig {
 
 fn default_sys_user() -> String {
     "proxyro@sys".into()
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_connect_retries() -> usize {

@@ -346,6 +346,27 @@ pub static KEYS: &[Key] = &[
         set: None,
     },
     Key {
+        name: "routing.proxy_primary_zone_name",
+        info: "zones ('z1;z2') every request of a tenant without read-only zones is kept to; empty: off",
+        effect: Effect::Restart,
+        get: |c| routing(c).map(|r| opt(&r.proxy_primary_zone_name)).unwrap_or_default(),
+        set: None,
+    },
+    Key {
+        name: "routing.enable_primary_zone",
+        info: "strong requests without a located partition go to the tenant's primary zone first",
+        effect: Effect::Restart,
+        get: |c| routing(c).map(|r| r.enable_primary_zone.to_string()).unwrap_or_default(),
+        set: None,
+    },
+    Key {
+        name: "routing.target_db_server",
+        info: "servers ('ip:port,…') every request goes to unless its hint names others; empty: off",
+        effect: Effect::Restart,
+        get: |c| routing(c).map(|r| opt(&r.target_db_server)).unwrap_or_default(),
+        set: None,
+    },
+    Key {
         name: "routing.seed",
         info: "fixed tie-breaking seed (tests); empty: random per statement",
         effect: Effect::Restart,
@@ -500,6 +521,9 @@ pub fn keep_restart_only(old: &Config, new: &mut Config) {
             n.table_discovery.clone_from(&o.table_discovery);
             n.idc.clone_from(&o.idc);
             n.proxy_route_policy.clone_from(&o.proxy_route_policy);
+            n.proxy_primary_zone_name.clone_from(&o.proxy_primary_zone_name);
+            n.enable_primary_zone = o.enable_primary_zone;
+            n.target_db_server.clone_from(&o.target_db_server);
             n.seed = o.seed;
             n.cache.clone_from(&o.cache);
             n.route_log.clone_from(&o.route_log);

@@ -18,7 +18,7 @@ use crate::metadata::{MetadataError, StaticSource};
 use crate::partition::{locate_statement, CastContext, Location};
 use crate::route::{
     decide, decide_untraced, ClientLocation, ConsistencyInputs, PartitionState, PlanStep, Point, ProxyRoutePolicy,
-    RequestKind, RouteDecision, RouteError, RoutePlan, RouteRequest,
+    RequestKind, RouteDecision, RouteError, RoutePlan, RouteRequest, TargetDbServer, TargetSource,
 };
 use crate::sql::{self, Analysis, StmtKind};
 use crate::topology::{Locator, Lookup, PartitionReplicas, PlacedReplica, Replica, TableEntry, TableKey};
@@ -38,6 +38,8 @@ pub struct StatementContext {
     pub read_consistency: Option<crate::route::ReadConsistency>,
     /// Session `ob_route_policy`.
     pub ob_route_policy: Option<i64>,
+    /// User variable `@proxy_route_policy`, when set to a name the route engine knows.
+    pub proxy_route_policy: Option<ProxyRoutePolicy>,
     /// Inside a transaction.
     pub in_transaction: bool,
     /// `autocommit`.
@@ -88,6 +90,10 @@ pub struct Planner {
     client_idc: Option<Arc<str>>,
     /// `config.proxy_route_policy`, parsed once (an unknown name is ignored, as ODP does).
     route_policy: Option<ProxyRoutePolicy>,
+    /// `config.proxy_primary_zone_name`, parsed once.
+    zone_names: Vec<String>,
+    /// `config.target_db_server`, parsed once (`Config::validate` refuses one that does not parse).
+    target: Option<TargetDbServer>,
     tenants: Arc<memo::TenantMemo>,
 }
 
@@ -101,6 +107,8 @@ impl Clone for Planner {
             config: Arc::clone(&self.config),
             client_idc: self.client_idc.as_deref().map(Arc::from),
             route_policy: self.route_policy,
+            zone_names: self.zone_names.clone(),
+            target: self.target.clone(),
             tenants: Arc::clone(&self.tenants),
         }
     }
@@ -128,7 +136,18 @@ impl Planner {
     pub fn with_locator(locator: Locator, config: &RoutingConfig) -> Planner {
         let client_idc = config.idc.as_deref().map(Arc::from);
         let route_policy = config.proxy_route_policy.as_deref().and_then(ProxyRoutePolicy::parse);
-        Planner { locator, config: Arc::new(config.clone()), client_idc, route_policy, tenants: Arc::default() }
+        let zone_names = config.proxy_primary_zone_name.as_deref().map(crate::route::parse_zone_list);
+        let target =
+            config.target_db_server.as_deref().and_then(|t| TargetDbServer::parse(t, TargetSource::Config).ok());
+        Planner {
+            locator,
+            config: Arc::new(config.clone()),
+            client_idc,
+            route_policy,
+            zone_names: zone_names.unwrap_or_default(),
+            target,
+            tenants: Arc::default(),
+        }
     }
 
     /// The location service.
@@ -197,14 +216,22 @@ impl Planner {
             req.kind = kind;
         }
         req.seed = self.config.seed.unwrap_or_else(rand::random);
+        // A hint that names no address is refused like one that names a foreign server.
+        let refused = match self.target_of(analysis) {
+            Ok(target) => {
+                req.target_db_server = target;
+                None
+            }
+            Err(e) => Some(e),
+        };
         let (decision, plan) = match trace.into_steps() {
             Some(ours) => {
-                let decision = decide(&req);
+                let decision = refused.map_or_else(|| decide(&req), Err);
                 let mut plan = decision.as_ref().map(|d| d.plan.clone()).unwrap_or_default();
                 splice_steps(&mut plan, ours);
                 (decision, plan)
             }
-            None => (decide_untraced(&req), RoutePlan::default()),
+            None => (refused.map_or_else(|| decide_untraced(&req), Err), RoutePlan::default()),
         };
         Planned { decision, plan, location, table, tablet_id, partitioned, cache, remembered, at: now }
     }
@@ -431,8 +458,21 @@ impl Planner {
             ..ConsistencyInputs::default()
         };
         req.ob_route_policy = ctx.ob_route_policy;
+        req.proxy_route_policy_var = ctx.proxy_route_policy;
         req.proxy_route_policy_config = self.route_policy;
+        req.proxy_primary_zone_name.clone_from(&self.zone_names);
+        req.enable_primary_zone = self.config.enable_primary_zone;
         req.client = ClientLocation { idc: self.client_idc.clone(), regions: Vec::new() };
+    }
+}
+
+impl Planner {
+    /// The statement's `target_db_server` hint, else the configuration's (docs/routing.md §5).
+    fn target_of(&self, a: &Analysis<'_>) -> Result<Option<TargetDbServer>, RouteError> {
+        match a.hints.target_db_server.as_deref() {
+            Some(text) => TargetDbServer::parse(text, TargetSource::Comment).map(Some),
+            None => Ok(self.target.clone()),
+        }
     }
 }
 
@@ -446,6 +486,8 @@ fn splice_steps(plan: &mut RoutePlan, mut ours: Vec<PlanStep>) {
     plan.steps = ours.into_iter().chain(info).chain(location).chain(rest).collect();
 }
 
+#[cfg(test)]
+mod policy_input_tests;
 #[cfg(test)]
 mod route_memo_tests;
 #[cfg(test)]

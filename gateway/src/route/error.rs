@@ -16,6 +16,10 @@ pub enum RouteError {
     /// No server satisfies the policy (e.g. read-only zones only and there are none).
     #[error("no server can serve the request under route policy {0}")]
     NoCandidate(RoutePolicy),
+    /// A `target_db_server` (hint or configuration) that is not an address, or not a server of
+    /// the session's tenant: OceanBase error 4179 (`OB_OP_NOT_ALLOW`, docs/routing.md §5).
+    #[error("Not allow to route to target db server {0}: not a server of this tenant")]
+    TargetNotAllowed(String),
 }
 
 impl RouteError {
@@ -24,6 +28,7 @@ impl RouteError {
         match self {
             RouteError::ForceReadonlyZoneNotWeak(_) => -4007,
             RouteError::NoCandidate(_) => -4124,
+            RouteError::TargetNotAllowed(_) => -4179,
         }
     }
 
@@ -32,6 +37,7 @@ impl RouteError {
         match self {
             RouteError::ForceReadonlyZoneNotWeak(_) => 1235,
             RouteError::NoCandidate(_) => 4124,
+            RouteError::TargetNotAllowed(_) => 4179,
         }
     }
 
@@ -39,7 +45,7 @@ impl RouteError {
     pub const fn sql_state(&self) -> &'static str {
         match self {
             RouteError::ForceReadonlyZoneNotWeak(_) => "0A000",
-            RouteError::NoCandidate(_) => "HY000",
+            RouteError::NoCandidate(_) | RouteError::TargetNotAllowed(_) => "HY000",
         }
     }
 }

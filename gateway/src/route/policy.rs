@@ -188,8 +188,8 @@ impl ProxyRoutePolicy {
     }
 
     /// The user variable if it is set and valid, else the configuration's (docs/routing.md §5).
-    pub fn resolve(user_var: Option<&str>, config: Option<ProxyRoutePolicy>) -> Option<ProxyRoutePolicy> {
-        user_var.and_then(Self::parse).or(config)
+    pub fn resolve(user_var: Option<ProxyRoutePolicy>, config: Option<ProxyRoutePolicy>) -> Option<ProxyRoutePolicy> {
+        user_var.or(config)
     }
 
     /// Canonical upper-case name.

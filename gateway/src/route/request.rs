@@ -54,6 +54,26 @@ pub struct TargetDbServer {
     pub source: TargetSource,
 }
 
+impl TargetDbServer {
+    /// Parses `ip:port,ip:port` (blanks and quotes around each address ignored).
+    ///
+    /// # Errors
+    ///
+    /// [`super::RouteError::TargetNotAllowed`] naming the first item that is not an address, or
+    /// the whole text when it lists none.
+    pub fn parse(text: &str, source: TargetSource) -> Result<TargetDbServer, super::RouteError> {
+        let items = text.split(',').map(|a| a.trim().trim_matches(|c| c == '\'' || c == '"').trim());
+        let addrs = items
+            .filter(|a| !a.is_empty())
+            .map(|a| a.parse().map_err(|_| super::RouteError::TargetNotAllowed(a.to_owned())))
+            .collect::<Result<Vec<SocketAddr>, _>>()?;
+        if addrs.is_empty() {
+            return Err(super::RouteError::TargetNotAllowed(text.to_owned()));
+        }
+        Ok(TargetDbServer { addrs, source })
+    }
+}
+
 /// Everything the route engine needs to place one request. Pure data: the engine neither reads
 /// configuration nor the location cache.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +86,8 @@ pub struct RouteRequest {
     pub consistency: ConsistencyInputs,
     /// Session `ob_route_policy`; `None` = default (1, READONLY_ZONE_FIRST).
     pub ob_route_policy: Option<i64>,
-    /// User variable `@proxy_route_policy`, if set.
-    pub proxy_route_policy_var: Option<String>,
+    /// User variable `@proxy_route_policy`, if set to a known name (parsed when it is set).
+    pub proxy_route_policy_var: Option<ProxyRoutePolicy>,
     /// Configuration `proxy_route_policy`, if set to a known name (parsed once, by the planner).
     pub proxy_route_policy_config: Option<ProxyRoutePolicy>,
     /// Configuration `proxy_primary_zone_name`, parsed (see `parse_zone_list`).

@@ -53,12 +53,22 @@ pub fn choose_policy(
     consistency: Consistency,
     facts: TenantFacts,
 ) -> Result<PolicyChoice, RouteError> {
-    if req.target_db_server.as_ref().is_some_and(|t| !t.addrs.is_empty()) {
+    if let Some(target) = req.target_db_server.as_ref().filter(|t| !t.addrs.is_empty()) {
+        // Only the tenant's own servers: a hint must not make the gateway log in anywhere else.
+        if let Some(addr) = target.addrs.iter().find(|a| !req.candidates.iter().any(|c| c.addr == **a)) {
+            return Err(RouteError::TargetNotAllowed(addr.to_string()));
+        }
         return Ok(PolicyChoice::plain(RoutePolicy::TargetDbServerOnly));
     }
-    let proxy_policy = ProxyRoutePolicy::resolve(req.proxy_route_policy_var.as_deref(), req.proxy_route_policy_config);
+    let mut proxy_policy = ProxyRoutePolicy::resolve(req.proxy_route_policy_var, req.proxy_route_policy_config);
     if proxy_policy == Some(ProxyRoutePolicy::ForceReadonlyZone) {
-        return force_readonly_zone(req, consistency);
+        // `SET`, `USE`, `SHOW` read no table data: they take the tree without the policy, so
+        // that a session under it can always change it (`SET @proxy_route_policy = …`).
+        if req.kind == RequestKind::SessionStatement && consistency != Consistency::Weak {
+            proxy_policy = None;
+        } else {
+            return force_readonly_zone(req, consistency);
+        }
     }
     let plain_strong_select =
         consistency == Consistency::Strong && req.consistency.is_select && !req.consistency.locking_read;

@@ -127,6 +127,21 @@ impl Topology {
         Topology { zones, servers, tables, idc: "idc1", primary_zone: "zone1;zone2,zone3" }
     }
 
+    /// [`Topology::standard`] without sysbench tables as a normal deployment (docs/routing.md §5):
+    /// zone3 is read-write, and s3 holds a full follower of every tablet instead of a read-only
+    /// replica. Follower policies, `proxy_primary_zone_name` and the primary zone apply only here.
+    pub fn normal() -> Topology {
+        let mut t = Topology::standard(0);
+        for z in &mut t.zones {
+            z.readonly = false;
+        }
+        for p in t.tables.iter_mut().flat_map(|table| table.placements.iter_mut()) {
+            let readonly = std::mem::take(&mut p.readonly);
+            p.followers.extend(readonly);
+        }
+        t
+    }
+
     /// The table named `name`.
     pub fn table(&self, name: &str) -> &TableSpec {
         self.tables.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no table {name} in the topology"))

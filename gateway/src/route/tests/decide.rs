@@ -7,7 +7,7 @@ use crate::route::candidate::ReplicaType;
 use crate::route::congestion::{CongestionKind, CongestionState};
 use crate::route::decision::decide;
 use crate::route::order::Via;
-use crate::route::policy::RoutePolicy;
+use crate::route::policy::{ProxyRoutePolicy, RoutePolicy};
 use crate::route::primary_zone::PrimaryZone;
 use crate::route::request::{PartitionState, RequestKind, TargetDbServer, TargetSource};
 
@@ -143,12 +143,12 @@ fn optimized_switch() {
 #[test]
 fn optimized_switch_for_follower_first() {
     let mut req = weak_select(servers(&["ANWT", "ANWPL", "CNWPF"]), 2);
-    req.proxy_route_policy_var = Some("follower_first".to_owned());
+    req.proxy_route_policy_var = ProxyRoutePolicy::parse("follower_first");
     let d = decide(&req).unwrap();
     // A local leader is a same-region partition server: no switch, ANPL before ANT.
     assert_eq!((d.effective_policy, hosts(&d)), (RoutePolicy::FollowerFirst, vec![2, 1, 3]));
     let mut req = weak_select(servers(&["ANWT", "CNWPL", "CNWPF"]), 2);
-    req.proxy_route_policy_var = Some("follower_first".to_owned());
+    req.proxy_route_policy_var = ProxyRoutePolicy::parse("follower_first");
     let d = decide(&req).unwrap();
     assert_eq!((d.effective_policy, hosts(&d)), (RoutePolicy::FollowerFirstOptimized, vec![3, 2, 1]));
 }
@@ -235,12 +235,13 @@ fn proxy_primary_zone_name_only() {
 fn target_db_server_only() {
     let mut req = weak_select(servers(&["ANWPL", "BNWPF"]), 1);
     req.target_db_server =
-        Some(TargetDbServer { addrs: vec![addr(2), addr(99), addr(2)], source: TargetSource::Comment });
+        Some(TargetDbServer { addrs: vec![addr(2), addr(1), addr(2)], source: TargetSource::Comment });
     let d = decide(&req).unwrap();
     assert_eq!(d.policy, RoutePolicy::TargetDbServerOnly);
-    assert_eq!(hosts(&d), [2, 99]);
-    assert!(d.retry[0].code.is_none(), "an unknown address has no LDC code");
+    assert_eq!(hosts(&d), [2, 1], "in the order given, each once");
     assert_eq!(d.max_attempts(3), 5);
+    req.target_db_server = Some(TargetDbServer { addrs: vec![addr(99)], source: TargetSource::Comment });
+    assert_eq!(decide(&req).map(|d| d.policy), Err(crate::route::RouteError::TargetNotAllowed(addr(99).to_string())));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use crate::route::consistency::{Consistency, ReadConsistency};
 use crate::route::decision::{decide, RouteDecision};
 use crate::route::error::RouteError;
 use crate::route::order::Via;
-use crate::route::policy::RoutePolicy;
+use crate::route::policy::{ProxyRoutePolicy, RoutePolicy};
 use crate::route::request::{PartitionState, RequestKind, RouteRequest};
 
 /// Candidates for `classes` (in document order), reversed so that the input order never
@@ -56,7 +56,7 @@ fn seed_follower_first() {
     let list = ["ANWPF", "BNWPF", "AMWPF", "BMWPF", "ANWPL", "BNWPL", "CNWPF", "CMWPF", "CNWPL", "CMWPL"];
     let make = |c, s| {
         let mut r = weak_select(c, s);
-        r.proxy_route_policy_var = Some("follower_first".to_owned());
+        r.proxy_route_policy_var = ProxyRoutePolicy::parse("follower_first");
         r
     };
     assert_order(&decide_all(make, &list), &list, RoutePolicy::FollowerFirst);
@@ -79,7 +79,7 @@ fn seed_unmerge_follower_first() {
     let list = ["ANWPF", "BNWPF", "ANWPL", "BNWPL", "AMWPF", "BMWPF", "CNWPF", "CNWPL", "CMWPF", "CMWPL"];
     let make = |c, s| {
         let mut r = weak_select(c, s);
-        r.proxy_route_policy_var = Some("UNMERGE_FOLLOWER_FIRST".to_owned());
+        r.proxy_route_policy_var = ProxyRoutePolicy::parse("UNMERGE_FOLLOWER_FIRST");
         r
     };
     assert_order(&decide_all(make, &list), &list, RoutePolicy::UnmergeFollowerFirst);
@@ -87,7 +87,7 @@ fn seed_unmerge_follower_first() {
 
 fn force_readonly(c: Vec<Candidate>, s: u64) -> RouteRequest {
     let mut r = weak_select(c, s);
-    r.proxy_route_policy_var = Some("FORCE_READONLY_ZONE".to_owned());
+    r.proxy_route_policy_var = ProxyRoutePolicy::parse("FORCE_READONLY_ZONE");
     r
 }
 
@@ -131,7 +131,7 @@ fn seed_other_proxy_route_policy_values_degrade_to_default() {
     let list = ["ANWPF", "BNWPL", "AMWPF", "BMWPF", "CNWPF", "CMWPF"];
     let make = |c, s| {
         let mut r = weak_select(c, s);
-        r.proxy_route_policy_var = Some("leader_first_please".to_owned());
+        r.proxy_route_policy_var = ProxyRoutePolicy::parse("leader_first_please");
         r
     };
     assert_order(&decide_all(make, &list), &list, RoutePolicy::MergeIdcOrder);

@@ -27,7 +27,8 @@ type Setup = fn(&mut RouteRequest);
 
 fn none(_: &mut RouteRequest) {}
 fn target(r: &mut RouteRequest) {
-    r.target_db_server = Some(TargetDbServer { addrs: vec![addr(9)], source: TargetSource::Comment });
+    // Host 2 is a candidate of every list here: a tenant server.
+    r.target_db_server = Some(TargetDbServer { addrs: vec![addr(2)], source: TargetSource::Comment });
 }
 fn target_empty(r: &mut RouteRequest) {
     r.target_db_server = Some(TargetDbServer { addrs: vec![], source: TargetSource::Config });
@@ -68,21 +69,21 @@ fn rp_bad(r: &mut RouteRequest) {
     r.ob_route_policy = Some(5);
 }
 fn ff_var(r: &mut RouteRequest) {
-    r.proxy_route_policy_var = Some("Follower_First".to_owned());
+    r.proxy_route_policy_var = ProxyRoutePolicy::parse("Follower_First");
 }
 fn uff_config(r: &mut RouteRequest) {
     r.proxy_route_policy_config = ProxyRoutePolicy::parse("unmerge_follower_first");
 }
 fn fo_var_over_config(r: &mut RouteRequest) {
-    r.proxy_route_policy_var = Some("follower_only".to_owned());
+    r.proxy_route_policy_var = ProxyRoutePolicy::parse("follower_only");
     r.proxy_route_policy_config = ProxyRoutePolicy::parse("follower_first");
 }
 fn invalid_var_then_config(r: &mut RouteRequest) {
-    r.proxy_route_policy_var = Some("nonsense".to_owned());
+    r.proxy_route_policy_var = ProxyRoutePolicy::parse("nonsense");
     r.proxy_route_policy_config = ProxyRoutePolicy::parse("FOLLOWER_ONLY");
 }
 fn newer_name(r: &mut RouteRequest) {
-    r.proxy_route_policy_var = Some("TARGET_REPLICA_TYPE_FOLLOWER_ONLY".to_owned());
+    r.proxy_route_policy_var = ProxyRoutePolicy::parse("TARGET_REPLICA_TYPE_FOLLOWER_ONLY");
 }
 fn pzn(r: &mut RouteRequest) {
     r.proxy_primary_zone_name = vec!["z1".to_owned()];
@@ -169,6 +170,35 @@ fn force_readonly_zone_marks_the_choice_and_rejects_strong() {
 }
 
 #[test]
+fn a_target_that_is_not_a_candidate_is_refused() {
+    let mut req = strong_select(normal(), 1);
+    req.target_db_server = Some(TargetDbServer { addrs: vec![addr(2), addr(9)], source: TargetSource::Config });
+    let facts = TenantFacts::of(&req.candidates);
+    assert_eq!(choose_policy(&req, Strong, facts), Err(RouteError::TargetNotAllowed(addr(9).to_string())));
+    assert_eq!(
+        TargetDbServer::parse("10.0.0.9:2881, '10.0.0.2:2881'", TargetSource::Comment).map(|t| t.addrs),
+        Ok(vec![addr(9), addr(2)])
+    );
+    for bad in ["", " , ", "10.0.0.9", "host:2881"] {
+        assert!(TargetDbServer::parse(bad, TargetSource::Comment).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn force_readonly_zone_lets_session_statements_through() {
+    let mut req = strong_select(normal(), 1);
+    force_ro(&mut req);
+    req.kind = RequestKind::SessionStatement;
+    let facts = TenantFacts::of(&req.candidates);
+    assert_eq!(
+        choose_policy(&req, Strong, facts).map(|c| (c.policy, c.readonly_only)),
+        Ok((P::PrimaryZoneFirst, false))
+    );
+    req.kind = RequestKind::OtherStatement;
+    assert_eq!(choose_policy(&req, Strong, facts), Err(RouteError::ForceReadonlyZoneNotWeak(Strong)));
+}
+
+#[test]
 fn warnings_for_ignored_settings() {
     let mut req = strong_select(with_readonly(), 1);
     rp_bad(&mut req);
@@ -200,7 +230,10 @@ fn proxy_route_policy_names() {
     );
     assert_eq!(ProxyRoutePolicy::parse("merge_idc_order"), None);
     let config = ProxyRoutePolicy::parse("follower_only");
-    assert_eq!(ProxyRoutePolicy::resolve(Some("x"), config), Some(ProxyRoutePolicy::FollowerOnly));
-    assert_eq!(ProxyRoutePolicy::resolve(Some("follower_first"), config), Some(ProxyRoutePolicy::FollowerFirst));
+    assert_eq!(ProxyRoutePolicy::resolve(ProxyRoutePolicy::parse("x"), config), Some(ProxyRoutePolicy::FollowerOnly));
+    assert_eq!(
+        ProxyRoutePolicy::resolve(ProxyRoutePolicy::parse("follower_first"), config),
+        Some(ProxyRoutePolicy::FollowerFirst)
+    );
     assert_eq!(ProxyRoutePolicy::resolve(None, None), None);
 }

@@ -13,7 +13,7 @@
 //!   right before the next statement, on whichever connection serves it;
 //! * `SHOW [FULL] PROCESSLIST` (docs/routing.md §13, see [`crate::session::processlist`]).
 
-use crate::route::ReadConsistency;
+use crate::route::{ProxyRoutePolicy, ReadConsistency};
 use crate::session::state::{Assignment, SetValue, Target};
 
 /// Route variables that no server knows (`SELECT @@ob_route_policy` on an OceanBase 4.3.5
@@ -28,6 +28,9 @@ pub struct RouteVars {
     pub read_consistency: Option<ReadConsistency>,
     /// `ob_route_policy`.
     pub route_policy: Option<i64>,
+    /// User variable `@proxy_route_policy` (a server keeps it; the gateway routes by it), when
+    /// set to a name the route engine knows (docs/routing.md §5: other values are ignored).
+    pub proxy_route_policy: Option<ProxyRoutePolicy>,
 }
 
 /// What to do with a `SET` statement.
@@ -83,6 +86,9 @@ pub fn route_vars_after(items: &[Assignment], current: RouteVars) -> RouteVars {
                 vars.read_consistency = consistency(&a.value).or(vars.read_consistency);
             }
             Target::System(n) if n == "ob_route_policy" => vars.route_policy = Some(route_policy(&a.value)),
+            Target::User(n) if n == "proxy_route_policy" => {
+                vars.proxy_route_policy = a.value.text().as_deref().and_then(ProxyRoutePolicy::parse);
+            }
             _ => {}
         }
     }
@@ -194,11 +200,15 @@ mod tests {
         let weak = set_action(parse(b"SET ob_read_consistency = 'WEAK'").as_deref(), none);
         assert_eq!(
             weak,
-            SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Weak), route_policy: None })
+            SetAction::Route(RouteVars {
+                read_consistency: Some(ReadConsistency::Weak),
+                route_policy: None,
+                proxy_route_policy: None
+            })
         );
         assert_eq!(
             set_action(parse(b"SET @@session.ob_route_policy = ONLY_READONLY_ZONE").as_deref(), none),
-            SetAction::Route(RouteVars { read_consistency: None, route_policy: Some(2) })
+            SetAction::Route(RouteVars { read_consistency: None, route_policy: Some(2), proxy_route_policy: None })
         );
         assert_eq!(
             set_action(parse(b"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").as_deref(), none),
@@ -211,12 +221,42 @@ mod tests {
             SetAction::Forward
         );
         assert_eq!(set_action(parse(b"SET ob_read_consistency = 'SOMETIMES'").as_deref(), none), SetAction::Forward);
-        let strong =
-            SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Strong), route_policy: None });
+        let strong = SetAction::Route(RouteVars {
+            read_consistency: Some(ReadConsistency::Strong),
+            route_policy: None,
+            proxy_route_policy: None,
+        });
         assert_eq!(set_action(parse(b"SET ob_read_consistency = DEFAULT").as_deref(), none), strong);
         let mixed =
             route_vars_after(&parse(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'").unwrap_or_default(), none);
         assert_eq!(mixed.read_consistency, Some(ReadConsistency::Weak));
         assert_eq!(route_vars_after(&parse(b"SET time_zone = '+01:00'").unwrap_or_default(), mixed), mixed);
+    }
+
+    #[test]
+    fn proxy_route_policy_is_a_user_variable_the_server_keeps() {
+        use crate::route::ProxyRoutePolicy;
+        let parse = |sql: &[u8]| crate::session::state::parse_set(sql, crate::sql::Mode::default());
+        let none = RouteVars::default();
+        // A user variable goes to the server (which keeps it for `SELECT @proxy_route_policy`).
+        let set = parse(b"SET @Proxy_Route_Policy = 'follower_first'");
+        assert_eq!(set_action(set.as_deref(), none), SetAction::Forward);
+        let ff = route_vars_after(&set.unwrap_or_default(), none);
+        assert_eq!(ff.proxy_route_policy, Some(ProxyRoutePolicy::FollowerFirst));
+        let both = route_vars_after(
+            &parse(b"SET @a = 1, @proxy_route_policy := \"FORCE_READONLY_ZONE\"").unwrap_or_default(),
+            ff,
+        );
+        assert_eq!(both.proxy_route_policy, Some(ProxyRoutePolicy::ForceReadonlyZone));
+        // NULL, an unknown name or an expression: not a policy (the configuration's applies).
+        for sql in [
+            &b"SET @proxy_route_policy = NULL"[..],
+            b"SET @proxy_route_policy = 'sometimes'",
+            b"SET @proxy_route_policy = CONCAT('a')",
+        ] {
+            assert_eq!(route_vars_after(&parse(sql).unwrap_or_default(), ff).proxy_route_policy, None, "{sql:?}");
+        }
+        // Another variable leaves it.
+        assert_eq!(route_vars_after(&parse(b"SET @proxy_route = 'x'").unwrap_or_default(), ff), ff);
     }
 }

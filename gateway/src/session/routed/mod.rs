@@ -375,6 +375,7 @@ impl<'a> RoutedSession<'a> {
             database: self.state.database_shared(),
             read_consistency: self.route_vars.read_consistency,
             ob_route_policy: self.route_vars.route_policy,
+            proxy_route_policy: self.route_vars.proxy_route_policy,
             in_transaction: self.txn.in_transaction(),
             autocommit: self.txn.autocommit,
         }
