@@ -124,6 +124,13 @@ async fn target_db_server_hints_run_on_the_named_server_and_only_tenant_servers(
         let message = run.refused(4179, &format!("/* target_db_server={target} */ {select}")).await;
         assert!(message.starts_with("Not allow to route to target db server"), "{message}");
     }
+    // Hostile lists: 50,000 repetitions of a tenant server count once; 65 distinct addresses
+    // are over the bound (64).
+    let repeated = vec![addr("s2"); 50_000].join(",");
+    run.on("s2", &format!("/* target_db_server={repeated} */ {select}")).await;
+    let distinct: Vec<String> = (1..=65).map(|i| format!("127.0.0.{i}:2881")).collect();
+    let message = run.refused(4179, &format!("/* target_db_server={} */ {select}", distinct.join(","))).await;
+    assert!(message.contains("more than 64 addresses"), "{message}");
     // The session goes on.
     run.on("s1", &select).await;
     run.check(c);

@@ -31,7 +31,7 @@ pub use congestion::{Calm, CongestionConfig, CongestionKind, CongestionManager, 
 pub use consistency::{decide_consistency, Consistency, ConsistencyInputs, ConsistencyRule, ReadConsistency};
 pub use decision::{decide, decide_untraced, RouteDecision};
 pub use entry::{RoleMatch, RouteEntry};
-pub use error::RouteError;
+pub use error::{RouteError, TargetRefusal};
 pub use ldc::{ClientLocation, IdcType, LdcCode, LdcContext};
 pub use order::{RankedCandidate, Via};
 pub use policy::{ProxyRoutePolicy, RoutePolicy};

@@ -54,21 +54,35 @@ pub struct TargetDbServer {
     pub source: TargetSource,
 }
 
+/// Most distinct `target_db_server` addresses a hint or the configuration may give (ODP's
+/// lists name a few servers; the bound keeps a hostile hint's work small).
+pub const MAX_TARGETS: usize = 64;
+
 impl TargetDbServer {
-    /// Parses `ip:port,ip:port` (blanks and quotes around each address ignored).
+    /// Parses `ip:port,ip:port` (blanks and quotes around each address ignored; a repeated
+    /// address counts once).
     ///
     /// # Errors
     ///
-    /// [`super::RouteError::TargetNotAllowed`] naming the first item that is not an address, or
-    /// the whole text when it lists none.
+    /// [`super::RouteError::TargetNotAllowed`]: an item that is not an address, no address at
+    /// all, or more than [`MAX_TARGETS`] distinct ones.
     pub fn parse(text: &str, source: TargetSource) -> Result<TargetDbServer, super::RouteError> {
-        let items = text.split(',').map(|a| a.trim().trim_matches(|c| c == '\'' || c == '"').trim());
-        let addrs = items
-            .filter(|a| !a.is_empty())
-            .map(|a| a.parse().map_err(|_| super::RouteError::TargetNotAllowed(a.to_owned())))
-            .collect::<Result<Vec<SocketAddr>, _>>()?;
+        use super::error::TargetRefusal;
+        let mut addrs: Vec<SocketAddr> = Vec::new();
+        for item in text.split(',').map(|a| a.trim().trim_matches(|c| c == '\'' || c == '"').trim()) {
+            if item.is_empty() {
+                continue;
+            }
+            let addr = item.parse().map_err(|_| super::RouteError::target(item, TargetRefusal::NotAnAddress))?;
+            if !addrs.contains(&addr) {
+                if addrs.len() == MAX_TARGETS {
+                    return Err(super::RouteError::target(text, TargetRefusal::TooMany));
+                }
+                addrs.push(addr);
+            }
+        }
         if addrs.is_empty() {
-            return Err(super::RouteError::TargetNotAllowed(text.to_owned()));
+            return Err(super::RouteError::target(text, TargetRefusal::Empty));
         }
         Ok(TargetDbServer { addrs, source })
     }

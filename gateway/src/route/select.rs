@@ -56,7 +56,7 @@ pub fn choose_policy(
     if let Some(target) = req.target_db_server.as_ref().filter(|t| !t.addrs.is_empty()) {
         // Only the tenant's own servers: a hint must not make the gateway log in anywhere else.
         if let Some(addr) = target.addrs.iter().find(|a| !req.candidates.iter().any(|c| c.addr == **a)) {
-            return Err(RouteError::TargetNotAllowed(addr.to_string()));
+            return Err(RouteError::target(&addr.to_string(), super::error::TargetRefusal::NotATenantServer));
         }
         return Ok(PolicyChoice::plain(RoutePolicy::TargetDbServerOnly));
     }

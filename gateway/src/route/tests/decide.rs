@@ -241,7 +241,10 @@ fn target_db_server_only() {
     assert_eq!(hosts(&d), [2, 1], "in the order given, each once");
     assert_eq!(d.max_attempts(3), 5);
     req.target_db_server = Some(TargetDbServer { addrs: vec![addr(99)], source: TargetSource::Comment });
-    assert_eq!(decide(&req).map(|d| d.policy), Err(crate::route::RouteError::TargetNotAllowed(addr(99).to_string())));
+    assert_eq!(
+        decide(&req).map(|d| d.policy),
+        Err(crate::route::RouteError::target(&addr(99).to_string(), crate::route::TargetRefusal::NotATenantServer))
+    );
 }
 
 #[test]

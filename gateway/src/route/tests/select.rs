@@ -174,14 +174,33 @@ fn a_target_that_is_not_a_candidate_is_refused() {
     let mut req = strong_select(normal(), 1);
     req.target_db_server = Some(TargetDbServer { addrs: vec![addr(2), addr(9)], source: TargetSource::Config });
     let facts = TenantFacts::of(&req.candidates);
-    assert_eq!(choose_policy(&req, Strong, facts), Err(RouteError::TargetNotAllowed(addr(9).to_string())));
+    assert_eq!(
+        choose_policy(&req, Strong, facts),
+        Err(RouteError::target(&addr(9).to_string(), crate::route::TargetRefusal::NotATenantServer))
+    );
     assert_eq!(
         TargetDbServer::parse("10.0.0.9:2881, '10.0.0.2:2881'", TargetSource::Comment).map(|t| t.addrs),
         Ok(vec![addr(9), addr(2)])
     );
-    for bad in ["", " , ", "10.0.0.9", "host:2881"] {
-        assert!(TargetDbServer::parse(bad, TargetSource::Comment).is_err(), "{bad:?}");
+    use crate::route::TargetRefusal as R;
+    let why = |text: &str| match TargetDbServer::parse(text, TargetSource::Comment) {
+        Err(RouteError::TargetNotAllowed { why, .. }) => Some(why),
+        _ => None,
+    };
+    for (bad, want) in
+        [("", R::Empty), (" , ", R::Empty), ("10.0.0.9", R::NotAnAddress), ("10.0.0.2:2881,host:2881", R::NotAnAddress)]
+    {
+        assert_eq!(why(bad), Some(want), "{bad:?}");
     }
+    // A bound on distinct addresses, not on repetitions.
+    let many = |n: u16| (0..n).map(|i| format!("10.0.{}.{}:2881", i / 250, i % 250)).collect::<Vec<_>>().join(",");
+    assert_eq!(TargetDbServer::parse(&many(64), TargetSource::Comment).map(|t| t.addrs.len()), Ok(64));
+    assert_eq!(why(&many(65)), Some(R::TooMany));
+    let repeated = vec!["10.0.0.2:2881"; 10_000].join(",");
+    assert_eq!(TargetDbServer::parse(&repeated, TargetSource::Comment).map(|t| t.addrs), Ok(vec![addr(2)]));
+    // The message quotes at most 64 bytes of the text.
+    let e = TargetDbServer::parse(&format!("{},x", many(300)), TargetSource::Comment).unwrap_err();
+    assert!(e.to_string().len() < 160, "{e}");
 }
 
 #[test]
