@@ -7,6 +7,7 @@
 //!   statement runs nowhere;
 //! * `SET @proxy_route_policy = 'FORCE_READONLY_ZONE'` sends weak reads to the read-only zone only
 //!   and refuses strong ones (1235); `SET @proxy_route_policy = NULL` leaves the policy;
+//! * `SET @proxy_idc_name = 'idc2'` makes the session's LDC order count from idc2;
 //! * in a normal deployment, `[routing] proxy_primary_zone_name` keeps every request in its zones,
 //!   and `@proxy_route_policy = 'follower_first'` sends weak reads to a follower first.
 
@@ -157,6 +158,29 @@ async fn force_readonly_zone_from_the_user_variable_until_the_session_clears_it(
     assert_eq!(seen.as_deref(), Some("FORCE_READONLY_ZONE"));
     run.set("SET @proxy_route_policy = NULL").await;
     run.on("s1", &strong).await;
+    run.on(t.weak_target("t_hash", p), &weak).await;
+    run.check(c);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sessions_proxy_idc_name_moves_weak_reads_to_its_idc() {
+    let c = standard();
+    let t = c.topology();
+    let k = key_led_by(t, "s1");
+    let p = t.partition_of("t_hash", k).expect("partition");
+    let weak = format!("SELECT /*+READ_CONSISTENCY(WEAK)*/ c2 FROM t_hash WHERE c1 = {k}");
+    let strong = format!("SELECT c2 FROM t_hash WHERE c1 = {k}");
+    let mut run = Run::new(c, 940_000_000).await;
+    // The gateway is in idc1: the weak read takes the local read-write replica, s1.
+    run.on(t.weak_target("t_hash", p), &weak).await;
+    // From idc2 (zone2, s2) the same read is local on s2; from idc3 (read-only zone3), on s3.
+    run.set("SET @proxy_idc_name = 'idc2'").await;
+    run.on("s2", &weak).await;
+    run.on("s1", &strong).await;
+    run.set("SET @proxy_idc_name = 'idc3'").await;
+    run.on("s3", &weak).await;
+    // Empty: the configuration's IDC again.
+    run.set("SET @proxy_idc_name = ''").await;
     run.on(t.weak_target("t_hash", p), &weak).await;
     run.check(c);
 }

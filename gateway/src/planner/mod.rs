@@ -40,6 +40,8 @@ pub struct StatementContext {
     pub ob_route_policy: Option<i64>,
     /// User variable `@proxy_route_policy`, when set to a name the route engine knows.
     pub proxy_route_policy: Option<ProxyRoutePolicy>,
+    /// User variable `@proxy_idc_name`: the session's IDC, instead of `[routing] idc`.
+    pub idc: Option<Arc<str>>,
     /// Inside a transaction.
     pub in_transaction: bool,
     /// `autocommit`.
@@ -462,7 +464,8 @@ impl Planner {
         req.proxy_route_policy_config = self.route_policy;
         req.proxy_primary_zone_name.clone_from(&self.zone_names);
         req.enable_primary_zone = self.config.enable_primary_zone;
-        req.client = ClientLocation { idc: self.client_idc.clone(), regions: Vec::new() };
+        let idc = ctx.idc.as_ref().or(self.client_idc.as_ref());
+        req.client = ClientLocation { idc: idc.cloned(), regions: Vec::new() };
     }
 }
 

@@ -151,3 +151,16 @@ async fn enable_primary_zone_decides_table_less_strong_requests() {
     let off = normal(RoutingConfig { enable_primary_zone: false, ..config(7) }).await.plan("SELECT 1", &ctx()).await;
     assert_eq!((server(&off), policy(&off)), (S1.to_string(), "MERGE_IDC_ORDER"));
 }
+
+#[tokio::test]
+async fn the_sessions_proxy_idc_name_replaces_the_configured_idc() {
+    // The configuration says idc1: a weak read of p0 takes s1 (the local read-write replica).
+    let planner = demo(config(7)).await;
+    assert_eq!(server(&planner.plan(P0_WEAK, &ctx()).await), S1);
+    let from = |idc: &str| StatementContext { idc: Some(Arc::from(idc)), ..ctx() };
+    // From idc2, s2 is the local read-write replica; from idc3 (region hz), the read-only s3.
+    assert_eq!(server(&planner.plan(P0_WEAK, &from("idc2")).await), S2);
+    assert_eq!(server(&planner.plan(P0_WEAK, &from("IDC3")).await), S3);
+    // Strong reads still go to the leader.
+    assert_eq!(server(&planner.plan(P0_STRONG, &from("idc2")).await), S1);
+}

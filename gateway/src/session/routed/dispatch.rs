@@ -118,7 +118,7 @@ impl RoutedSession<'_> {
                 return self.tx_read_only(&column, reply_seq).await.map(Some);
             }
         }
-        match local::set_action(q.set.as_deref(), self.route_vars) {
+        match local::set_action(q.set.as_deref(), &self.route_vars) {
             SetAction::Route(vars) => {
                 self.route_vars = vars;
                 // OceanBase connections get `ob_read_consistency` with the next sync.

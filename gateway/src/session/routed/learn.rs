@@ -57,7 +57,7 @@ impl RoutedSession<'_> {
                 Some(items) => {
                     // A SET the server ran may also have set a route variable (OceanBase knows
                     // `ob_read_consistency`): route by it too.
-                    self.route_vars = super::local::route_vars_after(&items, self.route_vars);
+                    self.route_vars = super::local::route_vars_after(&items, &self.route_vars);
                     self.state.observe_set(items, Some(conn.sync_mut()));
                     if self.state.has_expressions() {
                         self.pin(PinReason::SetExpression);

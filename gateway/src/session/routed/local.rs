@@ -13,6 +13,8 @@
 //!   right before the next statement, on whichever connection serves it;
 //! * `SHOW [FULL] PROCESSLIST` (docs/routing.md §13, see [`crate::session::processlist`]).
 
+use std::sync::Arc;
+
 use crate::route::{ProxyRoutePolicy, ReadConsistency};
 use crate::session::state::{Assignment, SetValue, Target};
 
@@ -22,7 +24,7 @@ use crate::session::state::{Assignment, SetValue, Target};
 pub const GATEWAY_ONLY: [&str; 1] = ["ob_route_policy"];
 
 /// Route variables a session sets on the gateway.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RouteVars {
     /// `ob_read_consistency`.
     pub read_consistency: Option<ReadConsistency>,
@@ -31,6 +33,9 @@ pub struct RouteVars {
     /// User variable `@proxy_route_policy` (a server keeps it; the gateway routes by it), when
     /// set to a name the route engine knows (docs/routing.md §5: other values are ignored).
     pub proxy_route_policy: Option<ProxyRoutePolicy>,
+    /// User variable `@proxy_idc_name`: the IDC this session's LDC order counts from instead of
+    /// `[routing] idc` (docs/routing.md §3), when set to a non-empty string.
+    pub idc: Option<Arc<str>>,
 }
 
 /// What to do with a `SET` statement.
@@ -46,7 +51,7 @@ pub enum SetAction {
 
 /// Decides how to treat a `SET` statement's assignments (`None`: one the parser does not
 /// understand), given the current route variables.
-pub fn set_action(items: Option<&[Assignment]>, current: RouteVars) -> SetAction {
+pub fn set_action(items: Option<&[Assignment]>, current: &RouteVars) -> SetAction {
     let Some(items) = items else { return SetAction::Forward };
     if items.is_empty() {
         return SetAction::Forward;
@@ -59,7 +64,7 @@ pub fn set_action(items: Option<&[Assignment]>, current: RouteVars) -> SetAction
     if items.iter().all(|a| one_shot(&a.target)) {
         return SetAction::Hold;
     }
-    let mut vars = current;
+    let mut vars = current.clone();
     for a in items {
         match &a.target {
             // A value the gateway does not know goes to the server, which answers the error.
@@ -78,8 +83,8 @@ pub fn set_action(items: Option<&[Assignment]>, current: RouteVars) -> SetAction
 /// `DEFAULT` is STRONG. `None`: not a value of the variable.
 /// The route variables after a `SET` that a server ran (one that also set other variables):
 /// its route-variable assignments with a known value applied to `current`.
-pub fn route_vars_after(items: &[Assignment], current: RouteVars) -> RouteVars {
-    let mut vars = current;
+pub fn route_vars_after(items: &[Assignment], current: &RouteVars) -> RouteVars {
+    let mut vars = current.clone();
     for a in items {
         match &a.target {
             Target::System(n) if n == "ob_read_consistency" => {
@@ -88,6 +93,9 @@ pub fn route_vars_after(items: &[Assignment], current: RouteVars) -> RouteVars {
             Target::System(n) if n == "ob_route_policy" => vars.route_policy = Some(route_policy(&a.value)),
             Target::User(n) if n == "proxy_route_policy" => {
                 vars.proxy_route_policy = a.value.text().as_deref().and_then(ProxyRoutePolicy::parse);
+            }
+            Target::User(n) if n == "proxy_idc_name" => {
+                vars.idc = a.value.text().as_deref().map(str::trim).filter(|t| !t.is_empty()).map(Arc::from);
             }
             _ => {}
         }
@@ -197,40 +205,35 @@ mod tests {
     fn set_actions() {
         let parse = |sql: &[u8]| crate::session::state::parse_set(sql, crate::sql::Mode::default());
         let none = RouteVars::default();
-        let weak = set_action(parse(b"SET ob_read_consistency = 'WEAK'").as_deref(), none);
+        let weak = set_action(parse(b"SET ob_read_consistency = 'WEAK'").as_deref(), &none);
         assert_eq!(
             weak,
-            SetAction::Route(RouteVars {
-                read_consistency: Some(ReadConsistency::Weak),
-                route_policy: None,
-                proxy_route_policy: None
-            })
+            SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Weak), ..RouteVars::default() })
         );
         assert_eq!(
-            set_action(parse(b"SET @@session.ob_route_policy = ONLY_READONLY_ZONE").as_deref(), none),
-            SetAction::Route(RouteVars { read_consistency: None, route_policy: Some(2), proxy_route_policy: None })
+            set_action(parse(b"SET @@session.ob_route_policy = ONLY_READONLY_ZONE").as_deref(), &none),
+            SetAction::Route(RouteVars { read_consistency: None, route_policy: Some(2), ..RouteVars::default() })
         );
         assert_eq!(
-            set_action(parse(b"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").as_deref(), none),
+            set_action(parse(b"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").as_deref(), &none),
             SetAction::Hold
         );
-        assert_eq!(set_action(parse(b"SET insert_id = 5").as_deref(), none), SetAction::Hold);
-        assert_eq!(set_action(parse(b"SET time_zone = '+01:00'").as_deref(), none), SetAction::Forward);
+        assert_eq!(set_action(parse(b"SET insert_id = 5").as_deref(), &none), SetAction::Hold);
+        assert_eq!(set_action(parse(b"SET time_zone = '+01:00'").as_deref(), &none), SetAction::Forward);
         assert_eq!(
-            set_action(parse(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'").as_deref(), none),
+            set_action(parse(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'").as_deref(), &none),
             SetAction::Forward
         );
-        assert_eq!(set_action(parse(b"SET ob_read_consistency = 'SOMETIMES'").as_deref(), none), SetAction::Forward);
-        let strong = SetAction::Route(RouteVars {
-            read_consistency: Some(ReadConsistency::Strong),
-            route_policy: None,
-            proxy_route_policy: None,
-        });
-        assert_eq!(set_action(parse(b"SET ob_read_consistency = DEFAULT").as_deref(), none), strong);
-        let mixed =
-            route_vars_after(&parse(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'").unwrap_or_default(), none);
+        assert_eq!(set_action(parse(b"SET ob_read_consistency = 'SOMETIMES'").as_deref(), &none), SetAction::Forward);
+        let strong =
+            SetAction::Route(RouteVars { read_consistency: Some(ReadConsistency::Strong), ..RouteVars::default() });
+        assert_eq!(set_action(parse(b"SET ob_read_consistency = DEFAULT").as_deref(), &none), strong);
+        let mixed = route_vars_after(
+            &parse(b"SET ob_read_consistency = WEAK, time_zone = '+01:00'").unwrap_or_default(),
+            &none,
+        );
         assert_eq!(mixed.read_consistency, Some(ReadConsistency::Weak));
-        assert_eq!(route_vars_after(&parse(b"SET time_zone = '+01:00'").unwrap_or_default(), mixed), mixed);
+        assert_eq!(route_vars_after(&parse(b"SET time_zone = '+01:00'").unwrap_or_default(), &mixed), mixed);
     }
 
     #[test]
@@ -240,12 +243,12 @@ mod tests {
         let none = RouteVars::default();
         // A user variable goes to the server (which keeps it for `SELECT @proxy_route_policy`).
         let set = parse(b"SET @Proxy_Route_Policy = 'follower_first'");
-        assert_eq!(set_action(set.as_deref(), none), SetAction::Forward);
-        let ff = route_vars_after(&set.unwrap_or_default(), none);
+        assert_eq!(set_action(set.as_deref(), &none), SetAction::Forward);
+        let ff = route_vars_after(&set.unwrap_or_default(), &none);
         assert_eq!(ff.proxy_route_policy, Some(ProxyRoutePolicy::FollowerFirst));
         let both = route_vars_after(
             &parse(b"SET @a = 1, @proxy_route_policy := \"FORCE_READONLY_ZONE\"").unwrap_or_default(),
-            ff,
+            &ff,
         );
         assert_eq!(both.proxy_route_policy, Some(ProxyRoutePolicy::ForceReadonlyZone));
         // NULL, an unknown name or an expression: not a policy (the configuration's applies).
@@ -254,9 +257,21 @@ mod tests {
             b"SET @proxy_route_policy = 'sometimes'",
             b"SET @proxy_route_policy = CONCAT('a')",
         ] {
-            assert_eq!(route_vars_after(&parse(sql).unwrap_or_default(), ff).proxy_route_policy, None, "{sql:?}");
+            assert_eq!(route_vars_after(&parse(sql).unwrap_or_default(), &ff).proxy_route_policy, None, "{sql:?}");
         }
         // Another variable leaves it.
-        assert_eq!(route_vars_after(&parse(b"SET @proxy_route = 'x'").unwrap_or_default(), ff), ff);
+        assert_eq!(route_vars_after(&parse(b"SET @proxy_route = 'x'").unwrap_or_default(), &ff), ff);
+    }
+
+    #[test]
+    fn proxy_idc_name_is_the_sessions_idc_while_it_is_a_non_empty_string() {
+        let parse = |sql: &[u8]| crate::session::state::parse_set(sql, crate::sql::Mode::default());
+        let after = |sql: &[u8], vars: &RouteVars| route_vars_after(&parse(sql).unwrap_or_default(), vars);
+        let idc2 = after(b"SET @PROXY_IDC_NAME = ' idc2 '", &RouteVars::default());
+        assert_eq!(idc2.idc.as_deref(), Some("idc2"));
+        for clear in [&b"SET @proxy_idc_name = ''"[..], b"SET @proxy_idc_name = NULL"] {
+            assert_eq!(after(clear, &idc2).idc, None, "{clear:?}");
+        }
+        assert_eq!(after(b"SET @proxy_idc = 'idc3'", &idc2), idc2);
     }
 }

@@ -376,6 +376,7 @@ impl<'a> RoutedSession<'a> {
             read_consistency: self.route_vars.read_consistency,
             ob_route_policy: self.route_vars.route_policy,
             proxy_route_policy: self.route_vars.proxy_route_policy,
+            idc: self.route_vars.idc.clone(),
             in_transaction: self.txn.in_transaction(),
             autocommit: self.txn.autocommit,
         }
