@@ -40,6 +40,22 @@ fn key_led_by(t: &Topology, leader: &str) -> i64 {
     (1..1000).find(|&k| t.partition_of("t_hash", k).is_some_and(|p| t.leader("t_hash", p) == leader)).expect("a key")
 }
 
+/// A partition of `t_hash` led by s1, and a weak and a strong read of one of its keys.
+struct Reads {
+    p: usize,
+    weak: String,
+    strong: String,
+}
+
+fn reads_led_by_s1(t: &Topology) -> Reads {
+    let k = key_led_by(t, "s1");
+    Reads {
+        p: t.partition_of("t_hash", k).expect("partition"),
+        weak: format!("SELECT /*+READ_CONSISTENCY(WEAK)*/ c2 FROM t_hash WHERE c1 = {k}"),
+        strong: format!("SELECT c2 FROM t_hash WHERE c1 = {k}"),
+    }
+}
+
 /// Statements run through the gateway, each with its own marker, and where each should run.
 struct Run {
     conn: Conn,
@@ -141,10 +157,7 @@ async fn target_db_server_hints_run_on_the_named_server_and_only_tenant_servers(
 async fn force_readonly_zone_from_the_user_variable_until_the_session_clears_it() {
     let c = standard();
     let t = c.topology();
-    let k = key_led_by(t, "s1");
-    let p = t.partition_of("t_hash", k).expect("partition");
-    let weak = format!("SELECT /*+READ_CONSISTENCY(WEAK)*/ c2 FROM t_hash WHERE c1 = {k}");
-    let strong = format!("SELECT c2 FROM t_hash WHERE c1 = {k}");
+    let Reads { p, weak, strong } = reads_led_by_s1(t);
     let mut run = Run::new(c, 920_000_000).await;
     // Before: the weak read takes the local read-write replica (so the test can fail).
     run.on(t.weak_target("t_hash", p), &weak).await;
@@ -166,10 +179,7 @@ async fn force_readonly_zone_from_the_user_variable_until_the_session_clears_it(
 async fn the_sessions_proxy_idc_name_moves_weak_reads_to_its_idc() {
     let c = standard();
     let t = c.topology();
-    let k = key_led_by(t, "s1");
-    let p = t.partition_of("t_hash", k).expect("partition");
-    let weak = format!("SELECT /*+READ_CONSISTENCY(WEAK)*/ c2 FROM t_hash WHERE c1 = {k}");
-    let strong = format!("SELECT c2 FROM t_hash WHERE c1 = {k}");
+    let Reads { p, weak, strong } = reads_led_by_s1(t);
     let mut run = Run::new(c, 940_000_000).await;
     // The gateway is in idc1: the weak read takes the local read-write replica, s1.
     run.on(t.weak_target("t_hash", p), &weak).await;
