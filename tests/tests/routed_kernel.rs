@@ -351,3 +351,46 @@ fn logins_with_the_application_identity_are_accepted() {
         assert!(["127.0.0.1", "127.0.0.2"].contains(&fields[1]), "{out}");
     }
 }
+
+/// ODP's policy inputs reach the kernel as ODP users write them (docs/routing.md §5): both hint
+/// forms and the two user variables are accepted by the kernel, a hint naming the kernel routes
+/// there (route log), and one naming another address is refused by the gateway with 4179.
+#[test]
+fn policy_inputs_are_accepted_by_the_kernel() {
+    let Some(db) = kernel("policy_inputs") else { return };
+    let (gw, log) = gateway(db, &[], "");
+    let kernel_addr = format!("127.0.0.1:{SQL_PORT}");
+    let out = cli(db, &gw)
+        .sql(&format!(
+            "SELECT /*+ODP: target_db_server={kernel_addr} */ 1 AS odp_hint; \
+             /* target_db_server={kernel_addr} */ SELECT 2 AS comment_hint; \
+             SET @proxy_route_policy = 'follower_first'; SELECT @proxy_route_policy AS policy_var; \
+             SET @proxy_idc_name = 'idc9'; SELECT @proxy_idc_name AS idc_var"
+        ))
+        .unwrap();
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["1", "2", "follower_first", "idc9"],
+        "gateway log:\n{}",
+        gw.log_tail(3000)
+    );
+    for needle in ["odp_hint", "comment_hint"] {
+        let records = routed(&log, needle, 1);
+        assert_eq!(
+            records.first().and_then(|r| r.target).map(|a| a.to_string()),
+            Some(kernel_addr.clone()),
+            "{needle}"
+        );
+    }
+    let refused = cli(db, &gw).run("/* target_db_server=127.0.0.1:1 */ SELECT 3 AS foreign_hint").unwrap();
+    assert!(!refused.success(), "{refused:?}");
+    assert!(
+        refused.stderr.contains("ERROR 4179") && refused.stderr.contains("not a server of this tenant"),
+        "{}",
+        refused.stderr
+    );
+    // The route log records the refusal: no server.
+    let records = routed(&log, "foreign_hint", 1);
+    let raw: Vec<String> = records.iter().map(|r| r.raw.to_string()).collect();
+    assert!(records.len() == 1 && records.iter().all(|r| r.target.is_none()), "{raw:?}");
+}
