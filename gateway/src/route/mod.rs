@@ -36,6 +36,6 @@ pub use ldc::{ClientLocation, IdcType, LdcCode, LdcContext};
 pub use order::{RankedCandidate, Via};
 pub use policy::{ProxyRoutePolicy, RoutePolicy};
 pub use primary_zone::{parse_zone_list, PrimaryZone};
-pub use request::{PartitionState, RequestKind, RouteRequest, TargetDbServer, TargetSource};
+pub use request::{PartitionState, RequestKind, RouteRequest, TargetDbServer, TargetSource, MAX_TARGETS};
 pub use select::{choose_policy, PolicyChoice, TenantFacts};
 pub use trace::{FieldValue, PlanStep, Point, Prompt, PromptLevel, RouteInfoType, RoutePlan};
