@@ -92,10 +92,12 @@ pub struct Planner {
     client_idc: Option<Arc<str>>,
     /// `config.proxy_route_policy`, parsed once (an unknown name is ignored, as ODP does).
     route_policy: Option<ProxyRoutePolicy>,
-    /// `config.proxy_primary_zone_name`, parsed once.
-    zone_names: Vec<String>,
-    /// `config.target_db_server`, parsed once (`Config::validate` refuses one that does not parse).
-    target: Option<TargetDbServer>,
+    /// `config.proxy_primary_zone_name`, parsed once; each session's planner has its own copy
+    /// (as `client_idc`), lent to its requests.
+    zone_names: Option<Arc<[String]>>,
+    /// `config.target_db_server`, parsed once (`Config::validate` refuses one that does not
+    /// parse); a copy per session, as `zone_names`.
+    target: Option<Arc<TargetDbServer>>,
     tenants: Arc<memo::TenantMemo>,
 }
 
@@ -109,8 +111,8 @@ impl Clone for Planner {
             config: Arc::clone(&self.config),
             client_idc: self.client_idc.as_deref().map(Arc::from),
             route_policy: self.route_policy,
-            zone_names: self.zone_names.clone(),
-            target: self.target.clone(),
+            zone_names: self.zone_names.as_deref().map(Arc::from),
+            target: self.target.as_deref().map(|t| Arc::new(t.clone())),
             tenants: Arc::clone(&self.tenants),
         }
     }
@@ -138,15 +140,18 @@ impl Planner {
     pub fn with_locator(locator: Locator, config: &RoutingConfig) -> Planner {
         let client_idc = config.idc.as_deref().map(Arc::from);
         let route_policy = config.proxy_route_policy.as_deref().and_then(ProxyRoutePolicy::parse);
-        let zone_names = config.proxy_primary_zone_name.as_deref().map(crate::route::parse_zone_list);
-        let target =
-            config.target_db_server.as_deref().and_then(|t| TargetDbServer::parse(t, TargetSource::Config).ok());
+        let zone_names = config.proxy_primary_zone_name.as_deref().map(crate::route::parse_zone_list).map(Arc::from);
+        let target = config
+            .target_db_server
+            .as_deref()
+            .and_then(|t| TargetDbServer::parse(t, TargetSource::Config).ok())
+            .map(Arc::new);
         Planner {
             locator,
             config: Arc::new(config.clone()),
             client_idc,
             route_policy,
-            zone_names: zone_names.unwrap_or_default(),
+            zone_names,
             target,
             tenants: Arc::default(),
         }
@@ -471,9 +476,9 @@ impl Planner {
 
 impl Planner {
     /// The statement's `target_db_server` hint, else the configuration's (docs/routing.md §5).
-    fn target_of(&self, a: &Analysis<'_>) -> Result<Option<TargetDbServer>, RouteError> {
+    fn target_of(&self, a: &Analysis<'_>) -> Result<Option<Arc<TargetDbServer>>, RouteError> {
         match a.hints.target_db_server.as_deref() {
-            Some(text) => TargetDbServer::parse(text, TargetSource::Comment).map(Some),
+            Some(text) => TargetDbServer::parse(text, TargetSource::Comment).map(|t| Some(Arc::new(t))),
             None => Ok(self.target.clone()),
         }
     }

@@ -154,7 +154,7 @@ fn order_candidates(
         readonly_only: choice.readonly_only,
         partition: req.partition,
         primary_zone: &req.primary_zone,
-        proxy_primary_zone_name: &req.proxy_primary_zone_name,
+        proxy_primary_zone_name: req.proxy_primary_zone_name.as_deref().unwrap_or_default(),
         targets,
     };
     order::build(&pool, &params)

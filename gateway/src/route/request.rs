@@ -104,14 +104,15 @@ pub struct RouteRequest {
     pub proxy_route_policy_var: Option<ProxyRoutePolicy>,
     /// Configuration `proxy_route_policy`, if set to a known name (parsed once, by the planner).
     pub proxy_route_policy_config: Option<ProxyRoutePolicy>,
-    /// Configuration `proxy_primary_zone_name`, parsed (see `parse_zone_list`).
-    pub proxy_primary_zone_name: Vec<String>,
+    /// Configuration `proxy_primary_zone_name`, parsed (see `parse_zone_list`); `None`: unset.
+    /// Shared: the session's planner lends its copy to every request.
+    pub proxy_primary_zone_name: Option<Arc<[String]>>,
     /// Configuration `enable_primary_zone` (default on).
     pub enable_primary_zone: bool,
     /// Random-routing mode (disables PRIMARY_ZONE_FIRST).
     pub random_routing_mode: bool,
     /// `target_db_server` from a comment or configuration.
-    pub target_db_server: Option<TargetDbServer>,
+    pub target_db_server: Option<Arc<TargetDbServer>>,
     /// The gateway's IDC and regions.
     pub client: ClientLocation,
     /// The tenant's primary zone.
@@ -153,7 +154,7 @@ impl RouteRequest {
             ob_route_policy: None,
             proxy_route_policy_var: None,
             proxy_route_policy_config: None,
-            proxy_primary_zone_name: Vec::new(),
+            proxy_primary_zone_name: None,
             enable_primary_zone: true,
             random_routing_mode: false,
             target_db_server: None,

@@ -128,7 +128,7 @@ fn from_ob_route_policy(value: Option<i64>) -> PolicyChoice {
 
 /// No read-only zones: follower policies for weak reads, primary zones for strong requests.
 fn normal_deployment(req: &RouteRequest, consistency: Consistency, proxy: Option<ProxyRoutePolicy>) -> PolicyChoice {
-    let has_pzn = !req.proxy_primary_zone_name.is_empty();
+    let has_pzn = req.proxy_primary_zone_name.as_deref().is_some_and(|z| !z.is_empty());
     if consistency == Consistency::Weak {
         return match proxy {
             Some(ProxyRoutePolicy::FollowerFirst) => PolicyChoice::plain(RoutePolicy::FollowerFirst),

@@ -225,7 +225,7 @@ fn primary_zone_ignored_when_the_partition_is_located() {
 #[test]
 fn proxy_primary_zone_name_only() {
     let mut req = strong_select(servers(&["ANWPL", "BNWPF", "CNWPF", "ANWT"]), 1);
-    req.proxy_primary_zone_name = vec!["sh1-z3".to_owned(), "hz2-z2".to_owned()];
+    req.proxy_primary_zone_name = Some(vec!["sh1-z3".to_owned(), "hz2-z2".to_owned()].into());
     let d = decide(&req).unwrap();
     assert_eq!(d.policy, RoutePolicy::ProxyPrimaryZoneNameOnly);
     assert_eq!(hosts(&d), [3, 2], "only the listed zones, in list order; no leader first");
@@ -235,12 +235,12 @@ fn proxy_primary_zone_name_only() {
 fn target_db_server_only() {
     let mut req = weak_select(servers(&["ANWPL", "BNWPF"]), 1);
     req.target_db_server =
-        Some(TargetDbServer { addrs: vec![addr(2), addr(1), addr(2)], source: TargetSource::Comment });
+        Some(TargetDbServer { addrs: vec![addr(2), addr(1), addr(2)], source: TargetSource::Comment }.into());
     let d = decide(&req).unwrap();
     assert_eq!(d.policy, RoutePolicy::TargetDbServerOnly);
     assert_eq!(hosts(&d), [2, 1], "in the order given, each once");
     assert_eq!(d.max_attempts(3), 5);
-    req.target_db_server = Some(TargetDbServer { addrs: vec![addr(99)], source: TargetSource::Comment });
+    req.target_db_server = Some(TargetDbServer { addrs: vec![addr(99)], source: TargetSource::Comment }.into());
     assert_eq!(
         decide(&req).map(|d| d.policy),
         Err(crate::route::RouteError::target(&addr(99).to_string(), crate::route::TargetRefusal::NotATenantServer))

@@ -28,10 +28,10 @@ type Setup = fn(&mut RouteRequest);
 fn none(_: &mut RouteRequest) {}
 fn target(r: &mut RouteRequest) {
     // Host 2 is a candidate of every list here: a tenant server.
-    r.target_db_server = Some(TargetDbServer { addrs: vec![addr(2)], source: TargetSource::Comment });
+    r.target_db_server = Some(TargetDbServer { addrs: vec![addr(2)], source: TargetSource::Comment }.into());
 }
 fn target_empty(r: &mut RouteRequest) {
-    r.target_db_server = Some(TargetDbServer { addrs: vec![], source: TargetSource::Config });
+    r.target_db_server = Some(TargetDbServer { addrs: vec![], source: TargetSource::Config }.into());
 }
 fn locking(r: &mut RouteRequest) {
     r.consistency.locking_read = true;
@@ -86,7 +86,7 @@ fn newer_name(r: &mut RouteRequest) {
     r.proxy_route_policy_var = ProxyRoutePolicy::parse("TARGET_REPLICA_TYPE_FOLLOWER_ONLY");
 }
 fn pzn(r: &mut RouteRequest) {
-    r.proxy_primary_zone_name = vec!["z1".to_owned()];
+    r.proxy_primary_zone_name = Some(vec!["z1".to_owned()].into());
 }
 fn ff_and_pzn(r: &mut RouteRequest) {
     ff_var(r);
@@ -172,7 +172,7 @@ fn force_readonly_zone_marks_the_choice_and_rejects_strong() {
 #[test]
 fn a_target_that_is_not_a_candidate_is_refused() {
     let mut req = strong_select(normal(), 1);
-    req.target_db_server = Some(TargetDbServer { addrs: vec![addr(2), addr(9)], source: TargetSource::Config });
+    req.target_db_server = Some(TargetDbServer { addrs: vec![addr(2), addr(9)], source: TargetSource::Config }.into());
     let facts = TenantFacts::of(&req.candidates);
     assert_eq!(
         choose_policy(&req, Strong, facts),
