@@ -62,8 +62,8 @@ pub fn choose_policy(
     }
     let mut proxy_policy = ProxyRoutePolicy::resolve(req.proxy_route_policy_var, req.proxy_route_policy_config);
     if proxy_policy == Some(ProxyRoutePolicy::ForceReadonlyZone) {
-        // `SET`, `USE`, `SHOW` read no table data: they take the tree without the policy, so
-        // that a session under it can always change it (`SET @proxy_route_policy = …`).
+        // `SET`, `USE`, `BEGIN`, `COMMIT` read no table data: they take the tree without the
+        // policy, so that a session under it can always change it (`SET @proxy_route_policy`).
         if req.kind == RequestKind::SessionStatement && consistency != Consistency::Weak {
             proxy_policy = None;
         } else {
