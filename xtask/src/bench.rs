@@ -271,8 +271,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     });
                     let cpu_before = pid.filter(|_| args.cpu).and_then(cpu::read);
                     let host_before = args.cpu.then(cpu::host).flatten();
+                    let db_pids: Vec<u32> = rig.dbs.iter().map(MariaDb::pid).collect();
+                    let server_before = args.cpu.then(|| cpu::read_all(&db_pids)).flatten();
+                    let client_before = args.cpu.then(cpu::children).flatten();
                     let segs_before = args.cpu.then(segments::read).flatten();
                     let mut outcome = sysbench::run(&spec, &rig.endpoint(target));
+                    let client_after = args.cpu.then(cpu::children).flatten();
+                    let server_after = args.cpu.then(|| cpu::read_all(&db_pids)).flatten();
                     let segs_after = args.cpu.then(segments::read).flatten();
                     let host_after = args.cpu.then(cpu::host).flatten();
                     let cpu_after = pid.filter(|_| args.cpu).and_then(cpu::read);
@@ -284,6 +289,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     }
                     let cpu = cpu_before.zip(cpu_after).and_then(|(b, a)| cpu::per_statement_us(b, a, outcome.queries));
                     (outcome.cpu_us, outcome.cpu_user_us) = (cpu.map(|c| c.0), cpu.map(|c| c.1));
+                    let per = |b: Option<cpu::CpuTime>, a: Option<cpu::CpuTime>| {
+                        b.zip(a).and_then(|(b, a)| cpu::per_statement_us(b, a, outcome.queries)).map(|c| c.0)
+                    };
+                    (outcome.server_us, outcome.client_us) =
+                        (per(server_before, server_after), per(client_before, client_after));
                     outcome.host_us = host_before
                         .zip(host_after)
                         .and_then(|(b, a)| cpu::host_per_statement_us(b, a, outcome.queries));

@@ -131,6 +131,9 @@ pub fn summarize(samples: &[Sample]) -> Table {
         "user/base",
         "host us/stmt",
         "added us/stmt",
+        "server us/stmt",
+        "client us/stmt",
+        "rest us/stmt",
         "failures",
     ];
     let mut keys: Vec<(&str, &str, &str)> = Vec::new();
@@ -179,6 +182,10 @@ pub fn summarize(samples: &[Sample]) -> Table {
             };
             let host = median(ok.iter().filter_map(|s| s.outcome.host_us).collect()).map(|c| format!("{c:.1}"));
             let added = if target == "direct" { None } else { host_added(samples, test, ps, target, "direct") };
+            let us = |v: Vec<f64>| median(v).map(|c| format!("{c:.1}")).unwrap_or_default();
+            let server = us(ok.iter().filter_map(|s| s.outcome.server_us).collect());
+            let client = us(ok.iter().filter_map(|s| s.outcome.client_us).collect());
+            let rest = us(ok.iter().filter_map(|s| rest_us(&s.outcome)).collect());
             let failures = match failed.first() {
                 None => String::new(),
                 Some(f) => format!(
@@ -210,6 +217,9 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 vs_base(|o| o.cpu_user_us),
                 host.unwrap_or_else(|| "-".into()),
                 added.map(|c| format!("{c:.1}")).unwrap_or_default(),
+                server,
+                client,
+                rest,
                 failures,
             ]
         })
@@ -242,7 +252,20 @@ pub fn summarize(samples: &[Sample]) -> Table {
         table.drop_column("host us/stmt");
         table.drop_column("added us/stmt");
     }
+    if !samples.iter().any(|s| s.outcome.server_us.is_some()) {
+        table.drop_column("server us/stmt");
+        table.drop_column("client us/stmt");
+        table.drop_column("rest us/stmt");
+    }
     table
+}
+
+/// The machine's busy time per statement that no process of the run was charged with: host
+/// minus the proxy (none for direct), the servers and sysbench. Kernel workers (a splice's
+/// redirects), softirq and interrupts that ran outside those processes, and anything else on
+/// the machine.
+fn rest_us(o: &Outcome) -> Option<f64> {
+    Some(o.host_us? - o.cpu_us.unwrap_or(0.0) - o.server_us? - o.client_us?)
 }
 
 /// Total ignored errors, with the InnoDB deadlocks behind them when there were any: `2 (2 deadlocks)`.
@@ -332,12 +355,12 @@ impl Table {
 /// Every run, one markdown row each (for result.md).
 pub fn raw_markdown(samples: &[Sample]) -> String {
     let mut out = String::from(
-        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | syscalls/stmt | cs/stmt | segs/stmt | host us/stmt | statements | servers | failure |\n\
-         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+        "| round | test | ps mode | target | QPS | p95 ms | errors | CPU us/stmt | user us/stmt | syscalls/stmt | cs/stmt | segs/stmt | host us/stmt | server us/stmt | client us/stmt | statements | servers | failure |\n\
+         |---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             s.round,
             short_test(s.test),
             s.ps_mode,
@@ -351,6 +374,8 @@ pub fn raw_markdown(samples: &[Sample]) -> String {
             s.outcome.switches.map(|c| format!("{c:.2}")).unwrap_or_default(),
             s.outcome.segments.map(|c| format!("{c:.2}")).unwrap_or_default(),
             s.outcome.host_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
+            s.outcome.server_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
+            s.outcome.client_us.map(|c| format!("{c:.1}")).unwrap_or_default(),
             s.outcome.queries,
             s.outcome.spread.as_deref().unwrap_or(""),
             s.outcome.failure.as_deref().unwrap_or("").replace('|', "\\|")
@@ -429,6 +454,31 @@ mod tests {
         assert_eq!(t.rows[1][col("cpu/haproxy")], "");
         assert_eq!(t.rows[0][col("CPU us/stmt")], "-");
         assert!(!t.header.contains(&"host us/stmt".to_string()), "no host column without host readings");
+    }
+
+    #[test]
+    fn rest_is_host_time_no_process_of_the_run_was_charged_with() {
+        let with = |target, round, proxy: Option<f64>, host, server, client| {
+            let mut s = sample(target, round, 100.0);
+            (s.outcome.cpu_us, s.outcome.host_us) = (proxy, Some(host));
+            (s.outcome.server_us, s.outcome.client_us) = (Some(server), Some(client));
+            s
+        };
+        let s = vec![
+            with("direct", 1, None, 40.0, 25.0, 12.0),
+            with("haproxy", 1, Some(18.0), 70.0, 27.0, 14.0),
+            with("direct", 2, None, 42.0, 26.0, 12.5),
+            with("haproxy", 2, Some(20.0), 74.0, 28.0, 14.0),
+        ];
+        let t = summarize(&s);
+        let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
+        assert_eq!(t.rows[0][col("rest us/stmt")], "3.2"); // median(40-25-12, 42-26-12.5) = median(3, 3.5)
+        assert_eq!(t.rows[1][col("rest us/stmt")], "11.5"); // median(70-18-27-14, 74-20-28-14)
+        assert_eq!(t.rows[1][col("server us/stmt")], "27.5");
+        assert_eq!(t.rows[1][col("client us/stmt")], "14.0");
+        let mut without = s.clone();
+        without.iter_mut().for_each(|s| s.outcome.server_us = None);
+        assert!(!summarize(&without).header.contains(&"rest us/stmt".to_string()));
     }
 
     #[test]

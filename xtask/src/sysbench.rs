@@ -36,6 +36,10 @@ pub struct Outcome {
     pub cpu_us: Option<f64>,
     /// With `--cpu`: the user-time part of `cpu_us` (the rest is system time), in µs.
     pub cpu_user_us: Option<f64>,
+    /// With `--cpu`: the servers' (mariadbd) CPU time over the run per statement, in µs.
+    pub server_us: Option<f64>,
+    /// With `--cpu`: sysbench's own CPU time over the run per statement, in µs.
+    pub client_us: Option<f64>,
     /// With `--cpu`: the whole machine's busy CPU time over the run per statement, in µs (client,
     /// server, proxy, kernel workers and interrupts together).
     pub host_us: Option<f64>,

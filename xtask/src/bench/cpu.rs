@@ -23,6 +23,29 @@ pub fn read(pid: u32) -> Option<CpuTime> {
     Some(CpuTime { user: ticks_to_duration(utime, hz), total: ticks_to_duration(utime + stime, hz) })
 }
 
+/// The CPU time of this process's waited-for children so far (`getrusage(RUSAGE_CHILDREN)`):
+/// read around one sysbench run, the difference is that run's client CPU, as long as no other
+/// child is reaped between the readings. `None` if it cannot be read.
+pub fn children() -> Option<CpuTime> {
+    // SAFETY: `rusage` is plain data, and getrusage writes it whole or fails.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a `rusage` the call may write.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } != 0 {
+        return None;
+    }
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32).saturating_mul(1000));
+    let user = time(usage.ru_utime);
+    Some(CpuTime { user, total: user + time(usage.ru_stime) })
+}
+
+/// The summed CPU time of several processes (the servers); `None` if any cannot be read.
+pub fn read_all(pids: &[u32]) -> Option<CpuTime> {
+    pids.iter().try_fold(CpuTime { user: Duration::ZERO, total: Duration::ZERO }, |sum, &pid| {
+        let t = read(pid)?;
+        Some(CpuTime { user: sum.user + t.user, total: sum.total + t.total })
+    })
+}
+
 /// Busy CPU time of the whole machine so far (every CPU: user, nice, system, irq, softirq, steal).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostTime {
@@ -126,6 +149,20 @@ mod tests {
             std::hint::black_box(spin.elapsed());
         }
         assert!(host().expect("again").busy > before.busy, "60 ms of spinning left the machine idle");
+    }
+
+    #[test]
+    fn reads_a_reaped_child() {
+        let before = children().expect("getrusage");
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .expect("sh");
+        assert!(status.success());
+        let after = children().expect("getrusage again");
+        assert!(after.total > before.total, "a child that counted to 200,000 used no CPU time");
+        let me = read_all(&[std::process::id(), std::process::id()]).expect("own stat twice");
+        assert!(me.total >= read(std::process::id()).expect("own stat").total, "the sum is not below one part");
     }
 
     #[test]
