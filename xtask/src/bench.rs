@@ -269,6 +269,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     let counting = pid.filter(|_| args.cpu).and_then(|pid| {
                         syscalls::start(&dir, &format!("{target}-{}-{}-r{round}", spec.test, spec.ps_mode), pid)
                     });
+                    // One server: count its calls too (what a proxy's round trip costs it, docs/performance.md §4).
+                    let server_counting = (args.cpu && rig.dbs.len() == 1).then(|| {
+                        let name = format!("server-{target}-{}-{}-r{round}", spec.test, spec.ps_mode);
+                        syscalls::start(&dir, &name, rig.dbs[0].pid())
+                    });
                     let cpu_before = pid.filter(|_| args.cpu).and_then(cpu::read);
                     let host_before = args.cpu.then(cpu::host).flatten();
                     let db_pids: Vec<u32> = rig.dbs.iter().map(MariaDb::pid).collect();
@@ -284,6 +289,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     let counts =
                         counting.and_then(syscalls::finish).and_then(|c| syscalls::per_statement(c, outcome.queries));
                     (outcome.syscalls, outcome.switches) = (counts.map(|c| c.0), counts.map(|c| c.1));
+                    let server_counts = server_counting
+                        .flatten()
+                        .and_then(syscalls::finish)
+                        .and_then(|c| syscalls::per_statement(c, outcome.queries));
+                    (outcome.server_syscalls, outcome.server_switches) =
+                        (server_counts.map(|c| c.0), server_counts.map(|c| c.1));
                     if let Some(p) = perf {
                         println!("    {}", profile::finish(p));
                     }

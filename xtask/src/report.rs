@@ -132,6 +132,8 @@ pub fn summarize(samples: &[Sample]) -> Table {
         "host us/stmt",
         "added us/stmt",
         "server us/stmt",
+        "server sc/stmt",
+        "server cs/stmt",
         "client us/stmt",
         "rest us/stmt",
         "failures",
@@ -185,6 +187,9 @@ pub fn summarize(samples: &[Sample]) -> Table {
             let us = |v: Vec<f64>| median(v).map(|c| format!("{c:.1}")).unwrap_or_default();
             let server = us(ok.iter().filter_map(|s| s.outcome.server_us).collect());
             let client = us(ok.iter().filter_map(|s| s.outcome.client_us).collect());
+            let per = |v: Vec<f64>| median(v).map(|c| format!("{c:.2}")).unwrap_or_default();
+            let server_calls = per(ok.iter().filter_map(|s| s.outcome.server_syscalls).collect());
+            let server_switches = per(ok.iter().filter_map(|s| s.outcome.server_switches).collect());
             let rest = us(ok.iter().filter_map(|s| rest_us(&s.outcome)).collect());
             let failures = match failed.first() {
                 None => String::new(),
@@ -218,6 +223,8 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 host.unwrap_or_else(|| "-".into()),
                 added.map(|c| format!("{c:.1}")).unwrap_or_default(),
                 server,
+                server_calls,
+                server_switches,
                 client,
                 rest,
                 failures,
@@ -256,6 +263,10 @@ pub fn summarize(samples: &[Sample]) -> Table {
         table.drop_column("server us/stmt");
         table.drop_column("client us/stmt");
         table.drop_column("rest us/stmt");
+    }
+    if !samples.iter().any(|s| s.outcome.server_syscalls.is_some()) {
+        table.drop_column("server sc/stmt");
+        table.drop_column("server cs/stmt");
     }
     table
 }
@@ -476,6 +487,17 @@ mod tests {
         assert_eq!(t.rows[1][col("rest us/stmt")], "11.5"); // median(70-18-27-14, 74-20-28-14)
         assert_eq!(t.rows[1][col("server us/stmt")], "27.5");
         assert_eq!(t.rows[1][col("client us/stmt")], "14.0");
+        assert!(!t.header.contains(&"server sc/stmt".to_string()), "no server counts without perf");
+        let mut counted = s.clone();
+        counted[1].outcome.server_syscalls = Some(5.1);
+        counted[1].outcome.server_switches = Some(1.2);
+        counted[3].outcome.server_syscalls = Some(5.3);
+        counted[3].outcome.server_switches = Some(1.2);
+        let t = summarize(&counted);
+        let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
+        assert_eq!(t.rows[1][col("server sc/stmt")], "5.20");
+        assert_eq!(t.rows[1][col("server cs/stmt")], "1.20");
+        assert_eq!(t.rows[0][col("server sc/stmt")], "");
         let mut without = s.clone();
         without.iter_mut().for_each(|s| s.outcome.server_us = None);
         assert!(!summarize(&without).header.contains(&"rest us/stmt".to_string()));

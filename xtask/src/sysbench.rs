@@ -38,6 +38,10 @@ pub struct Outcome {
     pub cpu_user_us: Option<f64>,
     /// With `--cpu`: the servers' (mariadbd) CPU time over the run per statement, in µs.
     pub server_us: Option<f64>,
+    /// With `--cpu`, perf and one server: the server's system calls per statement over the run.
+    pub server_syscalls: Option<f64>,
+    /// With `--cpu`, perf and one server: the server's context switches per statement over the run.
+    pub server_switches: Option<f64>,
     /// With `--cpu`: sysbench's own CPU time over the run per statement, in µs.
     pub client_us: Option<f64>,
     /// With `--cpu`: the whole machine's busy CPU time over the run per statement, in µs (client,
