@@ -67,8 +67,8 @@ pub struct BenchArgs {
     /// `/proc/<pid>/stat` over the run, divided by the statements sysbench sent), and its ratio to
     /// haproxy's, next to QPS; the whole machine's busy time per statement (`/proc/stat`), with
     /// what each proxy adds to direct's, split into the servers' CPU, sysbench's and the rest (with
-    /// one server and perf, also the server's system calls and context switches); the TCP segments the machine sent per statement
-    /// (`/proc/net/snmp`); and, on one server without TLS, the targets `relay` (`cargo xtask relay`,
+    /// one server and perf, also the server's system calls and context switches); the TCP
+    /// segments the machine sent per statement (`/proc/net/snmp`); and, on one server without TLS, the targets `relay` (`cargo xtask relay`,
     /// the least a userspace relay can do) and `relay-uring` (the same on one io_uring thread).
     #[arg(long)]
     cpu: bool,
