@@ -49,6 +49,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
 
     /// Reads more bytes into the buffer. `Ok(false)` on end of stream.
     pub async fn fill(&mut self) -> Result<bool, ProtocolError> {
+        if self.buf.is_empty() {
+            rewind(&mut self.buf);
+        }
         if self.buf.capacity() - self.buf.len() < 8192 {
             self.buf.reserve(64 * 1024);
         }
@@ -151,6 +154,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
     }
 }
 
+/// Moves an empty buffer's start back to the start of its allocation, when nothing else holds a
+/// part of it: the next read then lands in the same (cache-warm) bytes as the last one, rather
+/// than walking through the whole allocation before `reserve` reclaims it (#16: with 16 sessions
+/// relaying 14 KB answers that walk touched about a megabyte of cold memory per round of
+/// answers). Asking for one byte more than the buffer can hold is what makes `try_reclaim` move
+/// the start; when the start is already there, or a `Bytes` still shares the allocation, it does
+/// nothing and allocates nothing.
+fn rewind(buf: &mut BytesMut) {
+    let _ = buf.try_reclaim(buf.capacity() + 1);
+}
+
 fn truncated(e: std::io::Error) -> ProtocolError {
     if e.kind() == std::io::ErrorKind::UnexpectedEof {
         ProtocolError::Truncated
@@ -234,5 +248,29 @@ mod tests {
         });
         let err = Wire::new(a).read_packet(usize::MAX).await.unwrap_err();
         assert!(matches!(err, ProtocolError::Truncated), "{err}");
+    }
+
+    #[tokio::test]
+    async fn an_emptied_buffer_is_read_into_from_its_start_again() {
+        let (a, mut b) = tokio::io::duplex(1 << 16);
+        let mut w = Wire::new(a);
+        let start = w.buf.as_ptr();
+        let mut framed = Vec::new();
+        encode_packet(&mut framed, 0, &[5u8; 3000]);
+        b.write_all(&framed).await.unwrap();
+        let first = w.read_packet(usize::MAX).await.unwrap();
+        assert!(w.buf.is_empty());
+        assert_ne!(w.buf.as_ptr(), start, "the read moved the buffer's start");
+
+        // While the packet shares the allocation the buffer cannot be moved back.
+        b.write_all(&framed).await.unwrap();
+        let second = w.read_packet(usize::MAX).await.unwrap();
+        assert_ne!(w.buf.as_ptr(), start);
+        drop((first, second));
+
+        b.write_all(&framed[..10]).await.unwrap();
+        assert!(w.fill().await.unwrap());
+        assert_eq!(w.buf.as_ptr(), start, "the next read lands at the allocation's start");
+        assert_eq!(&w.buf[..], &framed[..10]);
     }
 }
