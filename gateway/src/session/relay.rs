@@ -1,7 +1,7 @@
 //! Moves framed bytes between the two legs: a server answer to the client, LOCAL INFILE data to
 //! the server. Frames are forwarded as they are, in batches, without joining large packets.
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::kill_switch::KillSwitch;
@@ -179,8 +179,11 @@ where
     B: AsyncRead + AsyncWrite + Unpin,
     C: AsyncRead + AsyncWrite + Unpin,
 {
-    let out = backend.buf.split_to(upto);
-    client.write_raw(&out).await.map_err(RelayError::Client)
+    // Written from the buffer in place and then dropped from its front: splitting it off would
+    // turn the buffer into a shared one and count references on every batch.
+    client.write_raw(&backend.buf[..upto]).await.map_err(RelayError::Client)?;
+    backend.buf.advance(upto);
+    Ok(())
 }
 
 /// Relays the client's LOCAL INFILE packets to the server, up to and including the empty packet
