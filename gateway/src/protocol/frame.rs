@@ -156,11 +156,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
 
 /// Moves an empty buffer's start back to the start of its allocation, when nothing else holds a
 /// part of it: the next read then lands in the same (cache-warm) bytes as the last one, rather
-/// than walking through the whole allocation before `reserve` reclaims it (#16: with 16 sessions
-/// relaying 14 KB answers that walk touched about a megabyte of cold memory per round of
-/// answers). Asking for one byte more than the buffer can hold is what makes `try_reclaim` move
-/// the start; when the start is already there, or a `Bytes` still shares the allocation, it does
-/// nothing and allocates nothing.
+/// than walking through the whole allocation before `reserve` reclaims it (#16: sixteen sessions
+/// relaying 14 KB answers walked over a megabyte that way; docs/performance.md §3). Asking for
+/// one byte more than the buffer can hold is what makes `try_reclaim` move the start; when the
+/// start is already there, or a `Bytes` still shares the allocation, it does nothing and
+/// allocates nothing.
 fn rewind(buf: &mut BytesMut) {
     let _ = buf.try_reclaim(buf.capacity() + 1);
 }
