@@ -68,8 +68,11 @@ pub struct BenchArgs {
     /// haproxy's, next to QPS; the whole machine's busy time per statement (`/proc/stat`), with
     /// what each proxy adds to direct's, split into the servers' CPU, sysbench's and the rest (with
     /// one server and perf, also the server's system calls and context switches); the TCP
-    /// segments the machine sent per statement (`/proc/net/snmp`); and, on one server without TLS, the targets `relay` (`cargo xtask relay`,
-    /// the least a userspace relay can do) and `relay-uring` (the same on one io_uring thread).
+    /// segments the machine sent per statement (`/proc/net/snmp`); and, on one server without TLS,
+    /// the relays that read no MySQL (`cargo xtask relay`): `relay` (the least a userspace relay
+    /// can do, blocking threads), `relay-tokio` (one tokio thread on epoll, as the gateway),
+    /// `relay-hybrid` (the same with its socket calls on io_uring) and `relay-uring` (one thread
+    /// on io_uring alone).
     #[arg(long)]
     cpu: bool,
     /// A second gateway binary (say, a build of an earlier commit) to compare against in the same
@@ -136,12 +139,10 @@ struct Rig {
     base: Option<Baseline>,
     haproxy: Proc,
     haproxy_port: u16,
-    /// With `--cpu`, without `--cluster` and `--tls`: the least a relay can do (`cargo xtask
-    /// relay`) in front of the one server, and its port; target `relay`.
-    relay: Option<(Proc, u16)>,
-    /// With `relay`: the same on one thread with io_uring (`cargo xtask relay --uring`); target
-    /// `relay-uring`.
-    relay_uring: Option<(Proc, u16)>,
+    /// With `--cpu`, without `--cluster` and `--tls`: the relays that read no MySQL, in front of
+    /// the one server, each with its port (targets `relay`, `relay-tokio`, `relay-hybrid`,
+    /// `relay-uring`; see [`RelayKind`]).
+    relays: Vec<(RelayKind, Proc, u16)>,
     /// The servers: one, or s1–s3 with `--cluster`. direct and haproxy use the first.
     dbs: Vec<MariaDb>,
     /// With `--tls`: the certificate files.
@@ -154,13 +155,10 @@ impl Rig {
             return TLS_TARGETS.to_vec();
         }
         let mut t = CLUSTER_TARGETS.to_vec();
-        if self.relay.is_some() {
-            // Right after haproxy: the two relays that do not read MySQL.
-            let after_haproxy = t.iter().position(|&x| x == "haproxy").map_or(t.len(), |i| i + 1);
-            t.insert(after_haproxy, "relay");
-            if self.relay_uring.is_some() {
-                t.insert(after_haproxy + 1, "relay-uring");
-            }
+        // Right after haproxy: the relays that do not read MySQL.
+        let after_haproxy = t.iter().position(|&x| x == "haproxy").map_or(t.len(), |i| i + 1);
+        for (i, (kind, ..)) in self.relays.iter().enumerate() {
+            t.insert(after_haproxy + i, kind.target());
         }
         t.extend(self.base.as_ref().map(|_| "gateway-base"));
         t.extend(self.routed.as_ref().map(|_| "routed"));
@@ -174,8 +172,7 @@ impl Rig {
         let port = match target {
             "direct" => self.dbs[0].port(),
             "haproxy" => self.haproxy_port,
-            "relay" => return Endpoint::root(self.relay.as_ref().map_or(0, |r| r.1)),
-            "relay-uring" => return Endpoint::root(self.relay_uring.as_ref().map_or(0, |r| r.1)),
+            t if t.starts_with("relay") => return Endpoint::root(self.relay(t).map_or(0, |r| r.2)),
             // Every gateway but the one under test with `--tls` takes root over plain TCP.
             "gateway-plain" | "routed" | "spliced" | "gateway-base" | "routed-base" => {
                 return Endpoint::root(self.gateway_of(target).map_or(0, |g| g.gateway.port()))
@@ -201,16 +198,18 @@ impl Rig {
         }
     }
 
+    /// The relay behind `target`, if it is one.
+    fn relay(&self, target: &str) -> Option<&(RelayKind, Proc, u16)> {
+        self.relays.iter().find(|r| r.0.target() == target)
+    }
+
     /// The process whose CPU time `target` measures: the proxy, or none for `direct`.
     fn proxy_pid(&mut self, target: &str) -> Option<u32> {
         if target == "haproxy" {
             return Some(self.haproxy.pid());
         }
-        if target == "relay" {
-            return self.relay.as_ref().map(|r| r.0.pid());
-        }
-        if target == "relay-uring" {
-            return self.relay_uring.as_ref().map(|r| r.0.pid());
+        if let Some((_, relay, _)) = self.relay(target) {
+            return Some(relay.pid());
         }
         self.gateway_of(target).map(|g| g.gateway.pid())
     }
@@ -230,14 +229,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     }
     let mut rig = start_rig(&dir, args.cluster, args.tls)?;
     if args.cpu && !args.cluster && !args.tls {
-        rig.relay = Some(start_relay(&dir, &rig.dbs[0], false)?);
-        rig.relay_uring = match start_relay(&dir, &rig.dbs[0], true) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                println!("SKIP: target relay-uring: {e:#}");
-                None
+        for kind in RelayKind::ALL {
+            match start_relay(&dir, &rig.dbs[0], kind) {
+                Ok((relay, port)) => rig.relays.push((kind, relay, port)),
+                // Where io_uring is off, the relays on it are left out.
+                Err(e) if kind.uses_io_uring() => println!("SKIP: target {}: {e:#}", kind.target()),
+                Err(e) => return Err(e),
             }
-        };
+        }
     }
     if let Some(bin) = &args.baseline_bin {
         rig.base = Some(start_baseline(&dir, bin, &rig.dbs[0])?);
@@ -352,17 +351,52 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts `cargo xtask relay [--uring]` (this binary) in front of `db`.
-fn start_relay(dir: &std::path::Path, db: &MariaDb, uring: bool) -> anyhow::Result<(Proc, u16)> {
+/// The relays that read no MySQL, for reading each proxy's cost against (`cargo xtask relay`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RelayKind {
+    /// A thread per direction, blocking calls.
+    Blocking,
+    /// One tokio current-thread runtime on epoll, as the gateway's sessions (`--tokio`).
+    Tokio,
+    /// The same runtime with its receives and sends on an io_uring (`--hybrid`).
+    Hybrid,
+    /// One thread on an io_uring alone, each receive linked to its send (`--uring`).
+    Uring,
+}
+
+impl RelayKind {
+    const ALL: [RelayKind; 4] = [RelayKind::Blocking, RelayKind::Tokio, RelayKind::Hybrid, RelayKind::Uring];
+
+    fn target(self) -> &'static str {
+        match self {
+            RelayKind::Blocking => "relay",
+            RelayKind::Tokio => "relay-tokio",
+            RelayKind::Hybrid => "relay-hybrid",
+            RelayKind::Uring => "relay-uring",
+        }
+    }
+
+    fn flag(self) -> Option<&'static str> {
+        match self {
+            RelayKind::Blocking => None,
+            RelayKind::Tokio => Some("--tokio"),
+            RelayKind::Hybrid => Some("--hybrid"),
+            RelayKind::Uring => Some("--uring"),
+        }
+    }
+
+    fn uses_io_uring(self) -> bool {
+        matches!(self, RelayKind::Hybrid | RelayKind::Uring)
+    }
+}
+
+/// Starts `cargo xtask relay` (this binary) of `kind` in front of `db`.
+fn start_relay(dir: &std::path::Path, db: &MariaDb, kind: RelayKind) -> anyhow::Result<(Proc, u16)> {
     let port = process::free_port()?;
     let mut cmd = std::process::Command::new(std::env::current_exe().context("the xtask binary")?);
     cmd.args(["relay", "--listen", &format!("127.0.0.1:{port}"), "--to", &db.addr().to_string()]);
-    let name = if uring {
-        cmd.arg("--uring");
-        "relay-uring"
-    } else {
-        "relay"
-    };
+    cmd.args(kind.flag());
+    let name = kind.target();
     let mut relay = Proc::spawn(name, cmd, &dir.join(format!("{name}.log")))?;
     relay.wait_for_port(process::loopback(port), std::time::Duration::from_secs(10))?;
     println!("==> {name} on 127.0.0.1:{port} (pid {}), log {}", relay.pid(), relay.log().display());
@@ -429,8 +463,7 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
         base: None,
         haproxy,
         haproxy_port,
-        relay: None,
-        relay_uring: None,
+        relays: Vec::new(),
         dbs,
         tls: certs,
     })

@@ -15,6 +15,8 @@ mod haproxy;
 mod mariadb_cli;
 mod process;
 mod relay;
+mod relay_ring;
+mod relay_tokio;
 mod relay_uring;
 mod report;
 mod sysbench;

@@ -22,21 +22,39 @@ pub struct RelayArgs {
     to: SocketAddr,
     /// One thread with io_uring instead of two blocking threads per connection
     /// ([`crate::relay_uring`]).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["tokio", "hybrid"])]
     uring: bool,
+    /// One tokio current-thread runtime on its readiness reactor (epoll), as the gateway's
+    /// sessions ([`crate::relay_tokio`]).
+    #[arg(long, conflicts_with = "hybrid")]
+    tokio: bool,
+    /// One tokio current-thread runtime whose receives and sends go through an io_uring
+    /// ([`crate::relay_ring`]).
+    #[arg(long)]
+    hybrid: bool,
 }
 
 /// Runs the relay until the process is stopped.
 pub fn run(args: &RelayArgs) -> anyhow::Result<()> {
-    if args.uring {
+    if args.uring || args.hybrid {
         // Before listening: where io_uring is off (a seccomp filter, `kernel.io_uring_disabled`)
         // the bench sees no port and leaves the target out.
         io_uring::IoUring::new(2).context("io_uring is not available")?;
     }
     let listener = TcpListener::bind(args.listen).with_context(|| format!("listening on {}", args.listen))?;
-    println!("relay{}: {} -> {}", if args.uring { " (io_uring)" } else { "" }, args.listen, args.to);
+    let kind = match (args.uring, args.tokio, args.hybrid) {
+        (true, _, _) => " (io_uring)",
+        (_, true, _) => " (tokio)",
+        (_, _, true) => " (tokio on io_uring)",
+        _ => "",
+    };
+    println!("relay{kind}: {} -> {}", args.listen, args.to);
     if args.uring {
         return crate::relay_uring::serve(&listener, args.to);
+    }
+    if args.tokio || args.hybrid {
+        let io = if args.hybrid { crate::relay_tokio::Io::Ring } else { crate::relay_tokio::Io::Epoll };
+        return crate::relay_tokio::serve(&listener, args.to, io);
     }
     serve(&listener, args.to)
 }
@@ -99,6 +117,44 @@ mod tests {
             return;
         }
         check_relay(crate::relay_uring::serve);
+    }
+
+    #[test]
+    fn the_tokio_relay_relays_both_ways_and_passes_the_end_on() {
+        check_relay(|l, to| crate::relay_tokio::serve(l, to, crate::relay_tokio::Io::Epoll));
+        check_bulk(|l, to| crate::relay_tokio::serve(l, to, crate::relay_tokio::Io::Epoll));
+    }
+
+    #[test]
+    fn the_hybrid_relay_relays_both_ways_and_passes_the_end_on() {
+        if let Err(e) = io_uring::IoUring::new(2) {
+            println!("SKIP: io_uring is not available here: {e}");
+            return;
+        }
+        check_relay(|l, to| crate::relay_tokio::serve(l, to, crate::relay_tokio::Io::Ring));
+        // More than the sockets hold: the relay's sends find no room and must wait for it.
+        check_bulk(|l, to| crate::relay_tokio::serve(l, to, crate::relay_tokio::Io::Ring));
+    }
+
+    /// 16 MiB from the server through a relay served by `serve`, every byte in order, then EOF.
+    fn check_bulk(serve: fn(&TcpListener, SocketAddr) -> anyhow::Result<()>) {
+        const LEN: usize = 16 << 20;
+        let byte = |i: usize| (i % 251) as u8;
+        let server = TcpListener::bind("127.0.0.1:0").expect("bind server");
+        let to = server.local_addr().expect("server addr");
+        std::thread::spawn(move || {
+            let (mut s, _) = server.accept().expect("accept");
+            let data: Vec<u8> = (0..LEN).map(byte).collect();
+            s.write_all(&data).expect("bulk");
+        });
+        let relay = TcpListener::bind("127.0.0.1:0").expect("bind relay");
+        let at = relay.local_addr().expect("relay addr");
+        std::thread::spawn(move || serve(&relay, to));
+        let mut c = TcpStream::connect(at).expect("connect to the relay");
+        let mut got = Vec::with_capacity(LEN);
+        c.read_to_end(&mut got).expect("read to the end");
+        assert_eq!(got.len(), LEN, "every byte arrived, then the end");
+        assert!(got.iter().enumerate().all(|(i, &b)| b == byte(i)), "in order");
     }
 
     /// 100 requests and answers through a relay served by `serve`, then the ends both ways.

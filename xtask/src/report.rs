@@ -32,9 +32,19 @@ fn good(s: &Sample) -> bool {
 }
 
 /// Targets compared with direct and haproxy: the gateways, and the least a relay can do
-/// (`relay`, `cargo xtask relay`).
-const COMPARED: [&str; 8] =
-    ["gateway", "routed", "spliced", "gateway-plain", "gateway-base", "routed-base", "relay", "relay-uring"];
+/// (`relay` and its kin, `cargo xtask relay`).
+const COMPARED: [&str; 10] = [
+    "gateway",
+    "routed",
+    "spliced",
+    "gateway-plain",
+    "gateway-base",
+    "routed-base",
+    "relay",
+    "relay-tokio",
+    "relay-hybrid",
+    "relay-uring",
+];
 
 /// The baseline target (`--baseline-bin`) of a gateway target, if it has one.
 fn baseline_of(target: &str) -> Option<&'static str> {

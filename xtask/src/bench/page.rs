@@ -57,11 +57,14 @@ pub(super) fn result_markdown(args: &BenchArgs, rig: &Rig, table: &report::Table
              after login the kernel forwards the session's bytes.\n\n",
         );
     }
-    if rig.relay.is_some() {
+    if !rig.relays.is_empty() {
         md.push_str(
-            "`relay` and `relay-uring` read no MySQL: the least a userspace relay can do, with a \
-             thread per direction and blocking calls (`cargo xtask relay`), and on one thread with \
-             io_uring (`cargo xtask relay --uring`), for reading each proxy's cost against.\n\n",
+            "`relay`, `relay-tokio`, `relay-hybrid` and `relay-uring` read no MySQL, for reading \
+             each proxy's cost against (`cargo xtask relay`): the least a userspace relay can do \
+             with a thread per direction and blocking calls; one tokio thread on epoll, as the \
+             gateway's sessions (`--tokio`); the same runtime with its receives and sends on an \
+             io_uring (`--hybrid`); and one thread on io_uring alone, each receive linked to its send \
+             in the kernel (`--uring`).\n\n",
         );
     }
     if args.cpu {
