@@ -19,11 +19,12 @@ mod tls;
 use anyhow::{bail, Context};
 use gateway_tests::tls::ServerTlsFiles;
 use gateway_tests::{Gateway, MariaDb, MariaDbOptions};
-use relays::{start_relay, RelayKind};
+use relays::start_relay;
 use tls::Certificates;
 
 use crate::mariadb_cli::{self, Format, Login};
 use crate::process::{self, interrupted, Proc};
+use crate::relay::RelayKind;
 use crate::report::{self, Sample};
 use crate::sysbench::{self, Endpoint, Outcome, RunSpec};
 use crate::{haproxy, workspace};

@@ -34,29 +34,76 @@ pub struct RelayArgs {
     hybrid: bool,
 }
 
+/// The relays that read no MySQL, for reading each proxy's cost against (`cargo xtask relay`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayKind {
+    /// A thread per direction, blocking calls.
+    Blocking,
+    /// One tokio current-thread runtime on epoll, as the gateway's sessions (`--tokio`).
+    Tokio,
+    /// The same runtime with its receives and sends on an io_uring (`--hybrid`).
+    Hybrid,
+    /// One thread on an io_uring alone, each receive linked to its send (`--uring`).
+    Uring,
+}
+
+impl RelayKind {
+    /// Every kind, in the order the bench runs them.
+    pub const ALL: [RelayKind; 4] = [RelayKind::Blocking, RelayKind::Tokio, RelayKind::Hybrid, RelayKind::Uring];
+
+    /// Its `bench --cpu` target name.
+    pub fn target(self) -> &'static str {
+        match self {
+            RelayKind::Blocking => "relay",
+            RelayKind::Tokio => "relay-tokio",
+            RelayKind::Hybrid => "relay-hybrid",
+            RelayKind::Uring => "relay-uring",
+        }
+    }
+
+    /// The `cargo xtask relay` flag that selects it.
+    pub fn flag(self) -> Option<&'static str> {
+        match self {
+            RelayKind::Blocking => None,
+            RelayKind::Tokio => Some("--tokio"),
+            RelayKind::Hybrid => Some("--hybrid"),
+            RelayKind::Uring => Some("--uring"),
+        }
+    }
+
+    /// Whether it needs io_uring (left out of the bench where io_uring is off).
+    pub fn uses_io_uring(self) -> bool {
+        matches!(self, RelayKind::Hybrid | RelayKind::Uring)
+    }
+
+    /// The kind the command line asks for (`--uring`, `--tokio`, `--hybrid`; none: blocking).
+    fn of(args: &RelayArgs) -> RelayKind {
+        // clap lets at most one of them through.
+        match (args.uring, args.tokio, args.hybrid) {
+            (true, _, _) => RelayKind::Uring,
+            (_, true, _) => RelayKind::Tokio,
+            (_, _, true) => RelayKind::Hybrid,
+            _ => RelayKind::Blocking,
+        }
+    }
+}
+
 /// Runs the relay until the process is stopped.
 pub fn run(args: &RelayArgs) -> anyhow::Result<()> {
-    if args.uring || args.hybrid {
+    let kind = RelayKind::of(args);
+    if kind.uses_io_uring() {
         // Before listening: where io_uring is off (a seccomp filter, `kernel.io_uring_disabled`)
         // the bench sees no port and leaves the target out.
         io_uring::IoUring::new(2).context("io_uring is not available")?;
     }
     let listener = TcpListener::bind(args.listen).with_context(|| format!("listening on {}", args.listen))?;
-    let kind = match (args.uring, args.tokio, args.hybrid) {
-        (true, _, _) => " (io_uring)",
-        (_, true, _) => " (tokio)",
-        (_, _, true) => " (tokio on io_uring)",
-        _ => "",
-    };
-    println!("relay{kind}: {} -> {}", args.listen, args.to);
-    if args.uring {
-        return crate::relay_uring::serve(&listener, args.to);
+    println!("{}: {} -> {}", kind.target(), args.listen, args.to);
+    match kind {
+        RelayKind::Blocking => serve(&listener, args.to),
+        RelayKind::Tokio => crate::relay_tokio::serve(&listener, args.to, crate::relay_tokio::Io::Epoll),
+        RelayKind::Hybrid => crate::relay_tokio::serve(&listener, args.to, crate::relay_tokio::Io::Ring),
+        RelayKind::Uring => crate::relay_uring::serve(&listener, args.to),
     }
-    if args.tokio || args.hybrid {
-        let io = if args.hybrid { crate::relay_tokio::Io::Ring } else { crate::relay_tokio::Io::Epoll };
-        return crate::relay_tokio::serve(&listener, args.to, io);
-    }
-    serve(&listener, args.to)
 }
 
 /// Accepts connections on `listener` and relays each to `to`, until accepting fails.

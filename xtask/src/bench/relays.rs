@@ -4,45 +4,7 @@ use anyhow::Context;
 use gateway_tests::MariaDb;
 
 use crate::process::{self, Proc};
-
-/// The relays that read no MySQL, for reading each proxy's cost against (`cargo xtask relay`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum RelayKind {
-    /// A thread per direction, blocking calls.
-    Blocking,
-    /// One tokio current-thread runtime on epoll, as the gateway's sessions (`--tokio`).
-    Tokio,
-    /// The same runtime with its receives and sends on an io_uring (`--hybrid`).
-    Hybrid,
-    /// One thread on an io_uring alone, each receive linked to its send (`--uring`).
-    Uring,
-}
-
-impl RelayKind {
-    pub(super) const ALL: [RelayKind; 4] = [RelayKind::Blocking, RelayKind::Tokio, RelayKind::Hybrid, RelayKind::Uring];
-
-    pub(super) fn target(self) -> &'static str {
-        match self {
-            RelayKind::Blocking => "relay",
-            RelayKind::Tokio => "relay-tokio",
-            RelayKind::Hybrid => "relay-hybrid",
-            RelayKind::Uring => "relay-uring",
-        }
-    }
-
-    fn flag(self) -> Option<&'static str> {
-        match self {
-            RelayKind::Blocking => None,
-            RelayKind::Tokio => Some("--tokio"),
-            RelayKind::Hybrid => Some("--hybrid"),
-            RelayKind::Uring => Some("--uring"),
-        }
-    }
-
-    pub(super) fn uses_io_uring(self) -> bool {
-        matches!(self, RelayKind::Hybrid | RelayKind::Uring)
-    }
-}
+use crate::relay::RelayKind;
 
 /// Starts `cargo xtask relay` (this binary) of `kind` in front of `db`.
 pub(super) fn start_relay(dir: &std::path::Path, db: &MariaDb, kind: RelayKind) -> anyhow::Result<(Proc, u16)> {
