@@ -109,6 +109,27 @@ pub struct MetricsConfig {
     pub address: Option<SocketAddr>,
 }
 
+/// How sessions wait for their sockets (`[listen] session_io`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionIo {
+    /// tokio's readiness reactor on the worker threads.
+    #[default]
+    Epoll,
+    /// Session threads waiting for completions in io_uring.
+    IoUring,
+}
+
+impl SessionIo {
+    /// The config-file spelling.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SessionIo::Epoll => "epoll",
+            SessionIo::IoUring => "io_uring",
+        }
+    }
+}
+
 /// Client-facing listener settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -135,6 +156,14 @@ pub struct ListenConfig {
     /// least one (or the `TOKIO_WORKER_THREADS` environment variable). Read at start only.
     #[serde(default)]
     pub worker_threads: Option<usize>,
+    /// How 1:1 sessions wait for their sockets once logged in: `"epoll"` (tokio's reactor, on
+    /// the worker threads) or `"io_uring"` (session threads of their own, as many as
+    /// `worker_threads`, that submit every session's receives and sends in one call and wait for
+    /// their completions; docs/performance.md §4). Where io_uring is not available the gateway
+    /// logs it and uses epoll. Routed sessions always use epoll. Default `"epoll"`. Read at start
+    /// only.
+    #[serde(default)]
+    pub session_io: SessionIo,
     /// TLS for clients: `"off"` (the greeting does not offer it), `"optional"` (clients choose)
     /// or `"required"` (a client that does not switch to TLS gets ERROR 3159). Default:
     /// `"optional"` when `[tls]` has a certificate, else `"off"`; `"optional"` and `"required"`

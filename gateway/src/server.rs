@@ -64,6 +64,8 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     // closed in the background too, not only when found on reuse.
     let _reaper = shared.clusters.routed().then(|| spawn_pool_reaper(shared.clone()));
     probe_backend(&shared).await;
+    // Held until return: dropping it stops the io_uring session threads (after the drain).
+    let _session_threads = start_session_threads(&shared);
     // Held until return: dropping it detaches the steering programs (fail-open).
     let _steering = crate::dataplane::steer::start(&shared, &listener, &extra).map_err(ServerError::Steering)?;
     // Router / sk_lookup steering and the /metrics endpoint; dropping it at return detaches the
@@ -109,6 +111,29 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     drop(extra);
     drain(&shared).await;
     Ok(())
+}
+
+/// `[listen] session_io = "io_uring"`: starts the session threads 1:1 sessions will run on
+/// (`dataplane::ring`), as many as `worker_threads` (default one per two CPUs). `None`: epoll,
+/// also where io_uring is not available (logged).
+fn start_session_threads(shared: &Shared) -> Option<crate::dataplane::ring::SessionThreads> {
+    let config = shared.config();
+    if config.listen.session_io != crate::config::SessionIo::IoUring {
+        return None;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let n = config.listen.worker_threads.unwrap_or((cpus / 2).max(1));
+    match crate::dataplane::ring::SessionThreads::start(n, &tokio::runtime::Handle::current()) {
+        Ok(threads) => {
+            info!(threads = threads.len(), "1:1 sessions run on io_uring session threads");
+            let _ = shared.session_threads.set(threads.spawner());
+            Some(threads)
+        }
+        Err(e) => {
+            warn!(error = %e, "io_uring is not available; sessions use epoll");
+            None
+        }
+    }
 }
 
 /// The next client of any listener (`[listen] address` first, then `extra_addresses`).

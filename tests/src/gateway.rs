@@ -101,7 +101,11 @@ impl GatewayConfig {
             users: vec![UserEntry::native("root", "")],
             // `GATEWAY_TEST_LOG` (a `[log] level`, e.g. "debug") to see more when chasing a failure.
             log_level: std::env::var("GATEWAY_TEST_LOG").unwrap_or_else(|_| "info".into()),
-            listen_extra: Vec::new(),
+            // `GATEWAY_TEST_SESSION_IO` (`epoll` or `io_uring`): every test's 1:1 sessions on that
+            // `[listen] session_io`, to run the suite on either.
+            listen_extra: std::env::var("GATEWAY_TEST_SESSION_IO")
+                .map(|io| vec![format!("session_io = \"{io}\"")])
+                .unwrap_or_default(),
             extra_tables: Vec::new(),
         })
     }

@@ -137,6 +137,9 @@ struct Rig {
     routed: Option<RigGateway>,
     /// Without `--cluster` and `--tls`, as root: the 1:1 gateway splicing sessions, target `spliced`.
     spliced: Option<RigGateway>,
+    /// Without `--cluster` and `--tls`: the 1:1 gateway on io_uring session threads
+    /// (`[listen] session_io = "io_uring"`), target `gateway-uring`.
+    uring: Option<RigGateway>,
     /// With `--baseline-bin`: the 1:1 and routed gateways on that binary (`gateway-base`,
     /// `routed-base`).
     base: Option<Baseline>,
@@ -163,6 +166,7 @@ impl Rig {
         for (i, (kind, ..)) in self.relays.iter().enumerate() {
             t.insert(after_haproxy + i, kind.target());
         }
+        t.extend(self.uring.as_ref().map(|_| "gateway-uring"));
         t.extend(self.base.as_ref().map(|_| "gateway-base"));
         t.extend(self.routed.as_ref().map(|_| "routed"));
         t.extend(self.base.as_ref().map(|_| "routed-base"));
@@ -177,7 +181,7 @@ impl Rig {
             "haproxy" => self.haproxy_port,
             t if t.starts_with("relay") => return Endpoint::root(self.relay(t).map_or(0, |r| r.2)),
             // Every gateway but the one under test with `--tls` takes root over plain TCP.
-            "gateway-plain" | "routed" | "spliced" | "gateway-base" | "routed-base" => {
+            "gateway-plain" | "gateway-uring" | "routed" | "spliced" | "gateway-base" | "routed-base" => {
                 return Endpoint::root(self.gateway_of(target).map_or(0, |g| g.gateway.port()))
             }
             _ => self.gateway.gateway.port(),
@@ -195,6 +199,7 @@ impl Rig {
             "gateway-plain" => self.plain_gateway.as_mut(),
             "routed" => self.routed.as_mut(),
             "spliced" => self.spliced.as_mut(),
+            "gateway-uring" => self.uring.as_mut(),
             "gateway-base" => self.base.as_mut().map(|b| &mut b.gateway),
             "routed-base" => self.base.as_mut().map(|b| &mut b.routed),
             _ => None,
@@ -337,7 +342,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     println!("\nwritten to {}", md_path.display());
     // The harness deletes the gateway's directory when it stops it; keep its log for post-mortem.
     let _ = std::fs::copy(rig.gateway.gateway.log_path(), dir.join("gateway.log"));
-    for name in ["gateway-plain", "routed", "spliced", "gateway-base", "routed-base"] {
+    for name in ["gateway-plain", "gateway-uring", "routed", "spliced", "gateway-base", "routed-base"] {
         if let Some(gw) = rig.gateway_of(name) {
             let _ = std::fs::copy(gw.gateway.log_path(), dir.join(format!("{name}.log")));
         }
@@ -384,17 +389,18 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
         }
     };
 
-    let (routed, spliced) = if cluster || files.is_some() {
-        (None, None)
+    let (routed, spliced, uring) = if cluster || files.is_some() {
+        (None, None, None)
     } else {
-        (Some(start_routed_gateway(dir, &dbs[0])?), start_spliced_gateway(dir, &dbs[0])?)
+        let db = &dbs[0];
+        (Some(start_routed_gateway(dir, db)?), start_spliced_gateway(dir, db)?, Some(start_uring_gateway(dir, db)?))
     };
 
     let mut checks = vec![("haproxy", haproxy_port), ("gateway", gateway.gateway.port())];
     if let Some(plain) = &plain_gateway {
         checks.push(("gateway-plain", plain.gateway.port()));
     }
-    for (name, gw) in [("routed", &routed), ("spliced", &spliced)] {
+    for (name, gw) in [("routed", &routed), ("spliced", &spliced), ("gateway-uring", &uring)] {
         if let Some(gw) = gw {
             checks.push((name, gw.gateway.port()));
         }
@@ -411,6 +417,7 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
         plain_gateway,
         routed,
         spliced,
+        uring,
         base: None,
         haproxy,
         haproxy_port,
@@ -430,6 +437,13 @@ fn routed_config(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<String> 
     let mut toml = workspace::gateway_config(port, db.addr())?.to_toml();
     toml.push_str(&cluster::single_server_routing(dir, db)?);
     Ok(toml)
+}
+
+/// The `gateway-uring` target: 1:1 with its sessions on io_uring session threads.
+fn start_uring_gateway(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<RigGateway> {
+    let mut config = workspace::gateway_config(process::free_port()?, db.addr())?;
+    config.listen_extra.push("session_io = \"io_uring\"".into());
+    start_named(dir, "gateway-uring", config.to_toml(), None)
 }
 
 /// `--baseline-bin`: the 1:1 and routed gateways again, on `bin`, with the same settings.

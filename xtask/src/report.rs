@@ -33,8 +33,9 @@ fn good(s: &Sample) -> bool {
 
 /// Targets compared with direct and haproxy: the gateways, and the least a relay can do
 /// (`relay` and its kin, `cargo xtask relay`).
-const COMPARED: [&str; 10] = [
+const COMPARED: [&str; 11] = [
     "gateway",
+    "gateway-uring",
     "routed",
     "spliced",
     "gateway-plain",

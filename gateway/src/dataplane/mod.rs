@@ -8,6 +8,7 @@
 mod counter;
 pub mod modes;
 pub mod netns;
+pub mod ring;
 pub mod splice;
 pub(crate) mod status;
 pub mod steer;

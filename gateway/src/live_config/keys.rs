@@ -187,6 +187,13 @@ pub static KEYS: &[Key] = &[
         set: None,
     },
     Key {
+        name: "listen.session_io",
+        info: "how 1:1 sessions wait for their sockets: epoll or io_uring",
+        effect: Effect::Restart,
+        get: |c| c.listen.session_io.name().to_string(),
+        set: None,
+    },
+    Key {
         name: "listen.server_version",
         info: "server version announced to clients (empty: the backend's)",
         effect: Effect::Restart,

@@ -41,8 +41,10 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
             Ok(None) => return,
             Err(_) => return debug!("handshake timed out"),
         };
-        let result = run(&mut client, hello, deadline, peer, &shared, id, (backend_addr, dialled)).await;
-        finish(&mut client, result).await;
+        // `None`: the session ran on a session thread, which finished it.
+        if let Some(result) = run(&mut client, hello, deadline, peer, &shared, id, (backend_addr, dialled)).await {
+            finish(&mut client, result).await;
+        }
     }
     .instrument(span)
     .await
@@ -104,22 +106,43 @@ async fn run(
     hello: Hello,
     deadline: Instant,
     peer: SocketAddr,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     id: u32,
     (backend_addr, dialled): (SocketAddr, Option<SocketAddr>),
-) -> Result<(), SessionError> {
+) -> Option<Result<(), SessionError>> {
     let login =
         tokio::time::timeout_at(deadline.into(), client_auth::accept(client, shared, hello, peer.ip(), dialled))
             .await
-            .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")))??;
+            .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")));
+    let login = match login {
+        Ok(Ok(login)) => login,
+        Ok(Err(e)) | Err(e) => return Some(Err(e)),
+    };
     // With [routing], every session is routed per statement by its cluster's planner, except
     // the data plane's passthrough users (pinned to one backend from login, spliceable).
     if let Some(planner) = login.planner.clone() {
         let passthrough =
             shared.config().dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
         if !passthrough {
-            return super::routed::serve(client, shared, planner, id, (peer, dialled), login).await;
+            return Some(super::routed::serve(client, shared, planner, id, (peer, dialled), login).await);
         }
     }
-    super::proxy::serve(client, shared, login, (peer, dialled), id, backend_addr).await
+    // io_uring session threads: a plain-TCP 1:1 session moves to one for the rest of its life.
+    if let Some(threads) = shared.session_threads.get().filter(|_| client.io.plain().is_some()) {
+        let mut client = std::mem::replace(client, Wire::new(Stream::Detached));
+        let (done, ended) = tokio::sync::oneshot::channel();
+        let shared = shared.clone();
+        let session = async move {
+            let result = super::proxy::serve(&mut client, &shared, login, (peer, dialled), id, backend_addr).await;
+            finish(&mut client, result).await;
+            let _ = done.send(());
+        };
+        threads.spawn(session.in_current_span());
+        // Held here until the session ends: the drain and the connection gauge count it.
+        if ended.await.is_err() {
+            info!("session ended abnormally on its session thread");
+        }
+        return None;
+    }
+    Some(super::proxy::serve(client, shared, login, (peer, dialled), id, backend_addr).await)
 }

@@ -51,6 +51,9 @@ pub(super) async fn serve(
     // A kill ends an idle session at once and a streaming answer with the kill's error (the
     // relay watches the signal); other steps of a command finish first.
     session.killed = Some(session.reg.killed.clone());
+    // On an io_uring session thread both plain legs move to its ring (`dataplane::ring`).
+    session.front.wire.io.to_ring().map_err(|e| SessionError::Client(ProtocolError::Io(e)))?;
+    session.link.backend.wire.io.to_ring().map_err(|e| SessionError::Backend(ProtocolError::Io(e)))?;
     command_loop::run(&mut session).await
 }
 

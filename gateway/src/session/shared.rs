@@ -74,6 +74,9 @@ pub struct Shared {
     pub shapes: crate::sql::shape::ShapeCache,
     /// The servers' accounts (`[auth] accounts = "servers"`), `None` otherwise.
     pub accounts: Option<crate::accounts::ServerAccounts>,
+    /// The io_uring session threads 1:1 sessions run on (`[listen] session_io = "io_uring"`),
+    /// once started.
+    pub session_threads: std::sync::OnceLock<crate::dataplane::ring::Spawner>,
 }
 
 impl Shared {
@@ -127,6 +130,7 @@ impl Shared {
             sha2_cache: Mutex::new(HashSet::new()),
             rsa: tokio::sync::OnceCell::new(),
             profile: RwLock::new(profile),
+            session_threads: std::sync::OnceLock::new(),
         }
     }
 

@@ -16,26 +16,45 @@ pub enum Stream {
     Server(Box<tokio_rustls::server::TlsStream<TcpStream>>),
     /// TLS to a database server: the gateway is the TLS client.
     Client(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    /// Plain TCP on a session thread's io_uring ([`Stream::to_ring`]); used on that thread only.
+    Ring(crate::dataplane::ring::RingStream),
     /// The socket was handed to the kernel splice ([`Stream::detach`]); reads and writes fail.
     Detached,
 }
 
 impl Stream {
-    /// The TCP socket underneath (socket options, peeks, addresses). Never read or write it
-    /// directly when the stream is TLS.
-    /// `None` once detached.
+    /// The tokio TCP socket underneath (socket options, peeks, addresses). Never read or write
+    /// it directly when the stream is TLS.
+    /// `None` once detached or on a session thread's ring.
     pub fn tcp(&self) -> Option<&TcpStream> {
         match self {
             Stream::Plain(s) => Some(s),
             Stream::Server(s) => Some(s.get_ref().0),
             Stream::Client(s) => Some(s.get_ref().0),
-            Stream::Detached => None,
+            Stream::Ring(_) | Stream::Detached => None,
         }
     }
 
     /// The TCP peer's address (the server of a backend connection).
     pub fn peer_addr(&self) -> io::Result<std::net::SocketAddr> {
-        self.tcp().ok_or_else(detached)?.peer_addr()
+        match self {
+            Stream::Ring(s) => s.peer_addr(),
+            _ => self.tcp().ok_or_else(detached)?.peer_addr(),
+        }
+    }
+
+    /// Moves a plain socket from tokio's reactor to this session thread's ring
+    /// (`dataplane::ring`); nothing changes for a TLS or detached stream, or off a session
+    /// thread. On failure the stream is detached (its socket is closed).
+    pub fn to_ring(&mut self) -> io::Result<()> {
+        if !crate::dataplane::ring::on_session_thread() {
+            return Ok(());
+        }
+        match std::mem::replace(self, Stream::Detached) {
+            Stream::Plain(s) => *self = Stream::Ring(crate::dataplane::ring::RingStream::new(s.into_std()?)?),
+            other => *self = other,
+        }
+        Ok(())
     }
 
     /// Takes a plain socket out of tokio's reactor for the kernel splice, whose supervisor
@@ -68,7 +87,7 @@ impl Stream {
     /// (logs); `None` for plain TCP.
     pub fn cipher(&self) -> Option<String> {
         let (version, suite) = match self {
-            Stream::Plain(_) | Stream::Detached => return None,
+            Stream::Plain(_) | Stream::Ring(_) | Stream::Detached => return None,
             Stream::Server(s) => (s.get_ref().1.protocol_version(), s.get_ref().1.negotiated_cipher_suite()),
             Stream::Client(s) => (s.get_ref().1.protocol_version(), s.get_ref().1.negotiated_cipher_suite()),
         };
@@ -88,6 +107,7 @@ impl AsyncRead for Stream {
             Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Server(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Client(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Ring(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Detached => Poll::Ready(Err(detached())),
         }
     }
@@ -99,6 +119,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Server(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Client(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Ring(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Detached => Poll::Ready(Err(detached())),
         }
     }
@@ -108,6 +129,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_flush(cx),
             Stream::Server(s) => Pin::new(s).poll_flush(cx),
             Stream::Client(s) => Pin::new(s).poll_flush(cx),
+            Stream::Ring(s) => Pin::new(s).poll_flush(cx),
             Stream::Detached => Poll::Ready(Ok(())),
         }
     }
@@ -117,6 +139,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Server(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Client(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Ring(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Detached => Poll::Ready(Ok(())),
         }
     }
@@ -130,6 +153,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Server(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Client(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Ring(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Detached => Poll::Ready(Err(detached())),
         }
     }
@@ -139,6 +163,7 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => s.is_write_vectored(),
             Stream::Server(s) => s.is_write_vectored(),
             Stream::Client(s) => s.is_write_vectored(),
+            Stream::Ring(s) => s.is_write_vectored(),
             Stream::Detached => false,
         }
     }

@@ -1,0 +1,199 @@
+//! The ring of a session thread and its table of operations: each submitted entry has a slot,
+//! whose index is the entry's `user_data`, holding the task to wake or the result.
+
+use std::cell::RefCell;
+use std::io;
+use std::task::{Context, Poll, Waker};
+
+use io_uring::{squeue, IoUring};
+
+/// The `user_data` of the entries that are not in the table (the executor's wake-up read).
+pub(super) const WAKE: u64 = u64::MAX;
+
+/// One operation's place in the table.
+enum Slot {
+    Free,
+    /// Submitted: wake this task when it completes.
+    Waiting(Option<Waker>),
+    /// Completed with this result, not yet taken.
+    Done(i32),
+    /// Its owner was dropped while the kernel still had its buffer: kept until the completion.
+    Orphan(#[allow(dead_code)] Vec<u8>),
+}
+
+/// The thread's ring and its operations.
+pub(super) struct Ring {
+    ring: IoUring,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+}
+
+thread_local! {
+    static RING: RefCell<Option<Ring>> = const { RefCell::new(None) };
+}
+
+/// Sets up this thread's ring. Completions are only run when the thread asks for them
+/// (`DEFER_TASKRUN`): the thread is never interrupted while it works, and it waits for them in
+/// `io_uring_enter` alone (docs/performance.md §4: a thread asleep elsewhere misses them).
+pub(super) fn install(entries: u32) -> io::Result<()> {
+    let ring = IoUring::builder().setup_single_issuer().setup_defer_taskrun().build(entries)?;
+    RING.with(|r| *r.borrow_mut() = Some(Ring { ring, slots: Vec::new(), free: Vec::new() }));
+    Ok(())
+}
+
+/// Whether this thread has a ring (a session thread).
+pub(super) fn installed() -> bool {
+    RING.with(|r| r.try_borrow().map(|r| r.is_some()).unwrap_or(true))
+}
+
+/// Queues `entry`, whose buffer the caller keeps alive and untouched until the slot completes
+/// or is [`orphan`]ed with it; returns the slot. Fails on a thread without a ring.
+///
+/// # Safety
+/// The memory `entry` points at must stay valid until its completion has been taken with
+/// [`poll`], or be handed to [`orphan`].
+pub(super) unsafe fn submit(entry: squeue::Entry) -> io::Result<usize> {
+    RING.with(|r| {
+        let mut r = r.try_borrow_mut().map_err(|_| not_here())?;
+        let r = r.as_mut().ok_or_else(not_here)?;
+        let slot = r.free.pop().unwrap_or_else(|| {
+            r.slots.push(Slot::Free);
+            r.slots.len() - 1
+        });
+        r.slots[slot] = Slot::Waiting(None);
+        let entry = entry.user_data(slot as u64);
+        // SAFETY: the caller keeps the entry's memory valid until its completion.
+        while unsafe { r.ring.submission().push(&entry) }.is_err() {
+            // Full: submit what is queued to make room; completions are taken by the executor.
+            r.ring.submit()?;
+        }
+        Ok(slot)
+    })
+}
+
+/// Queues an entry that is not in the table (its `user_data` is set by the caller).
+///
+/// # Safety
+/// As [`submit`]: its memory must stay valid until it completes.
+pub(super) unsafe fn submit_untracked(entry: &squeue::Entry) -> io::Result<()> {
+    RING.with(|r| {
+        let mut r = r.try_borrow_mut().map_err(|_| not_here())?;
+        let r = r.as_mut().ok_or_else(not_here)?;
+        // SAFETY: as the caller promised.
+        while unsafe { r.ring.submission().push(entry) }.is_err() {
+            r.ring.submit()?;
+        }
+        Ok(())
+    })
+}
+
+/// The result of `slot` (the slot is freed), or `Pending` with the task's waker kept.
+pub(super) fn poll(slot: usize, cx: &Context<'_>) -> Poll<i32> {
+    RING.with(|r| {
+        let mut r = r.borrow_mut();
+        let Some(r) = r.as_mut() else { return Poll::Ready(-libc::ENXIO) };
+        match r.slots.get_mut(slot) {
+            Some(Slot::Done(res)) => {
+                let res = *res;
+                r.slots[slot] = Slot::Free;
+                r.free.push(slot);
+                Poll::Ready(res)
+            }
+            Some(Slot::Waiting(w)) => {
+                if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *w = Some(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+            Some(Slot::Free | Slot::Orphan(_)) | None => Poll::Ready(-libc::EINVAL),
+        }
+    })
+}
+
+/// The owner of `slot` is gone: `buf`, which the kernel may still use, lives in the slot until
+/// the completion. Where the table cannot be reached, the buffer is leaked rather than freed
+/// under the kernel.
+pub(super) fn orphan(slot: usize, buf: Vec<u8>) {
+    RING.with(|r| {
+        let Ok(mut r) = r.try_borrow_mut() else { return std::mem::forget(buf) };
+        let Some(r) = r.as_mut() else { return std::mem::forget(buf) };
+        match r.slots.get(slot) {
+            Some(Slot::Done(_)) => {
+                r.slots[slot] = Slot::Free;
+                r.free.push(slot);
+            }
+            Some(Slot::Waiting(_)) => r.slots[slot] = Slot::Orphan(buf),
+            Some(Slot::Free | Slot::Orphan(_)) | None => std::mem::forget(buf),
+        }
+    });
+}
+
+/// Submits what is queued and, when `wait`, sleeps until at least one completion; then records
+/// every completion and returns the wakers of their tasks and whether the wake-up read
+/// completed.
+pub(super) fn enter(wait: bool, wakers: &mut Vec<Waker>) -> io::Result<bool> {
+    RING.with(|r| {
+        let mut r = r.try_borrow_mut().map_err(|_| not_here())?;
+        let Ring { ring, slots, free } = r.as_mut().ok_or_else(not_here)?;
+        let submitted = if wait { ring.submit_and_wait(1) } else { ring.submit() };
+        match submitted {
+            Ok(_) => {}
+            // A signal, or completions to take first: take them and come back.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)) => {}
+            Err(e) => return Err(e),
+        }
+        let mut woken = false;
+        for cqe in ring.completion() {
+            if cqe.user_data() == WAKE {
+                woken = true;
+                continue;
+            }
+            let Ok(i) = usize::try_from(cqe.user_data()) else { continue };
+            let Some(slot) = slots.get_mut(i) else { continue };
+            match std::mem::replace(slot, Slot::Done(cqe.result())) {
+                Slot::Waiting(w) => wakers.extend(w),
+                Slot::Orphan(_) | Slot::Free | Slot::Done(_) => {
+                    *slot = Slot::Free;
+                    free.push(i);
+                }
+            }
+        }
+        Ok(woken)
+    })
+}
+
+/// Submits what is queued without waiting (before a descriptor they name is closed).
+pub(super) fn submit_queued() {
+    RING.with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            if let Some(r) = r.as_mut() {
+                if !r.ring.submission().is_empty() {
+                    let _ = r.ring.submit();
+                }
+            }
+        }
+    });
+}
+
+
+/// Drops the thread's ring at the executor's end. Orphaned buffers are leaked: the kernel
+/// cancels their operations after the ring's descriptor is closed, not before.
+pub(super) fn uninstall() {
+    RING.with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            if let Some(ring) = r.take() {
+                for slot in ring.slots {
+                    if let Slot::Orphan(buf) = slot {
+                        std::mem::forget(buf);
+                    }
+                }
+                drop(ring.ring);
+            }
+        }
+    });
+}
+
+/// The error of an operation on a thread without a ring.
+fn not_here() -> io::Error {
+    io::Error::other("io_uring operation outside a session thread")
+}

@@ -1,0 +1,209 @@
+//! A TCP connection whose receives and sends go through the session thread's ring, behind
+//! tokio's `AsyncRead` / `AsyncWrite`. A receive waits in the kernel until data comes; a write
+//! is copied and sent behind the caller's back (at most one send in flight), so that the sends
+//! and receives of every session that ran are submitted together.
+
+use std::io;
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use io_uring::{opcode, types};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::ops;
+
+/// The first receive buffer; it doubles (up to [`MAX_RECV`]) each time a receive fills it.
+const FIRST_RECV: usize = 16 * 1024;
+/// The largest receive buffer.
+const MAX_RECV: usize = 256 * 1024;
+
+/// A connection of a session thread (its operations are on that thread's ring).
+#[derive(Debug)]
+pub struct RingStream {
+    sock: TcpStream,
+    /// Received bytes not yet read are `rbuf[rstart..rend]`; the kernel has `rbuf` while
+    /// `recv` is set.
+    rbuf: Vec<u8>,
+    rstart: usize,
+    rend: usize,
+    recv: Option<usize>,
+    /// The peer closed its side (a receive returned 0).
+    eof: bool,
+    /// Bytes accepted and not yet sent are `wbuf[wsent..]`; the kernel has `wbuf` while `send`
+    /// is set.
+    wbuf: Vec<u8>,
+    wsent: usize,
+    send: Option<usize>,
+    /// A send failed after its bytes were accepted: the next write or flush reports it.
+    failed: Option<io::Error>,
+}
+
+impl RingStream {
+    /// Takes over `sock` (made blocking: the ring waits for it).
+    pub fn new(sock: TcpStream) -> io::Result<RingStream> {
+        sock.set_nonblocking(false)?;
+        Ok(RingStream {
+            sock,
+            rbuf: vec![0; FIRST_RECV],
+            rstart: 0,
+            rend: 0,
+            recv: None,
+            eof: false,
+            wbuf: Vec::new(),
+            wsent: 0,
+            send: None,
+            failed: None,
+        })
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.sock.peer_addr()
+    }
+
+    /// The socket (options and addresses only; never read or write it directly).
+    pub fn socket(&self) -> &TcpStream {
+        &self.sock
+    }
+
+    /// Waits for the receive in flight, or starts one; `Ready` once `rbuf` has bytes or the
+    /// stream ended.
+    fn poll_fill(&mut self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            if self.rstart < self.rend || self.eof {
+                return Poll::Ready(Ok(()));
+            }
+            let Some(slot) = self.recv else {
+                let entry =
+                    opcode::Recv::new(types::Fd(self.sock.as_raw_fd()), self.rbuf.as_mut_ptr(), len32(self.rbuf.len()))
+                        .build();
+                // SAFETY: `rbuf` is neither touched nor freed while `recv` is set; a drop hands
+                // it to the slot (`Drop`).
+                self.recv = Some(unsafe { ops::submit(entry) }?);
+                continue;
+            };
+            let res = std::task::ready!(ops::poll(slot, cx));
+            self.recv = None;
+            let n = result(res)?;
+            if n == 0 {
+                self.eof = true;
+            } else {
+                (self.rstart, self.rend) = (0, n);
+                if n == self.rbuf.len() && n < MAX_RECV {
+                    // Filled: the next one may take more. Only grown while nothing is pending.
+                    let mut bigger = vec![0; n * 2];
+                    bigger[..n].copy_from_slice(&self.rbuf[..n]);
+                    self.rbuf = bigger;
+                }
+            }
+        }
+    }
+
+    /// Waits until no send is in flight (sending what a short send left); `Err` for a failed one.
+    fn poll_sent(&mut self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+        while let Some(slot) = self.send {
+            let res = std::task::ready!(ops::poll(slot, cx));
+            self.send = None;
+            match result(res) {
+                Ok(0) => self.failed = Some(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.wsent += n;
+                    if self.wsent < self.wbuf.len() {
+                        self.start_send()?;
+                    }
+                }
+                Err(e) => self.failed = Some(e),
+            }
+        }
+        match self.failed.take() {
+            Some(e) => {
+                // Reported once; later writes find the socket's own error.
+                Poll::Ready(Err(e))
+            }
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn start_send(&mut self) -> io::Result<()> {
+        let rest = &self.wbuf[self.wsent..];
+        let entry = opcode::Send::new(types::Fd(self.sock.as_raw_fd()), rest.as_ptr(), len32(rest.len()))
+            .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+            .build();
+        // SAFETY: `wbuf` is neither touched nor freed while `send` is set; a drop hands it to the
+        // slot (`Drop`).
+        self.send = Some(unsafe { ops::submit(entry) }?);
+        Ok(())
+    }
+}
+
+impl AsyncRead for RingStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        std::task::ready!(this.poll_fill(cx))?;
+        let n = buf.remaining().min(this.rend - this.rstart);
+        buf.put_slice(&this.rbuf[this.rstart..this.rstart + n]);
+        this.rstart += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for RingStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        std::task::ready!(this.poll_sent(cx))?;
+        if data.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        this.wbuf.clear();
+        this.wbuf.extend_from_slice(data);
+        this.wsent = 0;
+        this.start_send()?;
+        Poll::Ready(Ok(data.len()))
+    }
+
+    /// The bytes are with the ring: submitted at the thread's next `io_uring_enter`, before it
+    /// sleeps. A send that failed since is reported here.
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        Poll::Ready(this.failed.take().map_or(Ok(()), Err))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        std::task::ready!(this.poll_sent(cx))?;
+        Poll::Ready(this.sock.shutdown(Shutdown::Write))
+    }
+}
+
+impl Drop for RingStream {
+    fn drop(&mut self) {
+        if self.recv.is_none() && self.send.is_none() {
+            return;
+        }
+        if let Some(slot) = self.recv.take() {
+            // The receive would wait for data that may never come, keeping the socket open:
+            // shutting the read side ends it now; the close follows its completion.
+            let _ = self.sock.shutdown(Shutdown::Read);
+            ops::orphan(slot, std::mem::take(&mut self.rbuf));
+        }
+        if let Some(slot) = self.send.take() {
+            // The send finishes in the kernel; the socket closes after it.
+            ops::orphan(slot, std::mem::take(&mut self.wbuf));
+        }
+        // Entries still queued name the descriptor by number: the kernel must take the socket
+        // before the number is closed and perhaps reused.
+        ops::submit_queued();
+    }
+}
+
+/// A completion's result as a count or an error.
+fn result(res: i32) -> io::Result<usize> {
+    usize::try_from(res).map_err(|_| io::Error::from_raw_os_error(-res))
+}
+
+/// A buffer length as the entry's 32-bit length (buffers are far smaller).
+fn len32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,181 @@
+//! Session threads with real loopback sockets: bytes in order both ways, ends, wakes from other
+//! threads, tokio's timers, a panicking task.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::{on_session_thread, RingStream, SessionThreads};
+
+/// Long enough for a loaded CI machine; only a failure waits this long.
+const WAIT: Duration = Duration::from_secs(20);
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime")
+}
+
+fn threads(rt: &tokio::runtime::Runtime, n: usize) -> Option<SessionThreads> {
+    match SessionThreads::start(n, rt.handle()) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            println!("SKIP: io_uring is not available here: {e}");
+            None
+        }
+    }
+}
+
+/// A connected pair of loopback sockets.
+fn pair() -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let near = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+    let (far, _) = listener.accept().expect("accept");
+    (near, far)
+}
+
+/// On a session thread: answers every chunk with the chunk's bytes plus one, until the end,
+/// then shuts its side.
+async fn plus_one(sock: TcpStream, done: mpsc::Sender<Result<usize, String>>) {
+    let result = async {
+        let mut s = RingStream::new(sock).map_err(|e| e.to_string())?;
+        let mut buf = vec![0u8; 7000];
+        let mut total = 0;
+        loop {
+            let n = s.read(&mut buf).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                break;
+            }
+            total += n;
+            let out: Vec<u8> = buf[..n].iter().map(|b| b.wrapping_add(1)).collect();
+            s.write_all(&out).await.map_err(|e| e.to_string())?;
+            s.flush().await.map_err(|e| e.to_string())?;
+        }
+        s.shutdown().await.map_err(|e| e.to_string())?;
+        Ok(total)
+    }
+    .await;
+    let _ = done.send(result);
+}
+
+#[test]
+fn a_session_thread_moves_bytes_in_order_both_ways_and_passes_the_end_on() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    let (mut near, far) = pair();
+    let (tx, rx) = mpsc::channel();
+    threads.spawn(plus_one(far, tx));
+    // 4 MiB, more than a socket buffer: the sends must wait for room and come out whole.
+    let data: Vec<u8> = (0..4 << 20).map(|i: u32| (i % 251) as u8).collect();
+    let mut writer = near.try_clone().expect("clone");
+    let sent = data.clone();
+    let send = std::thread::spawn(move || {
+        writer.write_all(&sent).expect("write");
+        writer.shutdown(Shutdown::Write).expect("shutdown");
+    });
+    near.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut back = Vec::new();
+    near.read_to_end(&mut back).expect("read to the end");
+    send.join().expect("sender");
+    assert_eq!(back.len(), data.len());
+    assert!(back.iter().zip(&data).all(|(b, d)| *b == d.wrapping_add(1)), "bytes changed or reordered");
+    assert_eq!(rx.recv_timeout(WAIT).expect("task ended"), Ok(data.len()));
+}
+
+#[test]
+fn many_sessions_on_one_thread_each_get_their_own_answers() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    let (tx, rx) = mpsc::channel();
+    let mut clients = Vec::new();
+    for _ in 0..40 {
+        let (near, far) = pair();
+        threads.spawn(plus_one(far, tx.clone()));
+        near.set_read_timeout(Some(WAIT)).expect("timeout");
+        clients.push(near);
+    }
+    for round in 0..50u8 {
+        for (i, c) in clients.iter_mut().enumerate() {
+            c.write_all(&[i as u8, round]).expect("write");
+        }
+        for (i, c) in clients.iter_mut().enumerate() {
+            let mut got = [0u8; 2];
+            c.read_exact(&mut got).expect("answer");
+            assert_eq!(got, [i as u8 + 1, round + 1], "session {i} round {round}");
+        }
+    }
+    for c in &clients {
+        c.shutdown(Shutdown::Write).expect("shutdown");
+    }
+    for _ in 0..clients.len() {
+        assert_eq!(rx.recv_timeout(WAIT).expect("task ended"), Ok(100));
+    }
+}
+
+#[test]
+fn a_dropped_stream_closes_its_socket_though_a_receive_was_waiting() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    let (mut near, far) = pair();
+    let (tx, rx) = mpsc::channel();
+    threads.spawn(async move {
+        let mut s = match RingStream::new(far) {
+            Ok(s) => s,
+            Err(e) => return drop(tx.send(Err(e.to_string()))),
+        };
+        let mut buf = [0u8; 16];
+        // The receive waits in the kernel; the timeout drops the read, then the stream.
+        let read = tokio::time::timeout(Duration::from_millis(50), s.read(&mut buf)).await;
+        let _ = tx.send(Ok(read.is_err()));
+    });
+    assert_eq!(rx.recv_timeout(WAIT).expect("task ended"), Ok(true), "the read should have been waiting");
+    near.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut rest = Vec::new();
+    assert_eq!(near.read_to_end(&mut rest).expect("the close reaches the peer"), 0);
+}
+
+#[test]
+fn tasks_are_woken_from_other_threads_and_by_tokios_timers() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 2) else { return };
+    let (tx, rx) = mpsc::channel();
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<u32>();
+    let done = tx.clone();
+    threads.spawn(async move {
+        let on_ring = on_session_thread();
+        let got = go_rx.await.unwrap_or(0);
+        let _ = done.send((on_ring, got));
+    });
+    threads.spawn(async move {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let _ = tx.send((on_session_thread(), 7));
+    });
+    assert_eq!(rx.recv_timeout(WAIT).expect("the timer's task"), (true, 7));
+    go_tx.send(42).expect("send");
+    assert_eq!(rx.recv_timeout(WAIT).expect("the woken task"), (true, 42));
+    assert!(!on_session_thread(), "the test's thread has no ring");
+}
+
+#[test]
+fn a_panicking_task_leaves_the_thread_serving_the_others() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    let (tx, rx) = mpsc::channel();
+    threads.spawn(async { panic!("a session's bug") });
+    threads.spawn(async move {
+        let _ = tx.send(on_session_thread());
+    });
+    assert_eq!(rx.recv_timeout(WAIT), Ok(true));
+}
+
+#[test]
+fn a_ring_stream_used_off_a_session_thread_fails_cleanly() {
+    let (_near, far) = pair();
+    let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let err = rt.block_on(async {
+        let mut s = RingStream::new(far).expect("stream");
+        s.read(&mut [0u8; 4]).await.expect_err("no ring on this thread")
+    });
+    assert!(err.to_string().contains("session thread"), "{err}");
+}
