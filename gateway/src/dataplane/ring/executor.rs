@@ -52,7 +52,8 @@ impl Inner {
 
     /// Runs `future` on the thread.
     pub(super) fn spawn(self: &Arc<Self>, future: BoxFuture) {
-        let task = Arc::new(Task { future: Mutex::new(Some(future)), queued: AtomicBool::new(true), inner: self.clone() });
+        let task =
+            Arc::new(Task { future: Mutex::new(Some(future)), queued: AtomicBool::new(true), inner: self.clone() });
         self.queue().push_back(task);
         self.notify();
     }
@@ -141,7 +142,8 @@ pub(super) fn run(inner: &Arc<Inner>) {
 
 /// Keeps a read of the eventfd in the ring, so that another thread's wake ends the wait.
 fn arm_wake_read(inner: &Inner, counter: &mut [u8; 8]) -> std::io::Result<()> {
-    let entry = opcode::Read::new(types::Fd(inner.eventfd.as_raw_fd()), counter.as_mut_ptr(), 8).build().user_data(ops::WAKE);
+    let entry =
+        opcode::Read::new(types::Fd(inner.eventfd.as_raw_fd()), counter.as_mut_ptr(), 8).build().user_data(ops::WAKE);
     // SAFETY: `counter` is never freed and is plain bytes.
     unsafe { ops::submit_untracked(&entry) }
 }

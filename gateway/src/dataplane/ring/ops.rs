@@ -175,7 +175,6 @@ pub(super) fn submit_queued() {
     });
 }
 
-
 /// Drops the thread's ring at the executor's end. Orphaned buffers are leaked: the kernel
 /// cancels their operations after the ring's descriptor is closed, not before.
 pub(super) fn uninstall() {

@@ -14,10 +14,14 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::ops;
 
-/// The first receive buffer; it doubles (up to [`MAX_RECV`]) each time a receive fills it.
-const FIRST_RECV: usize = 16 * 1024;
+/// The first receive buffer; it doubles (up to [`MAX_RECV`]) each time a receive fills it, and
+/// is back to this size after a small receive. An idle session's client leg keeps a receive,
+/// hence this buffer, in the kernel.
+const FIRST_RECV: usize = 4 * 1024;
 /// The largest receive buffer.
 const MAX_RECV: usize = 256 * 1024;
+/// The largest send buffer kept after its send.
+const KEEP_SEND: usize = 64 * 1024;
 
 /// A connection of a session thread (its operations are on that thread's ring).
 #[derive(Debug)]
@@ -76,6 +80,10 @@ impl RingStream {
                 return Poll::Ready(Ok(()));
             }
             let Some(slot) = self.recv else {
+                if self.rbuf.len() > FIRST_RECV && self.rend <= FIRST_RECV / 2 {
+                    // The last receive was small: a large answer is over.
+                    self.rbuf = vec![0; FIRST_RECV];
+                }
                 let entry =
                     opcode::Recv::new(types::Fd(self.sock.as_raw_fd()), self.rbuf.as_mut_ptr(), len32(self.rbuf.len()))
                         .build();
@@ -155,6 +163,9 @@ impl AsyncWrite for RingStream {
         std::task::ready!(this.poll_sent(cx))?;
         if data.is_empty() {
             return Poll::Ready(Ok(0));
+        }
+        if this.wbuf.capacity() > KEEP_SEND {
+            this.wbuf = Vec::new();
         }
         this.wbuf.clear();
         this.wbuf.extend_from_slice(data);

@@ -1,0 +1,180 @@
+//! `[listen] session_io = "io_uring"`: 1:1 sessions on io_uring session threads. The server's
+//! general log says every statement ran; the ring's own counters (its `fdinfo`) say the bytes went
+//! through the ring and not through epoll; and a session thread keeps serving through what ends
+//! a session badly: a client gone in the middle of an answer, a KILL from another session, a
+//! drain.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use gateway_tests::mysql::{connect, err_code, query_one};
+use gateway_tests::stack::{shared, Stack};
+use gateway_tests::{Gateway, GatewayConfig, MariaDb};
+use mysql_async::prelude::*;
+
+static STACK: OnceLock<Result<Stack, String>> = OnceLock::new();
+
+/// The line the gateway logs when its session threads started.
+const STARTED: &str = "1:1 sessions run on io_uring session threads";
+/// The line it logs when it falls back to epoll.
+const UNAVAILABLE: &str = "io_uring is not available; sessions use epoll";
+
+fn on_uring(mut c: GatewayConfig) -> GatewayConfig {
+    c.listen_extra.retain(|l| !l.starts_with("session_io"));
+    c.listen_extra.push("session_io = \"io_uring\"".into());
+    c
+}
+
+fn stack() -> &'static Stack {
+    shared(&STACK, || Stack::start("session-io", |_| Ok(()), on_uring))
+}
+
+/// Whether the gateway runs session threads: it must, unless it logged that io_uring is not
+/// available here (then the test prints SKIP).
+fn uring_running(gw: &Gateway) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
+        if log.contains(STARTED) {
+            return true;
+        }
+        if let Some(line) = log.lines().find(|l| l.contains(UNAVAILABLE)) {
+            println!("SKIP: io_uring is not available here: {line}");
+            return false;
+        }
+        assert!(Instant::now() < deadline, "the gateway logged neither {STARTED:?} nor {UNAVAILABLE:?}:\n{log}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Completions the gateway's rings have posted so far (`CqTail` of each io_uring descriptor).
+fn ring_completions(pid: u32) -> u64 {
+    let mut total = 0;
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return 0 };
+    for fd in fds.flatten() {
+        let is_ring = std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().contains("io_uring"));
+        if !is_ring {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_string_lossy()))
+            .unwrap_or_default();
+        total += info
+            .lines()
+            .find_map(|l| l.strip_prefix("CqTail:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    total
+}
+
+/// Waits until `cond` holds, up to `timeout`; whether it did.
+fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+#[tokio::test]
+async fn statements_go_through_the_ring_and_each_runs_on_the_server() {
+    let s = stack();
+    if !uring_running(&s.gw) {
+        return;
+    }
+    let mut c = connect(&s.gw_url("root", "", Some("mysql"))).await.unwrap_or_else(|e| panic!("{e:?}\n{}", s.gw_log()));
+    let before = ring_completions(s.gw.pid());
+    const N: usize = 300;
+    for i in 0..N {
+        let got = query_one(&mut c, &format!("SELECT 'ring-marker-{i}'")).await.unwrap();
+        assert_eq!(got.as_deref(), Some(format!("ring-marker-{i}").as_str()));
+    }
+    let after = ring_completions(s.gw.pid());
+    // A statement is a receive and a send on each leg: four completions at least.
+    assert!(after - before >= 4 * N as u64, "the ring completed {} operations for {N} statements", after - before);
+    let log = s.db.general_log();
+    let missing: Vec<usize> = (0..N).filter(|i| !log.contains(&format!("SELECT 'ring-marker-{i}'"))).collect();
+    assert!(missing.is_empty(), "the server never ran markers {missing:?}");
+    c.disconnect().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_gone_in_the_middle_of_an_answer_ends_its_server_statement_and_no_other_session() {
+    let s = stack();
+    if !uring_running(&s.gw) {
+        return;
+    }
+    let mut other = connect(&s.gw_url("root", "", None)).await.unwrap();
+    // About 200 MB of answer: far more than the sockets hold, so the relay is mid-answer.
+    let big = "SELECT REPEAT('z', 1000000) AS pad FROM seq_1_to_200 /* gone-client */";
+    let mut cli = Command::new("mariadb")
+        .args(["-h127.0.0.1", &format!("-P{}", s.gw.port()), "-uroot", "-Dmysql", "--quick", "-e", big])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mariadb CLI");
+    let mut first = vec![0u8; 1 << 20];
+    cli.stdout.as_mut().expect("stdout").read_exact(&mut first).expect("the answer starts");
+    cli.kill().expect("kill the client");
+    let _ = cli.wait();
+    let running = || {
+        s.db.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%gone-client%' AND INFO NOT LIKE '%PROCESSLIST%'")
+            .map(|out| out.trim() == "0")
+            .unwrap_or(false)
+    };
+    assert!(eventually(Duration::from_secs(20), running), "the server still runs the gone client's statement");
+    assert_eq!(query_one(&mut other, "SELECT 'still here'").await.unwrap().as_deref(), Some("still here"));
+    s.assert_healthy();
+}
+
+#[tokio::test]
+async fn a_kill_from_another_session_ends_a_running_statement() {
+    let s = stack();
+    if !uring_running(&s.gw) {
+        return;
+    }
+    let url = s.gw_url("root", "", None);
+    let mut victim = connect(&url).await.unwrap();
+    let id = query_one(&mut victim, "SELECT CONNECTION_ID()").await.unwrap().expect("an id");
+    let started = Instant::now();
+    let sleeping = tokio::spawn(async move { victim.query_drop("SELECT SLEEP(60)").await });
+    let mut killer = connect(&url).await.unwrap();
+    // The victim's statement must have reached the server before the kill.
+    let db = &s.db;
+    assert!(
+        eventually(Duration::from_secs(10), || db
+            .sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(60)'")
+            .is_ok_and(|o| o.trim() == "1")),
+        "the sleep never started"
+    );
+    killer.query_drop(format!("KILL {id}")).await.unwrap_or_else(|e| panic!("KILL {id}: {e:?}\n{}", s.gw_log()));
+    let ended = tokio::time::timeout(Duration::from_secs(20), sleeping).await.expect("the killed statement ended");
+    let err = ended.expect("task").expect_err("a killed statement fails");
+    assert_eq!(err_code(&err), Some(1927), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(50), "the statement ran to its end");
+    assert_eq!(query_one(&mut killer, "SELECT 1").await.unwrap().as_deref(), Some("1"));
+}
+
+#[tokio::test]
+async fn a_drain_closes_idle_sessions_on_the_ring_and_the_gateway_exits() {
+    let db = MariaDb::start("session-io-drain").expect("MariaDB");
+    let mut config = on_uring(GatewayConfig::new(db.addr()).expect("config"));
+    config.listen_extra.push("shutdown_grace_secs = 5".into());
+    let mut gw = Gateway::start(&config.to_toml()).expect("gateway");
+    if !uring_running(&gw) {
+        return;
+    }
+    let mut idle = connect(&gw.url("root", "", None)).await.unwrap();
+    assert_eq!(query_one(&mut idle, "SELECT 2").await.unwrap().as_deref(), Some("2"));
+    let asked = Instant::now();
+    gw.terminate().expect("SIGTERM");
+    let status = gw.wait_exit(Duration::from_secs(15)).expect("the gateway exits");
+    assert!(status.success(), "exit status {status:?}");
+    assert!(asked.elapsed() < Duration::from_secs(5), "an idle session held the drain for {:?}", asked.elapsed());
+    assert!(idle.query_drop("SELECT 3").await.is_err(), "the idle session survived the drain");
+}
