@@ -9,7 +9,7 @@
 //! [`RingStream`]s for the command loop.
 
 mod executor;
-mod ops;
+pub mod ops;
 mod stream;
 #[cfg(test)]
 mod tests;

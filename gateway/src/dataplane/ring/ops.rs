@@ -1,5 +1,6 @@
 //! The ring of a session thread and its table of operations: each submitted entry has a slot,
-//! whose index is the entry's `user_data`, holding the task to wake or the result.
+//! whose index is the entry's `user_data`, holding the task to wake or the result. Public for
+//! `cargo xtask relay --hybrid`, a benchmark relay that drives such a ring from tokio.
 
 use std::cell::RefCell;
 use std::io;
@@ -8,7 +9,7 @@ use std::task::{Context, Poll, Waker};
 use io_uring::{squeue, IoUring};
 
 /// The `user_data` of the entries that are not in the table (the executor's wake-up read).
-pub(super) const WAKE: u64 = u64::MAX;
+pub const WAKE: u64 = u64::MAX;
 
 /// One operation's place in the table.
 enum Slot {
@@ -22,7 +23,7 @@ enum Slot {
 }
 
 /// The thread's ring and its operations.
-pub(super) struct Ring {
+struct Ring {
     ring: IoUring,
     slots: Vec<Slot>,
     free: Vec<usize>,
@@ -35,14 +36,16 @@ thread_local! {
 /// Sets up this thread's ring. Completions are only run when the thread asks for them
 /// (`DEFER_TASKRUN`): the thread is never interrupted while it works, and it waits for them in
 /// `io_uring_enter` alone (docs/performance.md §4: a thread asleep elsewhere misses them).
-pub(super) fn install(entries: u32) -> io::Result<()> {
-    let ring = IoUring::builder().setup_single_issuer().setup_defer_taskrun().build(entries)?;
+pub fn install(entries: u32) -> io::Result<()> {
+    // TASKRUN_FLAG: the ring says when completions wait for the thread (`enter` without a wait
+    // must then still call the kernel, or a thread never idle would never see them).
+    let ring = IoUring::builder().setup_single_issuer().setup_defer_taskrun().setup_taskrun_flag().build(entries)?;
     RING.with(|r| *r.borrow_mut() = Some(Ring { ring, slots: Vec::new(), free: Vec::new() }));
     Ok(())
 }
 
 /// Whether this thread has a ring (a session thread).
-pub(super) fn installed() -> bool {
+pub fn installed() -> bool {
     RING.with(|r| r.try_borrow().map(|r| r.is_some()).unwrap_or(true))
 }
 
@@ -52,7 +55,7 @@ pub(super) fn installed() -> bool {
 /// # Safety
 /// The memory `entry` points at must stay valid until its completion has been taken with
 /// [`poll`], or be handed to [`orphan`].
-pub(super) unsafe fn submit(entry: squeue::Entry) -> io::Result<usize> {
+pub unsafe fn submit(entry: squeue::Entry) -> io::Result<usize> {
     RING.with(|r| {
         let mut r = r.try_borrow_mut().map_err(|_| not_here())?;
         let r = r.as_mut().ok_or_else(not_here)?;
@@ -75,7 +78,7 @@ pub(super) unsafe fn submit(entry: squeue::Entry) -> io::Result<usize> {
 ///
 /// # Safety
 /// As [`submit`]: its memory must stay valid until it completes.
-pub(super) unsafe fn submit_untracked(entry: &squeue::Entry) -> io::Result<()> {
+pub unsafe fn submit_untracked(entry: &squeue::Entry) -> io::Result<()> {
     RING.with(|r| {
         let mut r = r.try_borrow_mut().map_err(|_| not_here())?;
         let r = r.as_mut().ok_or_else(not_here)?;
@@ -88,7 +91,7 @@ pub(super) unsafe fn submit_untracked(entry: &squeue::Entry) -> io::Result<()> {
 }
 
 /// The result of `slot` (the slot is freed), or `Pending` with the task's waker kept.
-pub(super) fn poll(slot: usize, cx: &Context<'_>) -> Poll<i32> {
+pub fn poll(slot: usize, cx: &Context<'_>) -> Poll<i32> {
     RING.with(|r| {
         let mut r = r.borrow_mut();
         let Some(r) = r.as_mut() else { return Poll::Ready(-libc::ENXIO) };
@@ -113,7 +116,7 @@ pub(super) fn poll(slot: usize, cx: &Context<'_>) -> Poll<i32> {
 /// The owner of `slot` is gone: `buf`, which the kernel may still use, lives in the slot until
 /// the completion. Where the table cannot be reached, the buffer is leaked rather than freed
 /// under the kernel.
-pub(super) fn orphan(slot: usize, buf: Vec<u8>) {
+pub fn orphan(slot: usize, buf: Vec<u8>) {
     RING.with(|r| {
         let Ok(mut r) = r.try_borrow_mut() else { return std::mem::forget(buf) };
         let Some(r) = r.as_mut() else { return std::mem::forget(buf) };
@@ -128,14 +131,23 @@ pub(super) fn orphan(slot: usize, buf: Vec<u8>) {
     });
 }
 
-/// Submits what is queued and, when `wait`, sleeps until at least one completion; then records
-/// every completion and returns the wakers of their tasks and whether the wake-up read
-/// completed.
-pub(super) fn enter(wait: bool, wakers: &mut Vec<Waker>) -> io::Result<bool> {
+/// Submits what is queued (if anything) and, when `wait`, sleeps until at least one completion;
+/// then records every completion and returns the wakers of their tasks and whether the wake-up
+/// read completed.
+pub fn enter(wait: bool, wakers: &mut Vec<Waker>) -> io::Result<bool> {
     RING.with(|r| {
         let mut r = r.try_borrow_mut().map_err(|_| not_here())?;
         let Ring { ring, slots, free } = r.as_mut().ok_or_else(not_here)?;
-        let submitted = if wait { ring.submit_and_wait(1) } else { ring.submit() };
+        // Without a wait, nothing queued and no completion waiting for the thread there is no
+        // call to make: the completions the kernel already posted are read from the ring's
+        // memory. (`submit` runs the waiting ones: it asks for events when the flag is up.)
+        let submitted = if wait {
+            ring.submit_and_wait(1)
+        } else if ring.submission().is_empty() && !ring.submission().taskrun() && !ring.submission().cq_overflow() {
+            Ok(0)
+        } else {
+            ring.submit()
+        };
         match submitted {
             Ok(_) => {}
             // A signal, or completions to take first: take them and come back.
@@ -163,7 +175,7 @@ pub(super) fn enter(wait: bool, wakers: &mut Vec<Waker>) -> io::Result<bool> {
 }
 
 /// Submits what is queued without waiting (before a descriptor they name is closed).
-pub(super) fn submit_queued() {
+pub fn submit_queued() {
     RING.with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
             if let Some(r) = r.as_mut() {
@@ -177,7 +189,7 @@ pub(super) fn submit_queued() {
 
 /// Drops the thread's ring at the executor's end. Orphaned buffers are leaked: the kernel
 /// cancels their operations after the ring's descriptor is closed, not before.
-pub(super) fn uninstall() {
+pub fn uninstall() {
     RING.with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
             if let Some(ring) = r.take() {
