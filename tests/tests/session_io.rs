@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use gateway_tests::mysql::{connect, err_code, query_one};
+use gateway_tests::skip::skip;
 use gateway_tests::stack::{shared, Stack};
 use gateway_tests::{Gateway, GatewayConfig, MariaDb};
 use mysql_async::prelude::*;
@@ -32,8 +33,8 @@ fn stack() -> &'static Stack {
 }
 
 /// Whether the gateway runs session threads: it must, unless it logged that io_uring is not
-/// available here (then the test prints SKIP).
-fn uring_running(gw: &Gateway) -> bool {
+/// available here (then `test` is recorded as skipped).
+fn uring_running(test: &str, gw: &Gateway) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let log = std::fs::read_to_string(gw.log_path()).unwrap_or_default();
@@ -41,7 +42,7 @@ fn uring_running(gw: &Gateway) -> bool {
             return true;
         }
         if let Some(line) = log.lines().find(|l| l.contains(UNAVAILABLE)) {
-            println!("SKIP: io_uring is not available here: {line}");
+            skip(test, &format!("io_uring is not available here: {line}"));
             return false;
         }
         assert!(Instant::now() < deadline, "the gateway logged neither {STARTED:?} nor {UNAVAILABLE:?}:\n{log}");
@@ -84,7 +85,7 @@ fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 #[tokio::test]
 async fn statements_go_through_the_ring_and_each_runs_on_the_server() {
     let s = stack();
-    if !uring_running(&s.gw) {
+    if !uring_running("statements_go_through_the_ring_and_each_runs_on_the_server", &s.gw) {
         return;
     }
     let mut c = connect(&s.gw_url("root", "", Some("mysql"))).await.unwrap_or_else(|e| panic!("{e:?}\n{}", s.gw_log()));
@@ -106,7 +107,8 @@ async fn statements_go_through_the_ring_and_each_runs_on_the_server() {
 #[tokio::test]
 async fn a_client_gone_in_the_middle_of_an_answer_ends_its_server_statement_and_no_other_session() {
     let s = stack();
-    if !uring_running(&s.gw) {
+    if !uring_running("a_client_gone_in_the_middle_of_an_answer_ends_its_server_statement_and_no_other_session", &s.gw)
+    {
         return;
     }
     let mut other = connect(&s.gw_url("root", "", None)).await.unwrap();
@@ -135,7 +137,7 @@ async fn a_client_gone_in_the_middle_of_an_answer_ends_its_server_statement_and_
 #[tokio::test]
 async fn a_kill_from_another_session_ends_a_running_statement() {
     let s = stack();
-    if !uring_running(&s.gw) {
+    if !uring_running("a_kill_from_another_session_ends_a_running_statement", &s.gw) {
         return;
     }
     let url = s.gw_url("root", "", None);
@@ -166,7 +168,7 @@ async fn a_drain_closes_idle_sessions_on_the_ring_and_the_gateway_exits() {
     let mut config = on_uring(GatewayConfig::new(db.addr()).expect("config"));
     config.listen_extra.push("shutdown_grace_secs = 5".into());
     let mut gw = Gateway::start(&config.to_toml()).expect("gateway");
-    if !uring_running(&gw) {
+    if !uring_running("a_drain_closes_idle_sessions_on_the_ring_and_the_gateway_exits", &gw) {
         return;
     }
     let mut idle = connect(&gw.url("root", "", None)).await.unwrap();

@@ -21,9 +21,24 @@ fn threads(rt: &tokio::runtime::Runtime, n: usize) -> Option<SessionThreads> {
     match SessionThreads::start(n, rt.handle()) {
         Ok(t) => Some(t),
         Err(e) => {
-            println!("SKIP: io_uring is not available here: {e}");
+            skip(&format!("io_uring is not available here: {e}"));
             None
         }
+    }
+}
+
+/// Says why the calling test cannot run, and records it where the test command's summary counts
+/// skipped tests (`GATEWAY_SKIP_LOG`, the format of `gateway-tests`' `skip`).
+fn skip(reason: &str) {
+    let test = std::thread::current().name().unwrap_or("dataplane::ring::tests").to_string();
+    eprintln!("SKIP: {test}: {reason}");
+    if let Some(path) = std::env::var_os("GATEWAY_SKIP_LOG") {
+        let line = format!("{test}\t{}\n", reason.replace(['\n', '\t'], " "));
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
     }
 }
 
