@@ -162,21 +162,62 @@ async fn a_kill_from_another_session_ends_a_running_statement() {
     assert_eq!(query_one(&mut killer, "SELECT 1").await.unwrap().as_deref(), Some("1"));
 }
 
-#[tokio::test]
-async fn a_drain_closes_idle_sessions_on_the_ring_and_the_gateway_exits() {
+/// The drain counts sessions on session threads (their task takes the count over from the task
+/// that accepted them): it closes an idle one at once, waits for a busy one's answer, then the
+/// gateway exits, long before the grace period would have ended.
+// Multi-threaded: the busy statement's task runs while the test waits for the server to see it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_drain_closes_idle_ring_sessions_waits_for_busy_ones_and_exits() {
     let db = MariaDb::start("session-io-drain").expect("MariaDB");
     let mut config = on_uring(GatewayConfig::new(db.addr()).expect("config"));
-    config.listen_extra.push("shutdown_grace_secs = 5".into());
+    config.listen_extra.push("shutdown_grace_secs = 30".into());
     let mut gw = Gateway::start(&config.to_toml()).expect("gateway");
-    if !uring_running("a_drain_closes_idle_sessions_on_the_ring_and_the_gateway_exits", &gw) {
+    if !uring_running("a_drain_closes_idle_ring_sessions_waits_for_busy_ones_and_exits", &gw) {
         return;
     }
     let mut idle = connect(&gw.url("root", "", None)).await.unwrap();
     assert_eq!(query_one(&mut idle, "SELECT 2").await.unwrap().as_deref(), Some("2"));
+    let mut busy = connect(&gw.url("root", "", None)).await.unwrap();
+    let answer = tokio::spawn(async move { query_one(&mut busy, "SELECT SLEEP(3) + 7").await });
+    assert!(
+        eventually(Duration::from_secs(10), || db
+            .sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(3) + 7'")
+            .is_ok_and(|o| o.trim() == "1")),
+        "the busy statement never started"
+    );
     let asked = Instant::now();
     gw.terminate().expect("SIGTERM");
-    let status = gw.wait_exit(Duration::from_secs(15)).expect("the gateway exits");
+    // Uncounted, the busy session would be cut off here (no answer); counted twice (or never
+    // given back), the gateway would wait out the grace period.
+    let got = tokio::time::timeout(Duration::from_secs(20), answer).await.expect("the busy statement answered");
+    assert_eq!(got.expect("task").unwrap_or_else(|e| panic!("{e:?}\n{}", gw.log_tail(3000))).as_deref(), Some("7"));
+    let status = gw.wait_exit(Duration::from_secs(40)).expect("the gateway exits");
     assert!(status.success(), "exit status {status:?}");
-    assert!(asked.elapsed() < Duration::from_secs(5), "an idle session held the drain for {:?}", asked.elapsed());
+    assert!(asked.elapsed() < Duration::from_secs(15), "the drain took {:?} of its 30 s grace", asked.elapsed());
     assert!(idle.query_drop("SELECT 3").await.is_err(), "the idle session survived the drain");
+}
+
+/// `session_io = "epoll"` keeps every session on tokio's reactor: the gateway opens no ring at
+/// all (no io_uring descriptor), and its statements run.
+#[tokio::test]
+async fn with_epoll_no_ring_is_opened_and_statements_run() {
+    let db = MariaDb::start("session-io-epoll").expect("MariaDB");
+    let mut config = GatewayConfig::new(db.addr()).expect("config");
+    config.listen_extra.retain(|l| !l.starts_with("session_io"));
+    config.listen_extra.push("session_io = \"epoll\"".into());
+    let gw = Gateway::start(&config.to_toml()).expect("gateway");
+    let mut c = connect(&gw.url("root", "", None)).await.unwrap_or_else(|e| panic!("{e:?}\n{}", gw.log_tail(3000)));
+    for i in 0..20 {
+        let got = query_one(&mut c, &format!("SELECT 'epoll-marker-{i}'")).await.unwrap();
+        assert_eq!(got.as_deref(), Some(format!("epoll-marker-{i}").as_str()));
+    }
+    let rings = std::fs::read_dir(format!("/proc/{}/fd", gw.pid()))
+        .expect("the gateway's descriptors")
+        .flatten()
+        .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().contains("io_uring")))
+        .count();
+    assert_eq!(rings, 0, "an epoll gateway opened io_uring rings");
+    let log = gw.log_tail(100_000);
+    assert!(!log.contains(STARTED), "{log}");
+    assert!(db.general_log().contains("SELECT 'epoll-marker-19'"), "the server never ran the statements");
 }

@@ -5,6 +5,7 @@
 mod bench;
 mod bench_cgroup;
 mod bench_dataplane;
+mod bench_memory;
 mod dataplane_client;
 mod demo;
 mod dist;
@@ -45,6 +46,9 @@ enum Command {
     /// haproxy, gateway in userspace, gateway spliced and direct route. Writes
     /// target/bench/dataplane.md.
     BenchDataplane(bench_dataplane::DataplaneArgs),
+    /// The gateway's resident memory per idle 1:1 session, for each `[listen] session_io`
+    /// (epoll, io_uring): one MariaDB, `--sessions` idle clients. Writes target/bench/memory.md.
+    BenchMemory(bench_memory::MemoryArgs),
     /// The measuring client of bench-dataplane (run as a child process).
     #[command(hide = true)]
     DataplaneClient(dataplane_client::ClientArgs),
@@ -68,6 +72,7 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::BenchDataplane(args) => bench_dataplane::run(&args),
+        Command::BenchMemory(args) => bench_memory::run(&args),
         Command::DataplaneClient(args) => dataplane_client::run(&args),
         Command::GenCollation(args) => gen_collation::run(&args),
         Command::Dist(args) => dist::run(&args),

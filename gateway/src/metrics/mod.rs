@@ -225,6 +225,12 @@ impl Metrics {
         ClientGuard(self)
     }
 
+    /// A client counted by a guard that is then forgotten, counted by the returned guard instead
+    /// (a session moving to a session thread).
+    pub fn client_taken_over(&self) -> ClientGuard<'_> {
+        ClientGuard(self)
+    }
+
     /// Writes the recorded families.
     fn write(&self, page: &mut text::Page) {
         let name = "gateway_statements_total";

@@ -47,6 +47,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
         Wire { io, buf: BytesMut::with_capacity(16 * 1024) }
     }
 
+    /// Wraps a socket without a buffer yet (a placeholder, or a wire that may never read).
+    pub fn unbuffered(io: S) -> Self {
+        Wire { io, buf: BytesMut::new() }
+    }
+
     /// Reads more bytes into the buffer. `Ok(false)` on end of stream.
     pub async fn fill(&mut self) -> Result<bool, ProtocolError> {
         if self.buf.is_empty() {

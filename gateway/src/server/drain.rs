@@ -57,6 +57,13 @@ impl Drain {
         SessionGuard { drain: self, id }
     }
 
+    /// Counts session `id`, entered on another thread whose guard is then forgotten, until the
+    /// returned guard is dropped (a session moving to a session thread: its count and switch
+    /// stay as they are).
+    pub fn take_over(&self, id: u32) -> SessionGuard<'_> {
+        SessionGuard { drain: self, id }
+    }
+
     /// The switch of open session `id` that fires when shutdown begins; a switch that never fires
     /// if the session is not open.
     pub fn switch(&self, id: u32) -> KillSwitch {

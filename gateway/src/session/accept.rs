@@ -21,9 +21,9 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     let id = shared.next_connection_id();
     let span = tracing::info_span!("conn", id, peer = %peer);
     async move {
-        let _client = shared.metrics.client_connected();
+        let client_count = shared.metrics.client_connected();
         // Counted until the session ends: a SIGTERM drain waits for it.
-        let _open = shared.drain.enter(id);
+        let open = shared.drain.enter(id);
         let _ = stream.set_nodelay(true);
         // Steered (cgroup mode): the server the client dialled, when it is an intercepted address.
         let steered = crate::dataplane::steer::steered_backend(&stream, &shared.config(), shared.planner.as_ref())
@@ -41,9 +41,14 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
             Ok(None) => return,
             Err(_) => return debug!("handshake timed out"),
         };
-        // `None`: the session ran on a session thread, which finished it.
-        if let Some(result) = run(&mut client, hello, deadline, peer, &shared, id, (backend_addr, dialled)).await {
-            finish(&mut client, result).await;
+        match run(&mut client, hello, deadline, peer, &shared, id, (backend_addr, dialled)).await {
+            Ran::Here(result) => finish(&mut client, result).await,
+            Ran::Moved { counted: true } => {
+                // The session thread counts it now (its own guards); this task ends.
+                std::mem::forget(client_count);
+                std::mem::forget(open);
+            }
+            Ran::Moved { counted: false } => info!("session ended abnormally on its session thread"),
         }
     }
     .instrument(span)
@@ -101,6 +106,15 @@ async fn hello(
     }
 }
 
+/// Where a session ran.
+enum Ran {
+    /// In this task, to this end.
+    Here(Result<(), SessionError>),
+    /// On a session thread, which finishes it; `counted`: the thread took over its counts (in
+    /// the drain and the connection gauge), else its task ended before it started.
+    Moved { counted: bool },
+}
+
 async fn run(
     client: &mut Wire<Stream>,
     hello: Hello,
@@ -109,14 +123,14 @@ async fn run(
     shared: &Arc<Shared>,
     id: u32,
     (backend_addr, dialled): (SocketAddr, Option<SocketAddr>),
-) -> Option<Result<(), SessionError>> {
+) -> Ran {
     let login =
         tokio::time::timeout_at(deadline.into(), client_auth::accept(client, shared, hello, peer.ip(), dialled))
             .await
             .map_err(|_| SessionError::Client(ProtocolError::Malformed("handshake timed out")));
     let login = match login {
         Ok(Ok(login)) => login,
-        Ok(Err(e)) | Err(e) => return Some(Err(e)),
+        Ok(Err(e)) | Err(e) => return Ran::Here(Err(e)),
     };
     // With [routing], every session is routed per statement by its cluster's planner, except
     // the data plane's passthrough users (pinned to one backend from login, spliceable).
@@ -124,25 +138,23 @@ async fn run(
         let passthrough =
             shared.config().dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
         if !passthrough {
-            return Some(super::routed::serve(client, shared, planner, id, (peer, dialled), login).await);
+            return Ran::Here(super::routed::serve(client, shared, planner, id, (peer, dialled), login).await);
         }
     }
     // io_uring session threads: a plain-TCP 1:1 session moves to one for the rest of its life.
     if let Some(threads) = shared.session_threads.get().filter(|_| client.io.plain().is_some()) {
-        let mut client = std::mem::replace(client, Wire::new(Stream::Detached));
-        let (done, ended) = tokio::sync::oneshot::channel();
+        let mut client = std::mem::replace(client, Wire::unbuffered(Stream::Detached));
+        let (started, counted) = tokio::sync::oneshot::channel();
         let shared = shared.clone();
         let session = async move {
+            // Counted by this task from here on; the accepting task ends (with all it held).
+            let (_client, _open) = (shared.metrics.client_taken_over(), shared.drain.take_over(id));
+            let _ = started.send(());
             let result = super::proxy::serve(&mut client, &shared, login, (peer, dialled), id, backend_addr).await;
             finish(&mut client, result).await;
-            let _ = done.send(());
         };
         threads.spawn(session.in_current_span());
-        // Held here until the session ends: the drain and the connection gauge count it.
-        if ended.await.is_err() {
-            info!("session ended abnormally on its session thread");
-        }
-        return None;
+        return Ran::Moved { counted: counted.await.is_ok() };
     }
-    Some(super::proxy::serve(client, shared, login, (peer, dialled), id, backend_addr).await)
+    Ran::Here(super::proxy::serve(client, shared, login, (peer, dialled), id, backend_addr).await)
 }

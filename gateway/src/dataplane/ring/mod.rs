@@ -10,6 +10,7 @@
 
 mod executor;
 pub mod ops;
+mod provided;
 mod stream;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,9 @@ use std::cell::RefCell;
 use std::io;
 use std::task::{Context, Poll, Waker};
 
-use io_uring::{squeue, IoUring};
+use io_uring::{cqueue, squeue, IoUring};
+
+use super::provided::Provided;
 
 /// The `user_data` of the entries that are not in the table (the executor's wake-up read).
 pub const WAKE: u64 = u64::MAX;
@@ -16,8 +18,8 @@ enum Slot {
     Free,
     /// Submitted: wake this task when it completes.
     Waiting(Option<Waker>),
-    /// Completed with this result, not yet taken.
-    Done(i32),
+    /// Completed with this result and these flags, not yet taken.
+    Done(i32, u32),
     /// Its owner was dropped while the kernel still had its buffer: kept until the completion.
     Orphan(#[allow(dead_code)] Vec<u8>),
 }
@@ -27,6 +29,17 @@ struct Ring {
     ring: IoUring,
     slots: Vec<Slot>,
     free: Vec<usize>,
+    /// The receive buffers the kernel picks from, where it has buffer rings.
+    provided: Option<Provided>,
+}
+
+impl Ring {
+    /// Gives back the provided buffer a completion with `flags` carries, if any.
+    fn recycle(&mut self, flags: u32) {
+        if let (Some(bid), Some(p)) = (cqueue::buffer_select(flags), self.provided.as_mut()) {
+            p.recycle(bid);
+        }
+    }
 }
 
 thread_local! {
@@ -40,8 +53,15 @@ pub fn install(entries: u32) -> io::Result<()> {
     // TASKRUN_FLAG: the ring says when completions wait for the thread (`enter` without a wait
     // must then still call the kernel, or a thread never idle would never see them).
     let ring = IoUring::builder().setup_single_issuer().setup_defer_taskrun().setup_taskrun_flag().build(entries)?;
-    RING.with(|r| *r.borrow_mut() = Some(Ring { ring, slots: Vec::new(), free: Vec::new() }));
+    // Without buffer rings (before 5.19) every receive names its stream's own buffer.
+    let provided = Provided::register(&ring).ok();
+    RING.with(|r| *r.borrow_mut() = Some(Ring { ring, slots: Vec::new(), free: Vec::new(), provided }));
     Ok(())
+}
+
+/// Whether receives on this thread may name the provided buffers' group instead of a buffer.
+pub fn provides() -> bool {
+    RING.with(|r| r.try_borrow().is_ok_and(|r| r.as_ref().is_some_and(|r| r.provided.is_some())))
 }
 
 /// Whether this thread has a ring (a session thread).
@@ -92,14 +112,26 @@ pub unsafe fn submit_untracked(entry: &squeue::Entry) -> io::Result<()> {
 
 /// The result of `slot` (the slot is freed), or `Pending` with the task's waker kept.
 pub fn poll(slot: usize, cx: &Context<'_>) -> Poll<i32> {
+    poll_received(slot, cx, |_| ())
+}
+
+/// As [`poll`], for a receive that may have taken a provided buffer: `sink` gets the bytes it
+/// received into one (before the buffer goes back to the kernel).
+pub fn poll_received(slot: usize, cx: &Context<'_>, sink: impl FnOnce(&[u8])) -> Poll<i32> {
     RING.with(|r| {
         let mut r = r.borrow_mut();
         let Some(r) = r.as_mut() else { return Poll::Ready(-libc::ENXIO) };
         match r.slots.get_mut(slot) {
-            Some(Slot::Done(res)) => {
-                let res = *res;
+            Some(Slot::Done(res, flags)) => {
+                let (res, flags) = (*res, *flags);
                 r.slots[slot] = Slot::Free;
                 r.free.push(slot);
+                if let (Some(bid), Some(p), Ok(n)) =
+                    (cqueue::buffer_select(flags), r.provided.as_ref(), usize::try_from(res))
+                {
+                    sink(p.bytes(bid, n));
+                }
+                r.recycle(flags);
                 Poll::Ready(res)
             }
             Some(Slot::Waiting(w)) => {
@@ -121,9 +153,10 @@ pub fn orphan(slot: usize, buf: Vec<u8>) {
         let Ok(mut r) = r.try_borrow_mut() else { return std::mem::forget(buf) };
         let Some(r) = r.as_mut() else { return std::mem::forget(buf) };
         match r.slots.get(slot) {
-            Some(Slot::Done(_)) => {
+            Some(&Slot::Done(_, flags)) => {
                 r.slots[slot] = Slot::Free;
                 r.free.push(slot);
+                r.recycle(flags);
             }
             Some(Slot::Waiting(_)) => r.slots[slot] = Slot::Orphan(buf),
             Some(Slot::Free | Slot::Orphan(_)) | None => std::mem::forget(buf),
@@ -137,7 +170,7 @@ pub fn orphan(slot: usize, buf: Vec<u8>) {
 pub fn enter(wait: bool, wakers: &mut Vec<Waker>) -> io::Result<bool> {
     RING.with(|r| {
         let mut r = r.try_borrow_mut().map_err(|_| not_here())?;
-        let Ring { ring, slots, free } = r.as_mut().ok_or_else(not_here)?;
+        let Ring { ring, slots, free, provided } = r.as_mut().ok_or_else(not_here)?;
         // Without a wait, nothing queued and no completion waiting for the thread there is no
         // call to make: the completions the kernel already posted are read from the ring's
         // memory. (`submit` runs the waiting ones: it asks for events when the flag is up.)
@@ -160,18 +193,32 @@ pub fn enter(wait: bool, wakers: &mut Vec<Waker>) -> io::Result<bool> {
                 woken = true;
                 continue;
             }
+            if let (Some(bid), Some(p)) = (cqueue::buffer_select(cqe.flags()), provided.as_mut()) {
+                p.taken(bid);
+            }
             let Ok(i) = usize::try_from(cqe.user_data()) else { continue };
             let Some(slot) = slots.get_mut(i) else { continue };
-            match std::mem::replace(slot, Slot::Done(cqe.result())) {
+            match std::mem::replace(slot, Slot::Done(cqe.result(), cqe.flags())) {
                 Slot::Waiting(w) => wakers.extend(w),
-                Slot::Orphan(_) | Slot::Free | Slot::Done(_) => {
+                Slot::Orphan(_) | Slot::Free | Slot::Done(..) => {
+                    // Nobody takes this completion: a buffer it took goes straight back.
                     *slot = Slot::Free;
                     free.push(i);
+                    if let (Some(bid), Some(p)) = (cqueue::buffer_select(cqe.flags()), provided.as_mut()) {
+                        p.recycle(bid);
+                    }
                 }
             }
         }
         Ok(woken)
     })
+}
+
+/// How many provided buffers completions handed to this thread and its streams have not given
+/// back (`None` without provided buffers).
+#[cfg(test)]
+pub(crate) fn provided_out() -> Option<usize> {
+    RING.with(|r| r.try_borrow().ok().and_then(|r| r.as_ref().and_then(|r| r.provided.as_ref().map(Provided::out))))
 }
 
 /// Submits what is queued without waiting (before a descriptor they name is closed).
@@ -187,8 +234,8 @@ pub fn submit_queued() {
     });
 }
 
-/// Drops the thread's ring at the executor's end. Orphaned buffers are leaked: the kernel
-/// cancels their operations after the ring's descriptor is closed, not before.
+/// Drops the thread's ring at the executor's end. Orphaned and provided buffers are leaked: the
+/// kernel cancels their operations after the ring's descriptor is closed, not before.
 pub fn uninstall() {
     RING.with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
@@ -199,6 +246,7 @@ pub fn uninstall() {
                     }
                 }
                 drop(ring.ring);
+                // `Provided` never frees its memory.
             }
         }
     });

@@ -1,7 +1,9 @@
 //! A TCP connection whose receives and sends go through the session thread's ring, behind
-//! tokio's `AsyncRead` / `AsyncWrite`. A receive waits in the kernel until data comes; a write
-//! is copied and sent behind the caller's back (at most one send in flight), so that the sends
-//! and receives of every session that ran are submitted together.
+//! tokio's `AsyncRead` / `AsyncWrite`. A receive waits in the kernel until data comes, holding
+//! no buffer: the kernel picks one of the thread's provided buffers when the data is there, and
+//! the stream copies it out at once. A write is copied and sent behind the caller's back (at
+//! most one send in flight), so that the sends and receives of every session that ran are
+//! submitted together.
 
 use std::io;
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -9,18 +11,28 @@ use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use io_uring::{opcode, types};
+use io_uring::{opcode, squeue, types};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::ops;
+use super::{ops, provided};
 
-/// The first receive buffer; it doubles (up to [`MAX_RECV`]) each time a receive fills it. An
-/// idle session's client leg keeps a receive, hence this buffer, in the kernel. Smaller, a
-/// read_write range select's answer (about 14 KB) took several receives and as many sends:
-/// 4 KiB made 4.5 TCP segments per statement instead of 4.0 (docs/performance.md §3).
+/// The first receive buffer of a stream that receives into its own (where the kernel has no
+/// buffer rings, or none was free); it doubles (up to [`MAX_RECV`]) each time a receive fills
+/// it. Smaller, a read_write range select's answer (about 14 KB) took several receives and as
+/// many sends: 4 KiB made 4.5 TCP segments per statement instead of 4.0
+/// (docs/performance.md §3).
 const FIRST_RECV: usize = 16 * 1024;
 /// The largest receive buffer (as the relay's batches).
 const MAX_RECV: usize = 64 * 1024;
+
+/// The receive a stream has in flight.
+#[derive(Debug, Clone, Copy)]
+enum Recv {
+    /// Into a provided buffer the kernel picks when data comes.
+    Provided(usize),
+    /// Into the stream's own `rbuf`.
+    Own(usize),
+}
 /// The largest send buffer kept after its send.
 const KEEP_SEND: usize = 64 * 1024;
 
@@ -29,11 +41,15 @@ const KEEP_SEND: usize = 64 * 1024;
 pub struct RingStream {
     sock: TcpStream,
     /// Received bytes not yet read are `rbuf[rstart..rend]`; the kernel has `rbuf` while
-    /// `recv` is set.
+    /// `recv` is [`Recv::Own`]. With provided buffers it only holds what a read left over.
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
-    recv: Option<usize>,
+    recv: Option<Recv>,
+    /// Receives name the thread's provided buffers; `false` where it has none.
+    provided: bool,
+    /// No provided buffer was free for the last receive: the next one uses `rbuf`.
+    own_next: bool,
     /// The peer closed its side (a receive returned 0).
     eof: bool,
     /// Bytes accepted and not yet sent are `wbuf[wsent..]`; the kernel has `wbuf` while `send`
@@ -49,12 +65,15 @@ impl RingStream {
     /// Takes over `sock` (made blocking: the ring waits for it).
     pub fn new(sock: TcpStream) -> io::Result<RingStream> {
         sock.set_nonblocking(false)?;
+        let provided = ops::provides();
         Ok(RingStream {
             sock,
-            rbuf: vec![0; FIRST_RECV],
+            rbuf: if provided { Vec::new() } else { vec![0; FIRST_RECV] },
             rstart: 0,
             rend: 0,
             recv: None,
+            provided,
+            own_next: false,
             eof: false,
             wbuf: Vec::new(),
             wsent: 0,
@@ -73,36 +92,84 @@ impl RingStream {
         &self.sock
     }
 
-    /// Waits for the receive in flight, or starts one; `Ready` once `rbuf` has bytes or the
-    /// stream ended.
-    fn poll_fill(&mut self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+    /// Reads into `buf` what was received, waiting for the receive in flight or starting one.
+    /// `Ready` with nothing put at the end of the stream.
+    fn poll_recv(&mut self, cx: &Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         loop {
-            if self.rstart < self.rend || self.eof {
+            if self.rstart < self.rend {
+                let n = buf.remaining().min(self.rend - self.rstart);
+                buf.put_slice(&self.rbuf[self.rstart..self.rstart + n]);
+                self.rstart += n;
+                if self.provided && self.rstart == self.rend {
+                    // Leftovers only: an idle stream keeps no buffer.
+                    (self.rbuf, self.rstart, self.rend) = (Vec::new(), 0, 0);
+                }
                 return Poll::Ready(Ok(()));
             }
-            let Some(slot) = self.recv else {
-                let entry =
-                    opcode::Recv::new(types::Fd(self.sock.as_raw_fd()), self.rbuf.as_mut_ptr(), len32(self.rbuf.len()))
-                        .build();
-                // SAFETY: `rbuf` is neither touched nor freed while `recv` is set; a drop hands
-                // it to the slot (`Drop`).
-                self.recv = Some(unsafe { ops::submit(entry) }?);
-                continue;
-            };
-            let res = std::task::ready!(ops::poll(slot, cx));
-            self.recv = None;
-            let n = result(res)?;
-            if n == 0 {
-                self.eof = true;
-            } else {
-                (self.rstart, self.rend) = (0, n);
-                if n == self.rbuf.len() && n < MAX_RECV {
-                    // Filled: the next one may take more. Only grown while nothing is pending.
-                    let mut bigger = vec![0; n * 2];
-                    bigger[..n].copy_from_slice(&self.rbuf[..n]);
-                    self.rbuf = bigger;
+            if self.eof {
+                return Poll::Ready(Ok(()));
+            }
+            match self.recv {
+                None => self.recv = Some(self.start_recv()?),
+                Some(Recv::Own(slot)) => {
+                    let res = std::task::ready!(ops::poll(slot, cx));
+                    self.recv = None;
+                    self.received_own(result(res)?);
+                }
+                Some(Recv::Provided(slot)) => {
+                    let (rbuf, rend) = (&mut self.rbuf, &mut self.rend);
+                    let res = std::task::ready!(ops::poll_received(slot, cx, |data| {
+                        let n = buf.remaining().min(data.len());
+                        buf.put_slice(&data[..n]);
+                        if n < data.len() {
+                            rbuf.extend_from_slice(&data[n..]);
+                            *rend = rbuf.len();
+                        }
+                    }));
+                    self.recv = None;
+                    match result(res) {
+                        Ok(0) => self.eof = true,
+                        Ok(_) => return Poll::Ready(Ok(())),
+                        Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.own_next = true,
+                        Err(e) => return Poll::Ready(Err(e)),
+                    }
                 }
             }
+        }
+    }
+
+    /// Starts a receive: into a provided buffer, or into `rbuf` (made big enough).
+    fn start_recv(&mut self) -> io::Result<Recv> {
+        let fd = types::Fd(self.sock.as_raw_fd());
+        if self.provided && !std::mem::take(&mut self.own_next) {
+            let entry = opcode::Recv::new(fd, std::ptr::null_mut(), len32(provided::SIZE))
+                .buf_group(provided::GROUP)
+                .build()
+                .flags(squeue::Flags::BUFFER_SELECT);
+            // SAFETY: the entry names no memory of ours; the kernel's buffer is the ring's.
+            return Ok(Recv::Provided(unsafe { ops::submit(entry) }?));
+        }
+        if self.rbuf.len() < FIRST_RECV {
+            self.rbuf = vec![0; FIRST_RECV];
+        }
+        let entry = opcode::Recv::new(fd, self.rbuf.as_mut_ptr(), len32(self.rbuf.len())).build();
+        // SAFETY: `rbuf` is neither touched nor freed while `recv` is set; a drop hands it to the
+        // slot (`Drop`).
+        Ok(Recv::Own(unsafe { ops::submit(entry) }?))
+    }
+
+    /// `n` bytes came into `rbuf`.
+    fn received_own(&mut self, n: usize) {
+        if n == 0 {
+            self.eof = true;
+            return;
+        }
+        (self.rstart, self.rend) = (0, n);
+        if !self.provided && n == self.rbuf.len() && n < MAX_RECV {
+            // Filled: the next one may take more. Only grown while nothing is pending.
+            let mut bigger = vec![0; n * 2];
+            bigger[..n].copy_from_slice(&self.rbuf[..n]);
+            self.rbuf = bigger;
         }
     }
 
@@ -145,12 +212,7 @@ impl RingStream {
 
 impl AsyncRead for RingStream {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        std::task::ready!(this.poll_fill(cx))?;
-        let n = buf.remaining().min(this.rend - this.rstart);
-        buf.put_slice(&this.rbuf[this.rstart..this.rstart + n]);
-        this.rstart += n;
-        Poll::Ready(Ok(()))
+        self.get_mut().poll_recv(cx, buf)
     }
 }
 
@@ -190,11 +252,15 @@ impl Drop for RingStream {
         if self.recv.is_none() && self.send.is_none() {
             return;
         }
-        if let Some(slot) = self.recv.take() {
+        if let Some(recv) = self.recv.take() {
             // The receive would wait for data that may never come, keeping the socket open:
-            // shutting the read side ends it now; the close follows its completion.
+            // shutting the read side ends it now; the close follows its completion (which gives
+            // back a provided buffer it took).
             let _ = self.sock.shutdown(Shutdown::Read);
-            ops::orphan(slot, std::mem::take(&mut self.rbuf));
+            match recv {
+                Recv::Provided(slot) => ops::orphan(slot, Vec::new()),
+                Recv::Own(slot) => ops::orphan(slot, std::mem::take(&mut self.rbuf)),
+            }
         }
         if let Some(slot) = self.send.take() {
             // The send finishes in the kernel; the socket closes after it.

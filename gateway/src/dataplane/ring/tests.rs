@@ -194,3 +194,103 @@ fn a_ring_stream_used_off_a_session_thread_fails_cleanly() {
     });
     assert!(err.to_string().contains("session thread"), "{err}");
 }
+
+/// On a session thread: how many provided buffers are out (see [`super::ops::provided_out`]);
+/// `None` (after a printed skip) where the thread has none.
+fn provided_out(threads: &SessionThreads) -> Option<usize> {
+    let (tx, rx) = mpsc::channel();
+    threads.spawn(async move {
+        let _ = tx.send(super::ops::provided_out());
+    });
+    let out = rx.recv_timeout(WAIT).expect("the counting task");
+    if out.is_none() {
+        skip("this kernel has no io_uring buffer rings (5.19+): receives use their own buffers");
+    }
+    out
+}
+
+/// Blocks the session thread (a task that waits on `gate`): what comes meanwhile completes in
+/// one turn of its ring.
+fn hold(threads: &SessionThreads) -> mpsc::Sender<()> {
+    let (gate, held) = mpsc::channel::<()>();
+    threads.spawn(async move {
+        let _ = held.recv_timeout(WAIT);
+    });
+    gate
+}
+
+#[test]
+fn more_receives_completing_at_once_than_provided_buffers_all_get_their_bytes_and_give_them_back() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    if provided_out(&threads).is_none() {
+        return;
+    }
+    let (tx, rx) = mpsc::channel();
+    let mut clients = Vec::new();
+    // Three times the provided buffers: most find none (ENOBUFS) and receive into their own.
+    for _ in 0..200 {
+        let (near, far) = pair();
+        threads.spawn(plus_one(far, tx.clone()));
+        near.set_read_timeout(Some(WAIT)).expect("timeout");
+        clients.push(near);
+    }
+    for round in 0..3u8 {
+        let gate = hold(&threads);
+        for (i, c) in clients.iter_mut().enumerate() {
+            c.write_all(&[i as u8, round, 9]).expect("write");
+        }
+        drop(gate);
+        for (i, c) in clients.iter_mut().enumerate() {
+            let mut got = [0u8; 3];
+            c.read_exact(&mut got).expect("answer");
+            assert_eq!(got, [i as u8 + 1, round + 1, 10], "session {i} round {round}");
+        }
+    }
+    for c in &clients {
+        c.shutdown(Shutdown::Write).expect("shutdown");
+    }
+    for _ in 0..clients.len() {
+        assert_eq!(rx.recv_timeout(WAIT).expect("task ended"), Ok(9));
+    }
+    assert_eq!(provided_out(&threads), Some(0), "every provided buffer is back with the kernel");
+}
+
+#[test]
+fn a_receive_completed_but_never_read_gives_its_buffer_back_when_its_stream_is_dropped() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    if provided_out(&threads).is_none() {
+        return;
+    }
+    let (mut near1, far1) = pair();
+    let (mut near2, far2) = pair();
+    let (tx, rx) = mpsc::channel();
+    let gate = hold(&threads);
+    threads.spawn(async move {
+        let result = async {
+            let mut a = RingStream::new(far1).map_err(|e| e.to_string())?;
+            let mut b = RingStream::new(far2).map_err(|e| e.to_string())?;
+            let (mut x, mut y) = ([0u8; 8], [0u8; 8]);
+            // Both complete in the same turn: one read wins, the other's completion is left.
+            let n = tokio::select! {
+                biased;
+                n = a.read(&mut x) => n,
+                n = b.read(&mut y) => n,
+            }
+            .map_err(|e| e.to_string())?;
+            Ok::<_, String>(n)
+        }
+        .await;
+        let _ = tx.send(result);
+    });
+    near1.write_all(b"one").expect("write");
+    near2.write_all(b"two").expect("write");
+    drop(gate);
+    assert_eq!(rx.recv_timeout(WAIT).expect("task ended"), Ok(3));
+    for near in [&mut near1, &mut near2] {
+        near.set_read_timeout(Some(WAIT)).expect("timeout");
+        assert_eq!(near.read(&mut [0u8; 4]).expect("the close reaches the peer"), 0);
+    }
+    assert_eq!(provided_out(&threads), Some(0), "the unread completion's buffer went back");
+}
