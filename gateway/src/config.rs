@@ -114,9 +114,9 @@ pub struct MetricsConfig {
 #[serde(rename_all = "snake_case")]
 pub enum SessionIo {
     /// tokio's readiness reactor on the worker threads.
-    #[default]
     Epoll,
     /// Session threads waiting for completions in io_uring.
+    #[default]
     IoUring,
 }
 
@@ -159,9 +159,9 @@ pub struct ListenConfig {
     /// How 1:1 sessions wait for their sockets once logged in: `"epoll"` (tokio's reactor, on
     /// the worker threads) or `"io_uring"` (session threads of their own, as many as
     /// `worker_threads`, that submit every session's receives and sends in one call and wait for
-    /// their completions; docs/performance.md §4). Where io_uring is not available the gateway
-    /// logs it and uses epoll. Routed sessions always use epoll. Default `"epoll"`. Read at start
-    /// only.
+    /// their completions; docs/performance.md §3). Where io_uring is not available the gateway
+    /// logs it and uses epoll. Routed and TLS sessions always use epoll. Default `"io_uring"`.
+    /// Read at start only.
     #[serde(default)]
     pub session_io: SessionIo,
     /// TLS for clients: `"off"` (the greeting does not offer it), `"optional"` (clients choose)

@@ -113,7 +113,7 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     Ok(())
 }
 
-/// `[listen] session_io = "io_uring"`: starts the session threads 1:1 sessions will run on
+/// `[listen] session_io = "io_uring"` (the default): starts the session threads 1:1 sessions will run on
 /// (`dataplane::ring`), as many as `worker_threads` (default one per two CPUs). `None`: epoll,
 /// also where io_uring is not available (logged).
 fn start_session_threads(shared: &Shared) -> Option<crate::dataplane::ring::SessionThreads> {

@@ -102,7 +102,7 @@ impl GatewayConfig {
             // `GATEWAY_TEST_LOG` (a `[log] level`, e.g. "debug") to see more when chasing a failure.
             log_level: std::env::var("GATEWAY_TEST_LOG").unwrap_or_else(|_| "info".into()),
             // `GATEWAY_TEST_SESSION_IO` (`epoll` or `io_uring`): every test's 1:1 sessions on that
-            // `[listen] session_io`, to run the suite on either.
+            // `[listen] session_io`, to run the suite on either (unset: the default, io_uring).
             listen_extra: std::env::var("GATEWAY_TEST_SESSION_IO")
                 .map(|io| vec![format!("session_io = \"{io}\"")])
                 .unwrap_or_default(),

@@ -1,8 +1,8 @@
-//! `[listen] session_io = "io_uring"`: 1:1 sessions on io_uring session threads. The server's
-//! general log says every statement ran; the ring's own counters (its `fdinfo`) say the bytes went
-//! through the ring and not through epoll; and a session thread keeps serving through what ends
-//! a session badly: a client gone in the middle of an answer, a KILL from another session, a
-//! drain.
+//! `[listen] session_io = "io_uring"` (the default): 1:1 sessions on io_uring session threads.
+//! The server's general log says every statement ran; the ring's own counters (its `fdinfo`)
+//! say the bytes went through the ring and not through epoll; a session thread keeps serving
+//! through what ends a session badly: a client gone in the middle of an answer, a KILL from
+//! another session, a drain. And `"epoll"` opens no ring at all.
 
 use std::io::Read;
 use std::process::{Command, Stdio};

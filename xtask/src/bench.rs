@@ -439,9 +439,10 @@ fn routed_config(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<String> 
     Ok(toml)
 }
 
-/// The `gateway-uring` target: 1:1 with its sessions on io_uring session threads.
+/// The `gateway-uring` target: 1:1 with its sessions on io_uring session threads (the default).
 fn start_uring_gateway(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<RigGateway> {
     let mut config = workspace::gateway_config(process::free_port()?, db.addr())?;
+    config.listen_extra.retain(|l| !l.starts_with("session_io"));
     config.listen_extra.push("session_io = \"io_uring\"".into());
     start_named(dir, "gateway-uring", config.to_toml(), None)
 }
@@ -500,6 +501,10 @@ fn start_gateway(
 ) -> anyhow::Result<RigGateway> {
     let port = process::free_port()?;
     let mut config = workspace::gateway_config(port, dbs[0].addr())?;
+    // `gateway` is the 1:1 gateway on tokio's epoll reactor; `gateway-uring`, beside it, is the
+    // default (`session_io = "io_uring"`). Routed and TLS sessions use epoll either way.
+    config.listen_extra.retain(|l| !l.starts_with("session_io"));
+    config.listen_extra.push("session_io = \"epoll\"".into());
     if let Some(files) = tls {
         config = tls::gateway_config(config, files);
     }

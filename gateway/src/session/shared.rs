@@ -74,7 +74,7 @@ pub struct Shared {
     pub shapes: crate::sql::shape::ShapeCache,
     /// The servers' accounts (`[auth] accounts = "servers"`), `None` otherwise.
     pub accounts: Option<crate::accounts::ServerAccounts>,
-    /// The io_uring session threads 1:1 sessions run on (`[listen] session_io = "io_uring"`),
+    /// The io_uring session threads 1:1 sessions run on (`[listen] session_io = "io_uring"`, the default),
     /// once started.
     pub session_threads: std::sync::OnceLock<crate::dataplane::ring::Spawner>,
 }
