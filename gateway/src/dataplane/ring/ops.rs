@@ -36,9 +36,14 @@ struct Ring {
 impl Ring {
     /// Gives back the provided buffer a completion with `flags` carries, if any.
     fn recycle(&mut self, flags: u32) {
-        if let (Some(bid), Some(p)) = (cqueue::buffer_select(flags), self.provided.as_mut()) {
-            p.recycle(bid);
-        }
+        give_back(&mut self.provided, flags);
+    }
+}
+
+/// Gives back the provided buffer a completion with `flags` carries, if any.
+fn give_back(provided: &mut Option<Provided>, flags: u32) {
+    if let (Some(bid), Some(p)) = (cqueue::buffer_select(flags), provided.as_mut()) {
+        p.recycle(bid);
     }
 }
 
@@ -204,9 +209,7 @@ pub fn enter(wait: bool, wakers: &mut Vec<Waker>) -> io::Result<bool> {
                     // Nobody takes this completion: a buffer it took goes straight back.
                     *slot = Slot::Free;
                     free.push(i);
-                    if let (Some(bid), Some(p)) = (cqueue::buffer_select(cqe.flags()), provided.as_mut()) {
-                        p.recycle(bid);
-                    }
+                    give_back(provided, cqe.flags());
                 }
             }
         }
