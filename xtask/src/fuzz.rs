@@ -202,12 +202,31 @@ fn crash_of(text: &str, log: &Path) -> (PathBuf, String) {
         .lines()
         .find_map(|l| l.split("Test unit written to ").nth(1))
         .map_or_else(|| log.to_path_buf(), |p| PathBuf::from(p.trim()));
-    let why: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("panicked at") || l.contains("ERROR: libFuzzer") || l.contains("overflowed its stack"))
-        .take(4)
-        .collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut why = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.contains("panicked at") {
+            why.push(short(l));
+            // The panic's message (for sql_agree, the statement the paths disagree on): a clean
+            // clone's CI keeps no artifact, so the log has to carry the input.
+            if let Some(msg) = lines.get(i + 1) {
+                why.push(short(msg));
+            }
+        } else if l.contains("ERROR: libFuzzer") || l.contains("overflowed its stack") || l.starts_with("Base64: ") {
+            why.push(short(l));
+        }
+    }
+    why.truncate(6);
     (artifact, why.join("\n"))
+}
+
+/// A log line cut to a length a CI summary can show.
+fn short(line: &str) -> String {
+    const MAX: usize = 600;
+    match line.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
 }
 
 fn report(outcomes: &[Outcome], built: f64, total: f64) {
@@ -233,4 +252,32 @@ fn report(outcomes: &[Outcome], built: f64, total: f64) {
         }
     }
     println!("\nbuild {built:.0} s, build and runs {total:.0} s");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crash_report_carries_the_panic_message_and_the_input() {
+        let log = "INFO: Seed: 1\n\
+            thread '<unnamed>' (7) panicked at fuzz_targets/sql_agree.rs:29:5:\n\
+            assertion `left == right` failed: the two paths disagree on \"SELECT 1\"\n  left: A\n\
+            ==7== ERROR: libFuzzer: deadly signal\n\
+            Test unit written to fuzz/artifacts/sql_agree/crash-ab\n\
+            Base64: U0VMRUNUIDE=\n";
+        let (artifact, why) = crash_of(log, Path::new("fuzz.log"));
+        assert_eq!(artifact, PathBuf::from("fuzz/artifacts/sql_agree/crash-ab"));
+        let lines: Vec<&str> = why.lines().collect();
+        assert_eq!(lines.len(), 4, "{why}");
+        assert!(lines[1].contains("disagree on \"SELECT 1\""), "{why}");
+        assert_eq!(lines[3], "Base64: U0VMRUNUIDE=");
+    }
+
+    #[test]
+    fn a_long_line_is_cut() {
+        let long = "x".repeat(2000);
+        assert_eq!(short(&long).chars().count(), 601);
+        assert_eq!(short("abc"), "abc");
+    }
 }
