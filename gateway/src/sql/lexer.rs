@@ -124,8 +124,11 @@ pub struct Lexer<'a> {
     enter_versioned: bool,
     /// Versioned comments entered and not yet closed.
     open_versioned: u32,
-    /// A word held a non-ASCII byte.
+    /// A word or an unquoted variable name held a non-ASCII byte.
     non_ascii_word: bool,
+    /// A `--` comment began with a control byte that is not whitespace (`--\0`): a comment to
+    /// the server, two minus signs to the reference tokenizer.
+    control_comment: bool,
 }
 
 impl<'a> Lexer<'a> {
@@ -136,7 +139,15 @@ impl<'a> Lexer<'a> {
 
     /// The tokens of `text` from byte `at` on.
     pub fn at(text: &'a [u8], at: usize, mode: Mode) -> Self {
-        Lexer { b: text, i: at, mode, enter_versioned: false, open_versioned: 0, non_ascii_word: false }
+        Lexer {
+            b: text,
+            i: at,
+            mode,
+            enter_versioned: false,
+            open_versioned: 0,
+            non_ascii_word: false,
+            control_comment: false,
+        }
     }
 
     /// Reads the bodies of `/*! … */` comments as SQL.
@@ -145,9 +156,14 @@ impl<'a> Lexer<'a> {
         self
     }
 
-    /// Whether a word so far held a non-ASCII byte.
+    /// Whether a word or an unquoted variable name so far held a non-ASCII byte.
     pub fn saw_non_ascii_word(&self) -> bool {
         self.non_ascii_word
+    }
+
+    /// Whether a `--` comment so far began with a control byte that is not whitespace.
+    pub fn saw_control_comment(&self) -> bool {
+        self.control_comment
     }
 
     /// The next token's kind and end, or `None` for a skipped stretch (whitespace, a line
@@ -162,7 +178,8 @@ impl<'a> Lexer<'a> {
             b'-' if next == Some(b'-')
                 && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
             {
-                return self.skip(line_end(b, i))
+                self.control_comment |= b.get(i + 2).is_some_and(|&c| !(c as char).is_whitespace());
+                return self.skip(line_end(b, i));
             }
             b'/' if next == Some(b'*') => return self.block_comment(i),
             b'*' if next == Some(b'/') && self.open_versioned > 0 => {
@@ -187,7 +204,14 @@ impl<'a> Lexer<'a> {
             b'x' | b'X' if next == Some(b'\'') => hex_string(b, i),
             c if is_word(c) => self.word(i),
             b'?' => (Kind::Placeholder, i + 1),
-            b'@' => variable(b, i, self.mode),
+            b'@' => {
+                let (kind, end) = variable(b, i, self.mode);
+                // An unquoted name with non-ASCII bytes (`@vé`, `@@vé`): `sqlparser` ends the
+                // name at the first character it does not take.
+                let quoted = matches!(b.get(i + 1), Some(b'\'' | b'"' | b'`'));
+                self.non_ascii_word |= !quoted && b.get(i..end).is_some_and(|v| !v.is_ascii());
+                (kind, end)
+            }
             _ => punct(b, i),
         })
     }
@@ -253,7 +277,7 @@ pub type Tokens = SmallVec<[Token; 32]>;
 /// normalised first, [`super::mode`]), collecting optimizer hints from its comments. `None` when
 /// it holds something the fast path does not handle: a versioned comment, an `N'…'` / `b'…'`
 /// literal, an unusual literal, non-ASCII text outside strings and comments, an unterminated
-/// quote or comment.
+/// quote or comment, a `--` comment opened by a control byte (`--\0`).
 pub fn lex<'a>(sql: &'a str, hints: &mut Hints<'a>) -> Option<Tokens> {
     let mut lexer = Lexer::new(sql.as_bytes(), Mode::default());
     let mut out = Tokens::new();
@@ -265,7 +289,7 @@ pub fn lex<'a>(sql: &'a str, hints: &mut Hints<'a>) -> Option<Tokens> {
             _ => out.push(t),
         }
     }
-    (!lexer.saw_non_ascii_word()).then_some(out)
+    (!lexer.saw_non_ascii_word() && !lexer.saw_control_comment()).then_some(out)
 }
 
 /// Whether the string `t` is a national or bit string (`N'…'`, `b'…'`): an adjacent one-letter

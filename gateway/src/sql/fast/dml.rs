@@ -145,6 +145,11 @@ fn is_select_modifier(w: &str) -> bool {
 
 /// `[db.]tbl [PARTITION (p, …)] [[AS] alias]`.
 pub(super) fn table<'a>(c: &mut Cursor<'_, 'a>) -> Option<TableRef<'a>> {
+    if c.is_kw("REPLACE") {
+        // Reserved to the server; to the reference parser the conflict clause of SQLite's
+        // `UPDATE [OR] REPLACE t`.
+        return None;
+    }
     let first = c.ident()?;
     let mut t = TableRef::default();
     if c.punct(b'.') {
@@ -158,10 +163,53 @@ pub(super) fn table<'a>(c: &mut Cursor<'_, 'a>) -> Option<TableRef<'a>> {
     }
     // An alias it cannot read (`` `` ``, a name ending in a space) makes the fast path decline,
     // with or without `AS`: the reference path decides.
-    if c.kw("AS") || c.is_ident() {
+    if c.kw("AS") {
+        t.alias = Some(c.ident()?);
+    } else if c.is_ident() {
+        if c.peek().is_some_and(|w| w.kind == Kind::Word && not_an_alias(c.text(w))) {
+            return None;
+        }
         t.alias = Some(c.ident()?);
     }
     Some(t)
+}
+
+/// Words the server takes as a table alias without `AS` and the reference parser does not: it
+/// keeps them for clauses of other dialects (`FROM t GLOBAL`, `FROM t SAMPLE`). The fast path
+/// declines rather than answer for either reading. (The reserved words among `sqlparser`'s list
+/// are never identifiers to the fast path anyway.)
+fn not_an_alias(w: &str) -> bool {
+    [
+        "ANALYZE",
+        "ANTI",
+        "ASOF",
+        "CLUSTER",
+        "DISTRIBUTE",
+        "EXPLAIN",
+        "FETCH",
+        "FORMAT",
+        "FULL",
+        "GLOBAL",
+        "LATERAL",
+        "MATCH_CONDITION",
+        "MATCH_RECOGNIZE",
+        "MINUS",
+        "OPEN",
+        "OUTPUT",
+        "PIVOT",
+        "PREWHERE",
+        "QUALIFY",
+        "SAMPLE",
+        "SEMI",
+        "SETTINGS",
+        "SORT",
+        "TABLESAMPLE",
+        "TOP",
+        "UNPIVOT",
+        "VIEW",
+    ]
+    .iter()
+    .any(|k| k.eq_ignore_ascii_case(w))
 }
 
 /// `(p0, p1)` after `PARTITION`.

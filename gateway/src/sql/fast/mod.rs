@@ -84,9 +84,9 @@ pub(super) fn pins(sql: &str, toks: &[Token]) -> Pins {
 
 /// [`pins`], and whether the tokens hold a pair the server reads as two tokens and the reference
 /// tokenizer as one: a variable glued to an operand before it (`a@v`, `1@@x`, `@a@b`; `@` is a
-/// name byte to it) or a placeholder glued to a number after it (`?2` is its numbered
-/// placeholder). The server refuses those statements; the fast path declines rather than answer
-/// for either reading.
+/// name byte to it), a placeholder glued to a number after it (`?2` is its numbered
+/// placeholder), a variable followed by `(`, or a user variable with a dot in its unquoted name. The server refuses those statements; the fast
+/// path declines rather than answer for either reading.
 fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
     let mut pins = Pins::default();
     let mut glued = false;
@@ -97,6 +97,13 @@ fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
                     pins.insert(Pins::USER_VAR);
                 }
                 glued |= i.checked_sub(1).and_then(|p| toks.get(p)).is_some_and(|p| glued_operand(sql, p, t));
+                // A variable called like a function (`@@session.GET_LOCK('a', 1)`): the server
+                // refuses it; the reference tokenizer reads a call of its last name.
+                glued |= toks.get(i + 1).is_some_and(|n| n.kind == Kind::Punct(b'('));
+                // A dotted name (`@v.`, `@a.b`): one variable to the server, a variable and a
+                // qualified name after it to the reference tokenizer (`@v. FROM t`).
+                glued |= t.kind == Kind::UserVar
+                    && span(sql, t).get(1..).is_some_and(|n| !n.starts_with(['`', '\'', '"']) && n.contains('.'));
             }
             Kind::Placeholder => {
                 glued |=
@@ -111,12 +118,13 @@ fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
     (pins, glued)
 }
 
-/// Whether `prev` is a number, a variable or a name (not a keyword: `SELECT@a` is fine) ending
-/// where the variable `var` starts.
+/// Whether `prev` is a number, a variable, a quoted name or string (`'u'@'h'`, an account to
+/// the server) or a name (not a keyword: `SELECT@a` is fine) ending where the variable `var`
+/// starts.
 fn glued_operand(sql: &str, prev: &Token, var: &Token) -> bool {
     prev.end == var.start
         && match prev.kind {
-            Kind::Number | Kind::UserVar | Kind::SysVar => true,
+            Kind::Number | Kind::UserVar | Kind::SysVar | Kind::Quoted | Kind::Str => true,
             Kind::Word => !is_reserved(span(sql, prev)),
             _ => false,
         }

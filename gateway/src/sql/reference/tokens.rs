@@ -15,9 +15,11 @@ pub(super) fn scan(tokens: &[TokenWithSpan], an: &mut Analysis<'_>) -> Vec<Locat
     let mut hints = Hints::default();
     let mut places = Vec::new();
     let solid: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
-    for t in tokens {
-        if let Token::Whitespace(Whitespace::MultiLineComment(body)) = &t.token {
-            hints.scan(Cow::Owned(body.clone()));
+    for (i, t) in tokens.iter().enumerate() {
+        match &t.token {
+            Token::Whitespace(Whitespace::MultiLineComment(body)) => hints.scan(Cow::Owned(body.clone())),
+            Token::AtSign if quoted_variable(tokens, i) => an.pins.insert(Pins::USER_VAR),
+            _ => {}
         }
     }
     for (i, t) in solid.iter().enumerate() {
@@ -35,6 +37,20 @@ pub(super) fn scan(tokens: &[TokenWithSpan], an: &mut Analysis<'_>) -> Vec<Locat
     an.hints = hints.into_owned();
     an.placeholders = places.len() as u32;
     places
+}
+
+/// Whether the `@` at `i` starts a variable with a quoted name (`` @`v` ``, `@'v'`, `@"v"`),
+/// which `sqlparser` reads as `@` and a quoted token: the name right after it, and no quoted
+/// name or string right before it (`'u'@'h'` is an account).
+fn quoted_variable(tokens: &[TokenWithSpan], i: usize) -> bool {
+    let quoted = |t: Option<&TokenWithSpan>| {
+        t.is_some_and(|t| match &t.token {
+            Token::Word(w) => w.quote_style.is_some(),
+            Token::SingleQuotedString(_) | Token::DoubleQuotedString(_) => true,
+            _ => false,
+        })
+    };
+    quoted(tokens.get(i + 1)) && !quoted(i.checked_sub(1).and_then(|p| tokens.get(p)))
 }
 
 /// Re-reads the tokens where `sqlparser`'s MySQL tokenizer takes `@` otherwise than the server's
@@ -74,8 +90,9 @@ fn split_arrow_at(tokens: &mut Vec<TokenWithSpan>) {
         if let Some(span) = arrow.take() {
             match &t.token {
                 Token::Word(w) if w.quote_style.is_none() => t.token = Token::make_word(&format!("@{}", w.value), None),
-                // `@6` is the variable named `6` to the server, as to the fast path's lexer.
-                Token::Number(n, false) if n.bytes().all(|b| b.is_ascii_digit()) => {
+                // `@6` is the variable named `6` to the server, as to the fast path's lexer
+                // (`@6.` too: a name may hold dots).
+                Token::Number(n, false) => {
                     t.token = Token::make_word(&format!("@{n}"), None);
                 }
                 _ => out.push(TokenWithSpan::new(Token::AtSign, span)),
@@ -343,5 +360,16 @@ mod tests {
         assert_eq!((lt, at), (3, 2), "{toks:?}");
         assert_eq!(words(&toks), ["a", "@1"]);
         assert!(!toks.contains(&Token::ArrowAt));
+    }
+
+    #[test]
+    fn a_variable_with_a_quoted_name_pins_the_session_and_an_account_does_not() {
+        let pins = |sql: &str| crate::sql::reference::analyze(sql).pins;
+        for sql in ["SELECT @`a`", "SELECT @'a' FROM t", "SELECT 1 = @\"a\"", "SELECT x FROM t WHERE id<@6.5"] {
+            assert!(pins(sql).contains(crate::sql::analysis::Pins::USER_VAR), "{sql}");
+        }
+        for sql in ["CREATE USER 'u'@'h'", "GRANT ALL ON *.* TO `u`@`%`", "SELECT '@a'"] {
+            assert!(!pins(sql).contains(crate::sql::analysis::Pins::USER_VAR), "{sql}");
+        }
     }
 }

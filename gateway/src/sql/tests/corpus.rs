@@ -356,8 +356,8 @@ const EDGE: &[&str] = &[
     "SELECT * FROM `t``q` WHERE id = 1",
 ];
 
-/// Statements the two paths once disagreed on (found by fuzz/fuzz_targets/sql_agree.rs), all
-/// refused by the server: the fast path declines each, so the reference path decides alone.
+/// Statements the two paths once disagreed on (found by fuzz/fuzz_targets/sql_agree.rs), almost
+/// all refused by the server: the fast path declines each, so the reference path decides alone.
 /// The differential test runs them with the rest; `fast_path_declines_what_it_once_guessed`
 /// checks the declines (and that [`NEAR_DISAGREED`] is still answered).
 pub const DISAGREED: &[&str] = &[
@@ -406,6 +406,33 @@ pub const DISAGREED: &[&str] = &[
     // with `FROM` its operand.
     "SELECT 0++++++++SQL_CALC_FOUND_ROWS * FROM YEARTON",
     "SELECT a, DISTINCT * FROM t WHERE id = 1",
+    // A table alias without `AS` that `sqlparser` keeps for other dialects' clauses (the server
+    // takes these: `GLOBAL` is not reserved to it).
+    "SELECT * FROM tT GLOBAL WHERE id = --5",
+    "SELECT * FROM `t``q`GLOBAL WHERE id = 2",
+    "SELECT * FROM t sample WHERE id = 1",
+    // `REPLACE` as a table name: reserved to the server, SQLite's conflict clause to the
+    // reference parser (`UPDATE REPLACE t` updates `t`).
+    "UPDATE REPLACE t SET c = 'a' WHERE id = 0x1",
+    // A variable called like a function: a call of `GET_LOCK` to the reference tokenizer.
+    "SELECT @@session.GET_LOCK('a', 1)",
+    "SELECT @v ('a')",
+    // `--` and a control byte that is not whitespace: a comment to the server, two minus signs
+    // to the reference tokenizer.
+    "SELECT 1 --\0 @v",
+    "SELECT c FROM t WHERE id = 1 --\x01 AND k = @v",
+    // A variable glued to a quoted name or a string before it: an account (`'u'@'h'`) to the
+    // server, a quoted token and a variable to the fast lexer.
+    "SELECT `x`@`a`",
+    "SELECT 'x'@a",
+    "SELECT `c``END`@```autocommit`",
+    // An unquoted variable name with non-ASCII bytes: `sqlparser` ends it at the first
+    // character it does not take.
+    "SET sql_mode = '', @v\u{fffd}27.0.0 = 'x'",
+    "SELECT * FROM t WHERE id = @@vé",
+    // A user variable's unquoted name with a dot: the name and a qualified name after it to the
+    // reference tokenizer, which takes `FROM` as the column.
+    "SELECT GET_LOCK('x', 1), @v. FROM dual",
 ];
 
 /// Statements next to those of [`DISAGREED`], mostly ones the server takes: the fast path still
@@ -440,6 +467,14 @@ pub const NEAR_DISAGREED: &[&str] = &[
     "SELECT * FROM t `a` WHERE id = 0",
     "SELECT * FROM t AS `a b` WHERE id = 0",
     "SELECT DISTINCT SQL_NO_CACHE * FROM t WHERE id = 1",
+    // Next to the aliases `sqlparser` keeps: with `AS`, or another word.
+    "SELECT * FROM t AS GLOBAL WHERE id = 1",
+    "SELECT * FROM t globals WHERE id = 1",
+    "UPDATE t SET c = REPLACE(c, 'a', 'b') WHERE id = 1",
+    "SELECT @@session.autocommit, @v FROM t WHERE id = 1",
+    "SELECT 1 --\t@v\n",
+    "SELECT 1 --\x0b@v\n",
+    "SET @v = 'é'",
 ];
 
 /// Multi-statement texts (checked through `analyze`, not differentially).
