@@ -82,11 +82,11 @@ pub(super) fn pins(sql: &str, toks: &[Token]) -> Pins {
     scan_pins(sql, toks).0
 }
 
-/// [`pins`], and whether the tokens hold a pair the server reads as two tokens and the reference
-/// tokenizer as one: a variable glued to an operand before it (`a@v`, `1@@x`, `@a@b`; `@` is a
-/// name byte to it), a placeholder glued to a number after it (`?2` is its numbered
-/// placeholder), a variable followed by `(`, or a user variable with a dot in its unquoted name. The server refuses those statements; the fast
-/// path declines rather than answer for either reading.
+/// [`pins`], and whether the tokens hold something the server and the reference tokenizer read
+/// differently: a variable glued to an operand before it (`a@v`, `1@@x`, `@a@b`; `@` is a name
+/// byte to it), a placeholder glued to a number after it (`?2` is its numbered placeholder), a
+/// variable followed by `(`, or a user variable with a dot in its unquoted name. The server
+/// refuses all but the last; the fast path declines rather than answer for either reading.
 fn scan_pins(sql: &str, toks: &[Token]) -> (Pins, bool) {
     let mut pins = Pins::default();
     let mut glued = false;
