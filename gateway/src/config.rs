@@ -156,12 +156,12 @@ pub struct ListenConfig {
     /// least one (or the `TOKIO_WORKER_THREADS` environment variable). Read at start only.
     #[serde(default)]
     pub worker_threads: Option<usize>,
-    /// How 1:1 sessions wait for their sockets once logged in: `"epoll"` (tokio's reactor, on
-    /// the worker threads) or `"io_uring"` (session threads of their own, as many as
+    /// How sessions wait for their sockets once logged in: `"epoll"` (tokio's reactor, on the
+    /// worker threads) or `"io_uring"` (session threads of their own, as many as
     /// `worker_threads`, that submit every session's receives and sends in one call and wait for
     /// their completions; docs/performance.md §3). Where io_uring is not available the gateway
-    /// logs it and uses epoll. Routed and TLS sessions always use epoll. Default `"io_uring"`.
-    /// Read at start only.
+    /// logs it and uses epoll. TLS sessions, and routed sessions where `[dataplane] splice` may
+    /// take them once pinned, always use epoll. Default `"io_uring"`. Read at start only.
     #[serde(default)]
     pub session_io: SessionIo,
     /// TLS for clients: `"off"` (the greeting does not offer it), `"optional"` (clients choose)

@@ -113,7 +113,7 @@ pub async fn run(live: LiveConfig) -> Result<(), ServerError> {
     Ok(())
 }
 
-/// `[listen] session_io = "io_uring"` (the default): starts the session threads 1:1 sessions will run on
+/// `[listen] session_io = "io_uring"` (the default): starts the session threads sessions will run on
 /// (`dataplane::ring`), as many as `worker_threads` (default one per two CPUs). `None`: epoll,
 /// also where io_uring is not available (logged).
 fn start_session_threads(shared: &Shared) -> Option<crate::dataplane::ring::SessionThreads> {
@@ -125,7 +125,7 @@ fn start_session_threads(shared: &Shared) -> Option<crate::dataplane::ring::Sess
     let n = config.listen.worker_threads.unwrap_or((cpus / 2).max(1));
     match crate::dataplane::ring::SessionThreads::start(n, &tokio::runtime::Handle::current()) {
         Ok(threads) => {
-            info!(threads = threads.len(), "1:1 sessions run on io_uring session threads");
+            info!(threads = threads.len(), "sessions run on io_uring session threads");
             let _ = shared.session_threads.set(threads.spawner());
             Some(threads)
         }

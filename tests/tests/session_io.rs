@@ -1,4 +1,5 @@
-//! `[listen] session_io = "io_uring"` (the default): 1:1 sessions on io_uring session threads.
+//! `[listen] session_io = "io_uring"` (the default): 1:1 and routed sessions on io_uring session
+//! threads.
 //! The server's general log says every statement ran; the ring's own counters (its `fdinfo`)
 //! say the bytes went through the ring and not through epoll; a session thread keeps serving
 //! through what ends a session badly: a client gone in the middle of an answer, a KILL from
@@ -9,16 +10,17 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use gateway_tests::cluster::{ClusterOptions, Servers, APP_PASSWORD, APP_USER};
 use gateway_tests::mysql::{connect, err_code, query_one};
 use gateway_tests::skip::skip;
 use gateway_tests::stack::{shared, Stack};
-use gateway_tests::{Gateway, GatewayConfig, MariaDb};
+use gateway_tests::{Gateway, GatewayConfig, MariaDb, UserEntry};
 use mysql_async::prelude::*;
 
 static STACK: OnceLock<Result<Stack, String>> = OnceLock::new();
 
 /// The line the gateway logs when its session threads started.
-const STARTED: &str = "1:1 sessions run on io_uring session threads";
+const STARTED: &str = "sessions run on io_uring session threads";
 /// The line it logs when it falls back to epoll.
 const UNAVAILABLE: &str = "io_uring is not available; sessions use epoll";
 
@@ -220,4 +222,63 @@ async fn with_epoll_no_ring_is_opened_and_statements_run() {
     let log = gw.log_tail(100_000);
     assert!(!log.contains(STARTED), "{log}");
     assert!(db.general_log().contains("SELECT 'epoll-marker-19'"), "the server never ran the statements");
+}
+
+/// A routed session runs on a session thread too. Its statements go through the ring and each
+/// runs once, on the leader of its row, all on one server session: the connection the session
+/// keeps between statements stays on the ring with it. One the server closed while it was kept
+/// is seen to be gone, and the next statement runs on a new one instead of failing.
+#[tokio::test]
+async fn routed_statements_go_through_the_ring_on_the_connection_the_session_keeps() {
+    let test = "routed_statements_go_through_the_ring_on_the_connection_the_session_keeps";
+    let servers = Servers::start(&ClusterOptions::new("ring-routed")).unwrap();
+    let config = on_uring(servers.gateway_config().unwrap().user(UserEntry::native(APP_USER, APP_PASSWORD)));
+    let c = servers.route(&config.to_toml()).unwrap();
+    if !uring_running(test, &c.gw) {
+        return;
+    }
+    let mut conn = connect(&c.gw_url(Some("test"))).await.unwrap_or_else(|e| panic!("{e:?}\n{}", c.gw_log()));
+    let part = c.topology().partition_of("t_hash", 123).unwrap();
+    let leader = c.topology().leader("t_hash", part);
+    // Where a marker ran: (server, thread) of each general-log entry holding it.
+    let ran = |marker: &str| -> Vec<(String, u64)> {
+        let logs = c.general_logs();
+        let on = |(name, entries): &(String, Vec<gateway_tests::general_log::Entry>)| {
+            entries.iter().filter(|e| e.text.contains(marker)).map(|e| (name.clone(), e.thread)).collect::<Vec<_>>()
+        };
+        logs.iter().flat_map(on).collect()
+    };
+
+    let before = ring_completions(c.gw.pid());
+    const N: usize = 200;
+    for i in 0..N {
+        let sql = format!("SELECT c3 FROM t_hash WHERE c1 = 123 /* ring-routed-{i} */");
+        conn.query_drop(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}\n{}", c.gw_log()));
+    }
+    let after = ring_completions(c.gw.pid());
+    assert!(after - before >= 4 * N as u64, "the ring completed {} operations for {N} statements", after - before);
+    let first = ran("/* ring-routed-0 */");
+    assert_eq!(first.len(), 1, "ring-routed-0 ran {first:?}");
+    assert_eq!(first[0].0, leader, "t_hash c1 = 123 (p{part}) ran on {first:?}");
+    let kept = first[0].1;
+    for i in 1..N {
+        let at = ran(&format!("/* ring-routed-{i} */"));
+        assert_eq!(at, vec![(leader.to_string(), kept)], "ring-routed-{i} ran elsewhere than {leader} thread {kept}");
+    }
+
+    // The server ends the kept connection; once its thread is gone, the next statement still runs.
+    let server = c.server(leader);
+    server.sql(&format!("KILL {kept}")).unwrap();
+    let gone = format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = {kept}");
+    assert!(
+        eventually(Duration::from_secs(10), || server.sql(&gone).is_ok_and(|n| n.trim() == "0")),
+        "thread {kept} still listed on {leader}"
+    );
+    let sql = "SELECT c3 FROM t_hash WHERE c1 = 123 /* ring-routed-after-kill */";
+    conn.query_drop(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}\n{}", c.gw_log()));
+    let at = ran("/* ring-routed-after-kill */");
+    assert_eq!(at.len(), 1, "{at:?}");
+    assert_eq!(at[0].0, leader);
+    assert_ne!(at[0].1, kept, "the statement ran on the connection the server closed");
+    conn.disconnect().await.unwrap();
 }

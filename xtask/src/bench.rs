@@ -133,8 +133,11 @@ struct Rig {
     gateway: RigGateway,
     /// With `--tls`: the gateway without TLS, target `gateway-plain`.
     plain_gateway: Option<RigGateway>,
-    /// Without `--cluster` and `--tls`: the gateway routing over the one server, target `routed`.
+    /// Without `--cluster` and `--tls`: the gateway routing over the one server, its sessions on
+    /// tokio's epoll reactor (`[listen] session_io = "epoll"`), target `routed`.
     routed: Option<RigGateway>,
+    /// The same on io_uring session threads (the default), target `routed-uring`.
+    routed_uring: Option<RigGateway>,
     /// Without `--cluster` and `--tls`, as root: the 1:1 gateway splicing sessions, target `spliced`.
     spliced: Option<RigGateway>,
     /// Without `--cluster` and `--tls`: the 1:1 gateway on io_uring session threads
@@ -169,6 +172,7 @@ impl Rig {
         t.extend(self.uring.as_ref().map(|_| "gateway-uring"));
         t.extend(self.base.as_ref().map(|_| "gateway-base"));
         t.extend(self.routed.as_ref().map(|_| "routed"));
+        t.extend(self.routed_uring.as_ref().map(|_| "routed-uring"));
         t.extend(self.base.as_ref().map(|_| "routed-base"));
         t.extend(self.spliced.as_ref().map(|_| "spliced"));
         t
@@ -181,9 +185,8 @@ impl Rig {
             "haproxy" => self.haproxy_port,
             t if t.starts_with("relay") => return Endpoint::root(self.relay(t).map_or(0, |r| r.2)),
             // Every gateway but the one under test with `--tls` takes root over plain TCP.
-            "gateway-plain" | "gateway-uring" | "routed" | "spliced" | "gateway-base" | "routed-base" => {
-                return Endpoint::root(self.gateway_of(target).map_or(0, |g| g.gateway.port()))
-            }
+            "gateway-plain" | "gateway-uring" | "routed" | "routed-uring" | "spliced" | "gateway-base"
+            | "routed-base" => return Endpoint::root(self.gateway_of(target).map_or(0, |g| g.gateway.port())),
             _ => self.gateway.gateway.port(),
         };
         match &self.tls {
@@ -198,6 +201,7 @@ impl Rig {
             "gateway" => Some(&mut self.gateway),
             "gateway-plain" => self.plain_gateway.as_mut(),
             "routed" => self.routed.as_mut(),
+            "routed-uring" => self.routed_uring.as_mut(),
             "spliced" => self.spliced.as_mut(),
             "gateway-uring" => self.uring.as_mut(),
             "gateway-base" => self.base.as_mut().map(|b| &mut b.gateway),
@@ -342,7 +346,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     println!("\nwritten to {}", md_path.display());
     // The harness deletes the gateway's directory when it stops it; keep its log for post-mortem.
     let _ = std::fs::copy(rig.gateway.gateway.log_path(), dir.join("gateway.log"));
-    for name in ["gateway-plain", "gateway-uring", "routed", "spliced", "gateway-base", "routed-base"] {
+    for name in ["gateway-plain", "gateway-uring", "routed", "routed-uring", "spliced", "gateway-base", "routed-base"] {
         if let Some(gw) = rig.gateway_of(name) {
             let _ = std::fs::copy(gw.gateway.log_path(), dir.join(format!("{name}.log")));
         }
@@ -389,18 +393,25 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
         }
     };
 
-    let (routed, spliced, uring) = if cluster || files.is_some() {
-        (None, None, None)
+    let (routed, routed_uring, spliced, uring) = if cluster || files.is_some() {
+        (None, None, None, None)
     } else {
         let db = &dbs[0];
-        (Some(start_routed_gateway(dir, db)?), start_spliced_gateway(dir, db)?, Some(start_uring_gateway(dir, db)?))
+        (
+            Some(start_named(dir, "routed", routed_config(dir, db, "epoll")?, None)?),
+            Some(start_named(dir, "routed-uring", routed_config(dir, db, "io_uring")?, None)?),
+            start_spliced_gateway(dir, db)?,
+            Some(start_uring_gateway(dir, db)?),
+        )
     };
 
     let mut checks = vec![("haproxy", haproxy_port), ("gateway", gateway.gateway.port())];
     if let Some(plain) = &plain_gateway {
         checks.push(("gateway-plain", plain.gateway.port()));
     }
-    for (name, gw) in [("routed", &routed), ("spliced", &spliced), ("gateway-uring", &uring)] {
+    for (name, gw) in
+        [("routed", &routed), ("routed-uring", &routed_uring), ("spliced", &spliced), ("gateway-uring", &uring)]
+    {
         if let Some(gw) = gw {
             checks.push((name, gw.gateway.port()));
         }
@@ -416,6 +427,7 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
         gateway,
         plain_gateway,
         routed,
+        routed_uring,
         spliced,
         uring,
         base: None,
@@ -427,14 +439,14 @@ fn start_rig(dir: &std::path::Path, cluster: bool, tls: bool) -> anyhow::Result<
     })
 }
 
-/// The `routed` target: routing mode over the one server (see [`cluster::single_server_routing`]).
-fn start_routed_gateway(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<RigGateway> {
-    start_named(dir, "routed", routed_config(dir, db)?, None)
-}
-
-fn routed_config(dir: &std::path::Path, db: &MariaDb) -> anyhow::Result<String> {
+/// The `routed` and `routed-uring` targets' configuration: routing mode over the one server (see
+/// [`cluster::single_server_routing`]), its sessions on `session_io`.
+fn routed_config(dir: &std::path::Path, db: &MariaDb, session_io: &str) -> anyhow::Result<String> {
     let port = process::free_port()?;
-    let mut toml = workspace::gateway_config(port, db.addr())?.to_toml();
+    let mut config = workspace::gateway_config(port, db.addr())?;
+    config.listen_extra.retain(|l| !l.starts_with("session_io"));
+    config.listen_extra.push(format!("session_io = \"{session_io}\""));
+    let mut toml = config.to_toml();
     toml.push_str(&cluster::single_server_routing(dir, db)?);
     Ok(toml)
 }
@@ -453,7 +465,7 @@ fn start_baseline(dir: &std::path::Path, bin: &std::path::Path, db: &MariaDb) ->
     let port = process::free_port()?;
     let one = workspace::gateway_config(port, db.addr())?.to_toml();
     let gateway = start_named(dir, "gateway-base", one, Some(bin))?;
-    let routed = start_named(dir, "routed-base", routed_config(dir, db)?, Some(bin))?;
+    let routed = start_named(dir, "routed-base", routed_config(dir, db, "epoll")?, Some(bin))?;
     for (name, gw) in [("gateway-base", &gateway), ("routed-base", &routed)] {
         if let Err(e) = mariadb_cli::run(&Login::root(gw.gateway.port()), "SELECT 1", Format::Batch) {
             println!("    warning: SELECT 1 through {name} failed: {e:#}");
@@ -502,7 +514,8 @@ fn start_gateway(
     let port = process::free_port()?;
     let mut config = workspace::gateway_config(port, dbs[0].addr())?;
     // `gateway` is the 1:1 gateway on tokio's epoll reactor; `gateway-uring`, beside it, is the
-    // default (`session_io = "io_uring"`). Routed and TLS sessions use epoll either way.
+    // default (`session_io = "io_uring"`), as `routed` and `routed-uring` are. TLS sessions use
+    // epoll either way.
     config.listen_extra.retain(|l| !l.starts_with("session_io"));
     config.listen_extra.push("session_io = \"epoll\"".into());
     if let Some(files) = tls {

@@ -99,7 +99,7 @@ async fn measure(gw: &Gateway, mode: &'static str, sessions: usize) -> anyhow::R
     }
     let note = if mode != "io_uring" {
         "tokio's epoll reactor".to_string()
-    } else if gw.wait_log("1:1 sessions run on io_uring session threads", 1, Duration::ZERO).is_ok() {
+    } else if gw.wait_log("sessions run on io_uring session threads", 1, Duration::ZERO).is_ok() {
         "io_uring session threads".to_string()
     } else {
         "io_uring is not available here: sessions used epoll".to_string()

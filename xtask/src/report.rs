@@ -33,10 +33,11 @@ fn good(s: &Sample) -> bool {
 
 /// Targets compared with direct and haproxy: the gateways, and the least a relay can do
 /// (`relay` and its kin, `cargo xtask relay`).
-const COMPARED: [&str; 11] = [
+const COMPARED: [&str; 12] = [
     "gateway",
     "gateway-uring",
     "routed",
+    "routed-uring",
     "spliced",
     "gateway-plain",
     "gateway-base",

@@ -134,15 +134,26 @@ async fn run(
     };
     // With [routing], every session is routed per statement by its cluster's planner, except
     // the data plane's passthrough users (pinned to one backend from login, spliceable).
-    if let Some(planner) = login.planner.clone() {
-        let passthrough =
-            shared.config().dataplane.as_ref().is_some_and(|d| d.passthrough_users.contains(&login.response.user));
-        if !passthrough {
-            return Ran::Here(super::routed::serve(client, shared, planner, id, (peer, dialled), login).await);
+    let kind = match login.planner.clone() {
+        Some(planner)
+            if !shared
+                .config()
+                .dataplane
+                .as_ref()
+                .is_some_and(|d| d.passthrough_users.contains(&login.response.user)) =>
+        {
+            Kind::Routed(planner)
         }
-    }
-    // io_uring session threads: a plain-TCP 1:1 session moves to one for the rest of its life.
-    if let Some(threads) = shared.session_threads.get().filter(|_| client.io.plain().is_some()) {
+        _ => Kind::Direct(backend_addr),
+    };
+    // io_uring session threads: a plain-TCP session moves to one for the rest of its life,
+    // unless the kernel splice may take it once pinned (it needs tokio's sockets).
+    let movable = client.io.plain().is_some()
+        && match kind {
+            Kind::Routed(_) => !super::routed::may_splice(shared),
+            Kind::Direct(_) => true,
+        };
+    if let Some(threads) = shared.session_threads.get().filter(|_| movable) {
         let mut client = std::mem::replace(client, Wire::unbuffered(Stream::Detached));
         let (started, counted) = tokio::sync::oneshot::channel();
         let shared = shared.clone();
@@ -150,11 +161,35 @@ async fn run(
             // Counted by this task from here on; the accepting task ends (with all it held).
             let (_client, _open) = (shared.metrics.client_taken_over(), shared.drain.take_over(id));
             let _ = started.send(());
-            let result = super::proxy::serve(&mut client, &shared, login, (peer, dialled), id, backend_addr).await;
+            let result = kind.serve(&mut client, &shared, login, (peer, dialled), id).await;
             finish(&mut client, result).await;
         };
         threads.spawn(session.in_current_span());
         return Ran::Moved { counted: counted.await.is_ok() };
     }
-    Ran::Here(super::proxy::serve(client, shared, login, (peer, dialled), id, backend_addr).await)
+    Ran::Here(kind.serve(client, shared, login, (peer, dialled), id).await)
+}
+
+/// What serves an authenticated client.
+enum Kind {
+    /// A routed session (`[routing]`), planned by its cluster's planner.
+    Routed(crate::planner::Planner),
+    /// A 1:1 session to this server.
+    Direct(SocketAddr),
+}
+
+impl Kind {
+    async fn serve(
+        self,
+        client: &mut Wire<Stream>,
+        shared: &Shared,
+        login: client_auth::ClientLogin,
+        addrs: (SocketAddr, Option<SocketAddr>),
+        id: u32,
+    ) -> Result<(), SessionError> {
+        match self {
+            Kind::Routed(planner) => super::routed::serve(client, shared, planner, id, addrs, login).await,
+            Kind::Direct(backend) => super::proxy::serve(client, shared, login, addrs, id, backend).await,
+        }
+    }
 }

@@ -221,11 +221,11 @@ impl Pool {
     /// ([`Pool::ready_now`]). One that cannot goes to the key's idle list with its idle time,
     /// where the checkout that follows finds it and pings, resets or closes it.
     pub fn parked(&self, homes: &Homes, key: KeyRef<'_>, wire: u64, client: u64) -> Option<PooledConn> {
-        let parked = homes.take_parked(key, wire)?;
+        let mut parked = homes.take_parked(key, wire)?;
         let cfg = &self.inner.cfg;
         let age = parked.since.elapsed();
         let fresh = parked.conn.client() == client && age < cfg.health_check_after() && age <= cfg.idle_timeout();
-        if fresh && looks_alive(&parked.conn) {
+        if fresh && looks_alive(&mut parked.conn) {
             return Some(parked.conn);
         }
         let home = Arc::clone(parked.conn.home());
@@ -255,11 +255,11 @@ impl Pool {
 
     /// An idle connection usable by `client` as it is (asking at `now`): recently used, by this
     /// client, and quiet. Otherwise it needs [`Pool::revive`] (a ping, a hand-over, or closing).
-    fn ready_now(&self, idle: Idle, client: u64, now: Instant) -> Reuse {
+    fn ready_now(&self, mut idle: Idle, client: u64, now: Instant) -> Reuse {
         let cfg = &self.inner.cfg;
         let age = now.saturating_duration_since(idle.since);
         let fresh = idle.last_client == client && age < cfg.health_check_after() && age <= cfg.idle_timeout();
-        if fresh && looks_alive(&idle.conn.backend) {
+        if fresh && looks_alive(&mut idle.conn.backend) {
             return Reuse::Ready(idle);
         }
         Reuse::Revive(idle)

@@ -47,7 +47,7 @@ impl Stream {
     /// (`dataplane::ring`); nothing changes for a TLS or detached stream, or off a session
     /// thread. On failure the stream is detached (its socket is closed).
     pub fn to_ring(&mut self) -> io::Result<()> {
-        if !crate::dataplane::ring::on_session_thread() {
+        if !matches!(self, Stream::Plain(_)) || !crate::dataplane::ring::on_session_thread() {
             return Ok(());
         }
         match std::mem::replace(self, Stream::Detached) {
@@ -55,6 +55,56 @@ impl Stream {
             other => *self = other,
         }
         Ok(())
+    }
+
+    /// Whether the stream is on a session thread's ring.
+    pub fn is_ring(&self) -> bool {
+        matches!(self, Stream::Ring(_))
+    }
+
+    /// Moves a stream on a session thread's ring back to tokio's reactor, so that any thread may
+    /// use it (a pooled server connection going back to the pool); nothing changes for another
+    /// stream. It must be on its own thread, or [settled](RingStream::settle) there since. Fails,
+    /// the stream unchanged, while the ring still has an operation of it or bytes it received,
+    /// and where no runtime is entered; after a failure to register it, it is detached (closed).
+    ///
+    /// [`RingStream::settle`]: crate::dataplane::ring::RingStream::settle
+    pub fn off_ring(&mut self) -> io::Result<()> {
+        if !self.is_ring() {
+            return Ok(());
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(io::Error::other("no runtime to take the socket"));
+        }
+        match std::mem::replace(self, Stream::Detached) {
+            Stream::Ring(ring) => match ring.into_std() {
+                Ok(sock) => *self = Stream::Plain(TcpStream::from_std(sock)?),
+                Err(ring) => {
+                    *self = Stream::Ring(ring);
+                    return Err(io::Error::other("the ring still has an operation of the socket"));
+                }
+            },
+            other => *self = other,
+        }
+        Ok(())
+    }
+
+    /// Waits until the ring has sent what was written to the stream (nothing to wait for on
+    /// another stream), so that it can be [settled](Stream::settle) before it is parked.
+    pub async fn sent(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Ring(ring) => std::future::poll_fn(|cx| ring.poll_sends_done(cx)).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Takes what the ring finished for the stream, on the stream's own thread; whether it is
+    /// [settled](crate::dataplane::ring::RingStream::settle) (`true` for any other stream).
+    pub fn settle(&mut self) -> bool {
+        match self {
+            Stream::Ring(ring) => ring.settle(),
+            _ => true,
+        }
     }
 
     /// Takes a plain socket out of tokio's reactor for the kernel splice, whose supervisor

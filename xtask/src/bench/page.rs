@@ -53,7 +53,8 @@ pub(super) fn result_markdown(args: &BenchArgs, rig: &Rig, table: &report::Table
             "`routed` is a gateway in routing mode in front of the same server, with the topology \
              `topology-one.toml` next to this file (sbtest tables HASH(id) 4 partitions, every one led \
              by that server): it analyses and routes every statement, so its ratio is the cost of \
-             routing. `spliced` (root only) is a 1:1 gateway with `[dataplane] splice = true` for root: \
+             routing; its sessions are on tokio's epoll reactor, and `routed-uring`'s, the same \
+             gateway otherwise, on io_uring session threads (the default). `spliced` (root only) is a 1:1 gateway with `[dataplane] splice = true` for root: \
              after login the kernel forwards the session's bytes.\n\n",
         );
     }

@@ -1,12 +1,14 @@
 //! Session threads on io_uring (`[listen] session_io = "io_uring"`): each runs the command
-//! loops of 1:1 sessions on its own executor, which waits for socket completions in
+//! loops of 1:1 and routed sessions on its own executor, which waits for socket completions in
 //! `io_uring_enter` instead of for readiness in epoll. One call submits the receives and sends of
 //! every session that ran and sleeps until the next completes, where the epoll loop makes a call
 //! for each and one to wait (docs/performance.md §4).
 //!
 //! A session thread has tokio's runtime entered: what a session does rarely (its login, connects,
 //! timers) still uses tokio, driven by the runtime's own thread. Its sockets become
-//! [`RingStream`]s for the command loop.
+//! [`RingStream`]s for the command loop; a routed session's pooled server connections become
+//! ones while it uses or parks them, and go back to tokio when they leave it
+//! (docs/architecture.md §4).
 
 mod executor;
 pub mod ops;

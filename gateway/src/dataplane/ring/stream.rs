@@ -92,6 +92,65 @@ impl RingStream {
         &self.sock
     }
 
+    /// Whether no operation of the stream is in the ring and nothing received waits to be read:
+    /// then the stream is a socket and nothing else, which any thread may close or take back
+    /// ([`RingStream::into_std`]). A send whose completion came is taken here (on the stream's
+    /// own thread, without waiting); `false` while one is still in the kernel.
+    pub fn settle(&mut self) -> bool {
+        self.take_sent() && self.recv.is_none() && self.failed.is_none() && self.rstart == self.rend && !self.eof
+    }
+
+    /// Takes the completion of the send in flight if it came, without waiting; whether no send
+    /// is in flight now. A short or failed send is kept as the stream's failure.
+    fn take_sent(&mut self) -> bool {
+        let Some(slot) = self.send else { return true };
+        let Poll::Ready(res) = ops::poll(slot, &Context::from_waker(std::task::Waker::noop())) else { return false };
+        self.send = None;
+        match result(res) {
+            Ok(n) if self.wsent + n >= self.wbuf.len() => self.wsent = self.wbuf.len(),
+            // Its bytes never all left (a blocking send with MSG_WAITALL is short only on error).
+            Ok(_) => self.failed = Some(io::ErrorKind::WriteZero.into()),
+            Err(e) => self.failed = Some(e),
+        }
+        true
+    }
+
+    /// Waits until no send is in flight (what [`RingStream::settle`] needs of the sends); `Err`
+    /// for a send that failed.
+    pub fn poll_sends_done(&mut self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_sent(cx)
+    }
+
+    /// The socket, made nonblocking, once the stream is [settled](RingStream::settle); else the
+    /// stream as it was.
+    pub fn into_std(mut self) -> Result<TcpStream, RingStream> {
+        if !self.settle() || self.sock.set_nonblocking(true).is_err() {
+            return Err(self);
+        }
+        (self.rbuf, self.wbuf) = (Vec::new(), Vec::new());
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped after the socket is read out of it, once; the
+        // buffers it owned are empty (nothing to leak) and no operation names the socket.
+        Ok(unsafe { std::ptr::read(&this.sock) })
+    }
+
+    /// Whether nothing waits to be read, not even the end of the stream (one peek without
+    /// blocking): an idle server connection never speaks first. A send may still be in flight
+    /// (a command without an answer, COM_STMT_CLOSE, just written); a receive may not.
+    pub fn quiet(&mut self) -> bool {
+        self.take_sent();
+        if self.recv.is_some() || self.failed.is_some() || self.rstart < self.rend || self.eof {
+            return false;
+        }
+        let mut byte = 0u8;
+        // SAFETY: the descriptor is open for the borrow of `self`; the buffer is 1 byte; MSG_PEEK
+        // consumes nothing and MSG_DONTWAIT never blocks the blocking socket.
+        let n = unsafe {
+            libc::recv(self.sock.as_raw_fd(), (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT)
+        };
+        n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+    }
+
     /// Reads into `buf` what was received, waiting for the receive in flight or starting one.
     /// `Ready` with nothing put at the end of the stream.
     fn poll_recv(&mut self, cx: &Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {

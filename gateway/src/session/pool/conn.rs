@@ -19,6 +19,17 @@ pub(super) struct Conn {
     pub(super) sync: ConnSync,
 }
 
+impl Conn {
+    /// Moves the connection from a session thread's ring back to tokio's reactor before it leaves
+    /// its session (any thread may take it next); `false`: it cannot, and is to be closed. It is
+    /// peeked first: the reactor knows nothing of what came before it was registered, so a
+    /// server's close that came while it was on the ring would go unseen by the next checkout.
+    fn leave_ring(&mut self) -> bool {
+        !self.backend.wire.io.is_ring()
+            || (health::looks_alive(&mut self.backend) && self.backend.wire.io.off_ring().is_ok())
+    }
+}
+
 /// A server connection handed out by [`super::Pool::get`]. Small (a box, its home and a few
 /// flags): it travels by value through every step of a request.
 pub struct PooledConn {
@@ -106,8 +117,8 @@ impl PooledConn {
     /// Its client reset its session: the connection is reset now, in a task of its own (returned,
     /// `None` when it is closed instead: broken, or its answer not read to the end).
     pub fn scrub(mut self) -> Option<scrub::Scrub> {
-        let (conn, slot) = (self.conn.take()?, self.slot.take()?);
-        if self.broken || self.in_flight || !conn.backend.wire.buf.is_empty() {
+        let (mut conn, slot) = (self.conn.take()?, self.slot.take()?);
+        if self.broken || self.in_flight || !conn.backend.wire.buf.is_empty() || !conn.leave_ring() {
             return None;
         }
         scrub::spawn(self.home.clone(), conn, slot, self.timeout)
@@ -128,8 +139,8 @@ impl PooledConn {
         if !self.reusable() {
             return None;
         }
-        let (conn, slot) = (self.conn.take()?, self.slot.take()?);
-        Some(Idle { conn, last_client: self.client, since, slot })
+        let (mut conn, slot) = (self.conn.take()?, self.slot.take()?);
+        conn.leave_ring().then_some(Idle { conn, last_client: self.client, since, slot })
     }
 
     /// The pool of the connection's key.
@@ -204,8 +215,8 @@ impl DerefMut for PooledConn {
 impl Drop for PooledConn {
     fn drop(&mut self) {
         self.home.in_use.fetch_sub(1, Ordering::Relaxed);
-        let (Some(conn), Some(slot)) = (self.conn.take(), self.slot.take()) else { return };
-        if self.broken || self.in_flight || !conn.backend.wire.buf.is_empty() {
+        let (Some(mut conn), Some(slot)) = (self.conn.take(), self.slot.take()) else { return };
+        if self.broken || self.in_flight || !conn.backend.wire.buf.is_empty() || !conn.leave_ring() {
             tracing::debug!(server = %self.home.key.server, thread = conn.backend.greeting.connection_id, "connection closed, not returned");
             return;
         }

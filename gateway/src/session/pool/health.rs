@@ -17,6 +17,7 @@ use crate::protocol::ProtocolError;
 use crate::route::congestion::CongestionManager;
 use crate::session::backend::{Backend, LoginOutcome, LoginRequest};
 use crate::session::server_kind;
+use crate::tls::Stream;
 
 /// Largest answer accepted to a pool command (OK or ERR).
 const MAX_ANSWER: usize = 1 << 20;
@@ -66,11 +67,15 @@ impl ServerHealth for NoHealth {
 
 /// Non-blocking check that an idle connection is still open and quiet: the server has neither
 /// closed it nor sent anything (an idle server connection never speaks first).
-pub fn looks_alive(backend: &Backend) -> bool {
+/// A connection on a session thread's ring is peeked each time: it has no reactor readiness.
+pub fn looks_alive(backend: &mut Backend) -> bool {
     if !backend.wire.buf.is_empty() {
         return false;
     }
-    backend.wire.io.tcp().is_some_and(quiet)
+    match &mut backend.wire.io {
+        Stream::Ring(ring) => ring.quiet(),
+        io => io.tcp().is_some_and(quiet),
+    }
 }
 
 /// Whether nothing waits to be read on `stream`, not even the end of the stream. The runtime's

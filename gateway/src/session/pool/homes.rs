@@ -75,8 +75,12 @@ impl Homes {
 
     /// Keeps `conn` for the session's next statement to its key (a connection that cannot be
     /// reused, or of a pool no longer remembered, goes back to the pool as a drop does).
-    pub fn park(&mut self, conn: PooledConn) {
-        if !conn.reusable() {
+    /// On a session thread, the connection stays on its ring while parked, [settled] first: then
+    /// another thread may take it ([`super::Pool::get`], the reaper).
+    ///
+    /// [settled]: crate::tls::Stream::settle
+    pub fn park(&mut self, mut conn: PooledConn) {
+        if !conn.reusable() || !conn.wire.io.settle() {
             return;
         }
         match self.known.iter().find(|h| Arc::ptr_eq(&h.pool, conn.home())) {

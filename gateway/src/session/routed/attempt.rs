@@ -32,6 +32,12 @@ impl ServerLink {
         let server = conn.key().server;
         let thread = conn.thread_id();
         cx.reg.update(|i| i.current = Some((server, thread)));
+        if let Err(e) = conn.wire.io.to_ring() {
+            // Detached: the socket is closed and the request was never sent.
+            conn.mark_broken();
+            debug!(%server, error = %e, "server connection could not move to the ring");
+            return if retry { Sent::Retry(self.lost(cx, server)) } else { Sent::Failed(self.lost(cx, server)) };
+        }
         if let Err(e) = conn.sync_state(cx.state).await {
             return match e {
                 PoolError::Sync { err, .. } => Sent::Failed(err),

@@ -44,7 +44,7 @@ impl ServerLink {
                 .await;
         };
         let target = conn.key().server;
-        if !crate::session::pool::looks_alive(&conn) {
+        if !crate::session::pool::looks_alive(&mut conn) {
             // The server closed it while the session was idle (restart, kill, timeout).
             conn.mark_broken();
             let err = cx.lost_before(target);

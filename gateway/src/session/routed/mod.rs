@@ -176,6 +176,9 @@ pub async fn serve(
     let ok = OkPacket::with_status(s.txn.status()).encode(s.front.caps);
     s.front.wire.write_packet(seq, &ok).await.map_err(SessionError::Client)?;
     info!(user = %s.account.user, tenant = %s.account.tenant, db = ?s.account.database, "routed session open");
+    // On a session thread the client's socket moves to its ring (its server connections do
+    // when they first carry a request there, `attempt`).
+    s.front.wire.io.to_ring().map_err(|e| SessionError::Client(crate::protocol::ProtocolError::Io(e)))?;
     s.reg.idle(s.state.database(), Instant::now());
     // A kill ends an idle session at once and a streaming answer with the kill's error (the
     // relay watches the signal); other steps of a request finish first.
@@ -194,6 +197,12 @@ pub async fn serve(
     s.homes.unpark();
     let _ = shared.pool.release_client(s.state.id());
     result
+}
+
+/// Whether a routed session of this gateway may be handed to the kernel splice once pinned (its
+/// client leg plain): such a session stays on tokio's reactor.
+pub fn may_splice(shared: &Shared) -> bool {
+    splice::PinSplice::new(shared, false).possible()
 }
 
 impl SessionKind for RoutedSession<'_> {

@@ -61,6 +61,11 @@ impl PinSplice {
         PinSplice { possible, last_batch: None }
     }
 
+    /// Whether the session may be spliced once pinned.
+    pub(super) fn possible(&self) -> bool {
+        self.possible
+    }
+
     /// Relays an answer from `backend` to `client`; when the session may be spliced, the last
     /// batch is held back ([`Self::last_batch`]) for [`RoutedSession::after_request`].
     pub(super) async fn relay(

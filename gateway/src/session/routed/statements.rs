@@ -268,7 +268,9 @@ impl RoutedSession<'_> {
             if let Some(server_id) = held.sync_mut().statements.remove(client_id) {
                 let mut p = vec![command::STMT_CLOSE];
                 p.extend_from_slice(&server_id.to_le_bytes());
-                if held.wire.write_packet(0, &p).await.is_err() {
+                // Sent before the session goes on: no answer comes to wait for, and a
+                // connection the close leaves unsticky is parked, which wants its sends done.
+                if held.wire.write_packet(0, &p).await.is_err() || held.wire.io.sent().await.is_err() {
                     held.mark_broken();
                 }
             }
