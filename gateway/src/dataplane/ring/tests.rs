@@ -294,3 +294,47 @@ fn a_receive_completed_but_never_read_gives_its_buffer_back_when_its_stream_is_d
     }
     assert_eq!(provided_out(&threads), Some(0), "the unread completion's buffer went back");
 }
+
+/// A pooled server connection parked on a ring: not settled while its send is in the ring (any
+/// thread may take a settled one), quiet until the peer speaks, and its socket, taken out, still
+/// holds what the peer sent.
+#[test]
+fn a_stream_settles_once_its_send_is_done_and_gives_back_its_socket_with_unread_bytes() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    let (mut near, far) = pair();
+    let (spoke_tx, spoke_rx) = tokio::sync::oneshot::channel::<()>();
+    let (first_tx, first_rx) = mpsc::channel();
+    let (tx, rx) = mpsc::channel();
+    threads.spawn(async move {
+        let result = async {
+            let mut s = RingStream::new(far).map_err(|e| e.to_string())?;
+            s.write_all(b"ping").await.map_err(|e| e.to_string())?;
+            // Queued, not yet submitted: the ring has the send.
+            let queued = (s.settle(), s.quiet());
+            std::future::poll_fn(|cx| s.poll_sends_done(cx)).await.map_err(|e| e.to_string())?;
+            let _ = first_tx.send((queued, (s.settle(), s.quiet())));
+            spoke_rx.await.map_err(|e| e.to_string())?;
+            let spoken = s.quiet();
+            let mut sock = s.into_std().map_err(|_| "not settled".to_string())?;
+            let mut byte = [0u8; 1];
+            let read = sock.read(&mut byte).map_err(|e| e.to_string())?;
+            Ok::<_, String>((spoken, (read, byte[0])))
+        }
+        .await;
+        let _ = tx.send(result);
+    });
+    let (queued, done) = first_rx.recv_timeout(WAIT).expect("the task's first looks");
+    assert_eq!(queued, (false, true), "a send in the ring: unsettled, yet quiet");
+    assert_eq!(done, (true, true), "the send done: settled and quiet");
+    near.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut ping = [0u8; 4];
+    near.read_exact(&mut ping).expect("the send reached the peer");
+    assert_eq!(&ping, b"ping");
+    // On loopback the byte is in the far socket's queue when the write returns.
+    near.write_all(b"x").expect("write");
+    spoke_tx.send(()).expect("task alive");
+    let (spoken, read) = rx.recv_timeout(WAIT).expect("task ended").expect("task failed");
+    assert!(!spoken, "a byte from the peer is not quiet");
+    assert_eq!(read, (1, b'x'), "the socket taken out still holds the peer's byte");
+}
