@@ -80,7 +80,8 @@ pub struct BenchArgs {
     cpu: bool,
     /// A second gateway binary (say, a build of an earlier commit) to compare against in the same
     /// run: targets `gateway-base` and `routed-base` are the 1:1 and routed gateways on that
-    /// binary, each run right after its counterpart in every round, and the `qps/base`,
+    /// binary with the default session threads (io_uring), each run right after its counterpart
+    /// (`gateway-uring`, `routed-uring`) in every round, and the `qps/base`,
     /// `cpu/base` and `user/base` columns are the median per-round ratios of the current build's
     /// figures to the baseline's. Not with `--cluster` or `--tls`.
     #[arg(long, value_name = "PATH")]
@@ -465,7 +466,7 @@ fn start_baseline(dir: &std::path::Path, bin: &std::path::Path, db: &MariaDb) ->
     let port = process::free_port()?;
     let one = workspace::gateway_config(port, db.addr())?.to_toml();
     let gateway = start_named(dir, "gateway-base", one, Some(bin))?;
-    let routed = start_named(dir, "routed-base", routed_config(dir, db, "epoll")?, Some(bin))?;
+    let routed = start_named(dir, "routed-base", routed_config(dir, db, "io_uring")?, Some(bin))?;
     for (name, gw) in [("gateway-base", &gateway), ("routed-base", &routed)] {
         if let Err(e) = mariadb_cli::run(&Login::root(gw.gateway.port()), "SELECT 1", Format::Batch) {
             println!("    warning: SELECT 1 through {name} failed: {e:#}");

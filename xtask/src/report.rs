@@ -51,8 +51,8 @@ const COMPARED: [&str; 12] = [
 /// The baseline target (`--baseline-bin`) of a gateway target, if it has one.
 fn baseline_of(target: &str) -> Option<&'static str> {
     match target {
-        "gateway" => Some("gateway-base"),
-        "routed" => Some("routed-base"),
+        "gateway-uring" => Some("gateway-base"),
+        "routed-uring" => Some("routed-base"),
         _ => None,
     }
 }

@@ -144,17 +144,17 @@ fn system_calls_and_the_baseline_binary_side_by_side() {
     let s = vec![
         sample("direct", 1, 100.0),
         run("haproxy", 1, 60.0, 20.0, 2.0, 4.0),
-        run("routed", 1, 50.0, 24.0, 8.0, 4.9),
+        run("routed-uring", 1, 50.0, 24.0, 8.0, 4.9),
         run("routed-base", 1, 40.0, 30.0, 10.0, 5.1),
         sample("direct", 2, 100.0),
         run("haproxy", 2, 60.0, 20.0, 2.0, 4.2),
-        run("routed", 2, 45.0, 27.0, 9.0, 4.7),
+        run("routed-uring", 2, 45.0, 27.0, 9.0, 4.7),
         run("routed-base", 2, 50.0, 30.0, 10.0, 5.3),
     ];
     let t = summarize(&s);
     let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
     let (haproxy, routed, base) = (&t.rows[1], &t.rows[2], &t.rows[3]);
-    assert_eq!(routed[col("target")], "routed");
+    assert_eq!(routed[col("target")], "routed-uring");
     assert_eq!(haproxy[col("syscalls/stmt")], "4.10");
     assert_eq!(routed[col("syscalls/stmt")], "4.80");
     assert_eq!(routed[col("cs/stmt")], "1.20");
