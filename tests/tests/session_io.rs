@@ -227,7 +227,8 @@ async fn with_epoll_no_ring_is_opened_and_statements_run() {
 /// A routed session runs on a session thread too. Its statements go through the ring and each
 /// runs once, on the leader of its row, all on one server session: the connection the session
 /// keeps between statements stays on the ring with it. One the server closed while it was kept
-/// is seen to be gone, and the next statement runs on a new one instead of failing.
+/// is seen to be gone, and the next statement runs on a new one instead of failing; so does the
+/// first statement of a transaction, in the transaction.
 #[tokio::test]
 async fn routed_statements_go_through_the_ring_on_the_connection_the_session_keeps() {
     let test = "routed_statements_go_through_the_ring_on_the_connection_the_session_keeps";
@@ -280,5 +281,27 @@ async fn routed_statements_go_through_the_ring_on_the_connection_the_session_kee
     assert_eq!(at.len(), 1, "{at:?}");
     assert_eq!(at[0].0, leader);
     assert_ne!(at[0].1, kept, "the statement ran on the connection the server closed");
+
+    // Again with a transaction begun and not yet sent (its start goes with its first statement):
+    // the kept connection gone, the transaction starts on a new one, and its rollback undoes the
+    // insert (the start was not lost on the way).
+    let kept = at[0].1;
+    server.sql(&format!("KILL {kept}")).unwrap();
+    let gone = format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = {kept}");
+    assert!(
+        eventually(Duration::from_secs(10), || server.sql(&gone).is_ok_and(|n| n.trim() == "0")),
+        "thread {kept} still listed on {leader}"
+    );
+    let k = (1_000_000..).find(|&k| c.topology().partition_of("t_hash", k) == Some(part)).unwrap();
+    let insert = format!("INSERT INTO t_hash (c1, c2, c3) VALUES ({k}, 'ring', 1) /* ring-routed-in-txn */");
+    for sql in ["BEGIN", insert.as_str(), "ROLLBACK"] {
+        conn.query_drop(sql).await.unwrap_or_else(|e| panic!("{sql}: {e:?}\n{}", c.gw_log()));
+    }
+    let at = ran("/* ring-routed-in-txn */");
+    assert_eq!(at.len(), 1, "{at:?}");
+    assert_eq!(at[0].0, leader);
+    assert_ne!(at[0].1, kept, "the insert ran on the connection the server closed");
+    let left = server.sql(&format!("SELECT COUNT(*) FROM test.t_hash WHERE c1 = {k}")).unwrap();
+    assert_eq!(left.trim(), "0", "the insert outlived its rollback: it ran outside the transaction");
     conn.disconnect().await.unwrap();
 }

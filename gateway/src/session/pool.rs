@@ -58,7 +58,7 @@ pub use config::PoolConfig;
 use conn::Conn;
 pub use conn::PooledConn;
 pub use error::PoolError;
-pub use health::{command, looks_alive, ping, NoHealth, ServerHealth};
+pub use health::{alive_or_checked_on_send, command, looks_alive, ping, NoHealth, ServerHealth};
 pub use homes::{Homes, KeyRef};
 use key_pool::{Found, Gauge, Idle, KeyPool};
 pub use scrub::{scrubs_done, Scrub};
@@ -225,7 +225,8 @@ impl Pool {
         let cfg = &self.inner.cfg;
         let age = parked.since.elapsed();
         let fresh = parked.conn.client() == client && age < cfg.health_check_after() && age <= cfg.idle_timeout();
-        if fresh && looks_alive(&mut parked.conn) {
+        // Its own session's next request: a connection on the ring is checked as it is sent.
+        if fresh && alive_or_checked_on_send(&mut parked.conn) {
             return Some(parked.conn);
         }
         let home = Arc::clone(parked.conn.home());

@@ -89,6 +89,14 @@ impl Stream {
         Ok(())
     }
 
+    /// Whether the stream's last checked send went to a connection the server had already closed
+    /// ([`RingStream::check_on_send`]); `false` for any other stream.
+    ///
+    /// [`RingStream::check_on_send`]: crate::dataplane::ring::RingStream::check_on_send
+    pub fn stale(&self) -> bool {
+        matches!(self, Stream::Ring(ring) if ring.stale())
+    }
+
     /// Waits until the ring has sent what was written to the stream (nothing to wait for on
     /// another stream), so that it can be [settled](Stream::settle) before it is parked.
     pub async fn sent(&mut self) -> io::Result<()> {

@@ -4,9 +4,10 @@
 
 use std::cell::RefCell;
 use std::io;
+use std::os::fd::RawFd;
 use std::task::{Context, Poll, Waker};
 
-use io_uring::{cqueue, squeue, IoUring};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::provided::Provided;
 
@@ -31,6 +32,9 @@ struct Ring {
     free: Vec<usize>,
     /// The receive buffers the kernel picks from, where it has buffer rings.
     provided: Option<Provided>,
+    /// Where peeks ([`submit_peek`]) put the byte they see: never read, never freed (a peek
+    /// may still be in the kernel when the ring goes).
+    scratch: *mut u8,
 }
 
 impl Ring {
@@ -60,7 +64,8 @@ pub fn install(entries: u32) -> io::Result<()> {
     let ring = IoUring::builder().setup_single_issuer().setup_defer_taskrun().setup_taskrun_flag().build(entries)?;
     // Without buffer rings (before 5.19) every receive names its stream's own buffer.
     let provided = Provided::register(&ring).ok();
-    RING.with(|r| *r.borrow_mut() = Some(Ring { ring, slots: Vec::new(), free: Vec::new(), provided }));
+    let scratch = Box::into_raw(Box::new(0u8));
+    RING.with(|r| *r.borrow_mut() = Some(Ring { ring, slots: Vec::new(), free: Vec::new(), provided, scratch }));
     Ok(())
 }
 
@@ -97,6 +102,19 @@ pub unsafe fn submit(entry: squeue::Entry) -> io::Result<usize> {
         }
         Ok(slot)
     })
+}
+
+/// Queues a peek of one byte of `fd` that never waits (`MSG_PEEK | MSG_DONTWAIT`); returns its
+/// slot. Its result is `-EAGAIN` while nothing waits to be read, 0 at the end of the stream and 1
+/// when bytes wait (the byte goes to the thread's scratch byte). Entries are issued in the order
+/// they are queued and this one completes when issued: it sees the socket as it was before any
+/// entry queued after it.
+pub fn submit_peek(fd: RawFd) -> io::Result<usize> {
+    let scratch =
+        RING.with(|r| r.try_borrow().ok().and_then(|r| r.as_ref().map(|r| r.scratch))).ok_or_else(not_here)?;
+    let entry = opcode::Recv::new(types::Fd(fd), scratch, 1).flags(libc::MSG_PEEK | libc::MSG_DONTWAIT).build();
+    // SAFETY: the scratch byte lives as long as the thread (never freed), and nothing reads it.
+    unsafe { submit(entry) }
 }
 
 /// Queues an entry that is not in the table (its `user_data` is set by the caller).
@@ -175,7 +193,7 @@ pub fn orphan(slot: usize, buf: Vec<u8>) {
 pub fn enter(wait: bool, wakers: &mut Vec<Waker>) -> io::Result<bool> {
     RING.with(|r| {
         let mut r = r.try_borrow_mut().map_err(|_| not_here())?;
-        let Ring { ring, slots, free, provided } = r.as_mut().ok_or_else(not_here)?;
+        let Ring { ring, slots, free, provided, .. } = r.as_mut().ok_or_else(not_here)?;
         // Without a wait, nothing queued and no completion waiting for the thread there is no
         // call to make: the completions the kernel already posted are read from the ring's
         // memory. (`submit` runs the waiting ones: it asks for events when the flag is up.)

@@ -33,6 +33,19 @@ enum Recv {
     /// Into the stream's own `rbuf`.
     Own(usize),
 }
+/// The liveness check a stream's next send carries ([`RingStream::check_on_send`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    None,
+    /// Asked for: the next send is queued behind a peek.
+    OnSend,
+    /// The peek's slot.
+    Peek(usize),
+    /// The peek found the connection closed, or with bytes nobody asked for, before the send it
+    /// went with: every read fails ([`RingStream::stale`]).
+    Stale,
+}
+
 /// The largest send buffer kept after its send.
 const KEEP_SEND: usize = 64 * 1024;
 
@@ -59,6 +72,7 @@ pub struct RingStream {
     send: Option<usize>,
     /// A send failed after its bytes were accepted: the next write or flush reports it.
     failed: Option<io::Error>,
+    check: Check,
 }
 
 impl RingStream {
@@ -79,6 +93,7 @@ impl RingStream {
             wsent: 0,
             send: None,
             failed: None,
+            check: Check::None,
         })
     }
 
@@ -97,7 +112,62 @@ impl RingStream {
     /// ([`RingStream::into_std`]). A send whose completion came is taken here (on the stream's
     /// own thread, without waiting); `false` while one is still in the kernel.
     pub fn settle(&mut self) -> bool {
-        self.take_sent() && self.recv.is_none() && self.failed.is_none() && self.rstart == self.rend && !self.eof
+        self.take_sent()
+            && self.take_check()
+            && self.check != Check::Stale
+            && self.recv.is_none()
+            && self.failed.is_none()
+            && self.rstart == self.rend
+            && !self.eof
+    }
+
+    /// Whether the stream looks usable now, with no system call: nothing received is unread and
+    /// no failure or end is known. Its next send then goes behind a peek queued in the same
+    /// ring ([`ops::submit_peek`]), which sees the socket as the send finds it: when the server
+    /// had closed the connection or spoken unasked, every read fails and [`RingStream::stale`]
+    /// says so: the request went to a connection that could not run it, and may go again on
+    /// another. What [`RingStream::quiet`] asks with a system call, for a stream reused at once
+    /// on its own thread.
+    pub fn check_on_send(&mut self) -> bool {
+        self.take_sent();
+        if !self.take_check()
+            || self.check == Check::Stale
+            || self.recv.is_some()
+            || self.failed.is_some()
+            || self.rstart < self.rend
+            || self.eof
+        {
+            return false;
+        }
+        self.check = Check::OnSend;
+        true
+    }
+
+    /// Whether the peek of the last [checked send](RingStream::check_on_send) found the
+    /// connection closed, or bytes nobody asked for, before the send.
+    pub fn stale(&self) -> bool {
+        self.check == Check::Stale
+    }
+
+    /// Takes the peek's result if it came, without waiting; whether no peek is in flight now.
+    fn take_check(&mut self) -> bool {
+        self.poll_check(&Context::from_waker(std::task::Waker::noop())).is_ready()
+    }
+
+    /// Waits for the peek in flight, if any; `Err` once it found the connection stale.
+    fn poll_check(&mut self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+        if let Check::Peek(slot) = self.check {
+            let res = std::task::ready!(ops::poll(slot, cx));
+            // 0: closed; 1: bytes wait; only -EAGAIN says the connection was quiet.
+            self.check = if res >= 0 { Check::Stale } else { Check::None };
+        }
+        if self.check == Check::Stale {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "the server had closed the connection, or spoken unasked, before the request",
+            )));
+        }
+        Poll::Ready(Ok(()))
     }
 
     /// Takes the completion of the send in flight if it came, without waiting; whether no send
@@ -115,14 +185,17 @@ impl RingStream {
         true
     }
 
-    /// Waits until no send is in flight (what [`RingStream::settle`] needs of the sends); `Err`
-    /// for a send that failed.
+    /// Waits until no send (nor the peek of a checked one) is in flight (what
+    /// [`RingStream::settle`] needs of the sends); `Err` for a send that failed, or a stale
+    /// connection.
     pub fn poll_sends_done(&mut self, cx: &Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_sent(cx)
+        std::task::ready!(self.poll_sent(cx))?;
+        self.poll_check(cx)
     }
 
     /// The socket, made nonblocking, once the stream is [settled](RingStream::settle); else the
     /// stream as it was.
+    #[allow(clippy::result_large_err)] // The stream itself, back whole: once per connection leaving a ring.
     pub fn into_std(mut self) -> Result<TcpStream, RingStream> {
         if !self.settle() || self.sock.set_nonblocking(true).is_err() {
             return Err(self);
@@ -139,7 +212,13 @@ impl RingStream {
     /// (a command without an answer, COM_STMT_CLOSE, just written); a receive may not.
     pub fn quiet(&mut self) -> bool {
         self.take_sent();
-        if self.recv.is_some() || self.failed.is_some() || self.rstart < self.rend || self.eof {
+        if !self.take_check()
+            || self.check == Check::Stale
+            || self.recv.is_some()
+            || self.failed.is_some()
+            || self.rstart < self.rend
+            || self.eof
+        {
             return false;
         }
         let mut byte = 0u8;
@@ -154,6 +233,14 @@ impl RingStream {
     /// Reads into `buf` what was received, waiting for the receive in flight or starting one.
     /// `Ready` with nothing put at the end of the stream.
     fn poll_recv(&mut self, cx: &Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        if self.check != Check::None {
+            if matches!(self.check, Check::Peek(_)) && self.recv.is_none() && self.rstart == self.rend && !self.eof {
+                // The answer's receive goes in with the send, as without a check.
+                self.recv = Some(self.start_recv()?);
+            }
+            // The peek completed before the send went: its result is in before any answer.
+            std::task::ready!(self.poll_check(cx))?;
+        }
         loop {
             if self.rstart < self.rend {
                 let n = buf.remaining().min(self.rend - self.rstart);
@@ -258,6 +345,9 @@ impl RingStream {
     }
 
     fn start_send(&mut self) -> io::Result<()> {
+        if self.check == Check::OnSend {
+            self.check = Check::Peek(ops::submit_peek(self.sock.as_raw_fd())?);
+        }
         let rest = &self.wbuf[self.wsent..];
         let entry = opcode::Send::new(types::Fd(self.sock.as_raw_fd()), rest.as_ptr(), len32(rest.len()))
             .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
@@ -308,8 +398,16 @@ impl AsyncWrite for RingStream {
 
 impl Drop for RingStream {
     fn drop(&mut self) {
-        if self.recv.is_none() && self.send.is_none() {
+        let peek = match self.check {
+            Check::Peek(slot) => Some(slot),
+            _ => None,
+        };
+        if self.recv.is_none() && self.send.is_none() && peek.is_none() {
             return;
+        }
+        if let Some(slot) = peek {
+            // It names no memory of the stream's.
+            ops::orphan(slot, Vec::new());
         }
         if let Some(recv) = self.recv.take() {
             // The receive would wait for data that may never come, keeping the socket open:

@@ -338,3 +338,45 @@ fn a_stream_settles_once_its_send_is_done_and_gives_back_its_socket_with_unread_
     assert!(!spoken, "a byte from the peer is not quiet");
     assert_eq!(read, (1, b'x'), "the socket taken out still holds the peer's byte");
 }
+
+/// A checked send ([`RingStream::check_on_send`], no system call of its own) on a quiet
+/// connection reads the answer; on one the peer closed, or spoke on unasked, before the send,
+/// every read fails and the stream says it was stale (the request ran nowhere).
+#[test]
+fn a_checked_send_finds_a_connection_closed_or_spoken_on_before_it() {
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    let (mut live, live_far) = pair();
+    let (closed, closed_far) = pair();
+    let (mut chatty, chatty_far) = pair();
+    // On loopback the end and the byte are in the far sockets' queues when these return.
+    drop(closed);
+    chatty.write_all(b"x").expect("write");
+    let (tx, rx) = mpsc::channel();
+    threads.spawn(async move {
+        let result = async {
+            let mut seen = Vec::new();
+            for sock in [live_far, closed_far, chatty_far] {
+                let mut s = RingStream::new(sock).map_err(|e| e.to_string())?;
+                let checked = s.check_on_send();
+                s.write_all(b"q").await.map_err(|e| e.to_string())?;
+                let mut answer = [0u8; 1];
+                let read = s.read(&mut answer).await.map(|n| answer[..n].to_vec()).map_err(|e| e.kind());
+                seen.push((checked, read, s.stale(), s.settle()));
+            }
+            Ok::<_, String>(seen)
+        }
+        .await;
+        let _ = tx.send(result);
+    });
+    live.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut q = [0u8; 1];
+    live.read_exact(&mut q).expect("the checked send reached the live peer");
+    assert_eq!(&q, b"q");
+    live.write_all(b"a").expect("answer");
+    let seen = rx.recv_timeout(WAIT).expect("task ended").expect("task failed");
+    let aborted = Err(std::io::ErrorKind::ConnectionAborted);
+    assert_eq!(seen[0], (true, Ok(b"a".to_vec()), false, true), "quiet: the answer, settled after");
+    assert_eq!(seen[1], (true, aborted.clone(), true, false), "closed before the send: stale, not an end");
+    assert_eq!(seen[2], (true, aborted, true, false), "spoken on before: stale, not an answer");
+}

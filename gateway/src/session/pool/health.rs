@@ -78,6 +78,20 @@ pub fn looks_alive(backend: &mut Backend) -> bool {
     }
 }
 
+/// [`looks_alive`] for a connection its session uses again at once, on its own thread: one on a
+/// session thread's ring is not peeked with a system call (one per statement: #16) but by a
+/// peek queued in the ring right before its next send ([`crate::tls::Stream::stale`] then
+/// says the request went to a closed connection, and ran nowhere).
+pub fn alive_or_checked_on_send(backend: &mut Backend) -> bool {
+    if !backend.wire.buf.is_empty() {
+        return false;
+    }
+    match &mut backend.wire.io {
+        Stream::Ring(ring) => ring.check_on_send(),
+        io => io.tcp().is_some_and(quiet),
+    }
+}
+
 /// Whether nothing waits to be read on `stream`, not even the end of the stream. The runtime's
 /// readiness answers first: it is cleared when a read drained the socket (as reading an answer
 /// whole does) and set by the reactor when the server sends or closes, so the common reuse costs

@@ -39,6 +39,9 @@ impl ServerLink {
             return if retry { Sent::Retry(self.lost(cx, server)) } else { Sent::Failed(self.lost(cx, server)) };
         }
         if let Err(e) = conn.sync_state(cx.state).await {
+            if let Some(sent) = stale(conn) {
+                return sent;
+            }
             return match e {
                 PoolError::Sync { err, .. } => Sent::Failed(err),
                 other => {
@@ -54,7 +57,7 @@ impl ServerLink {
         // Prepared statements first: a lazy prepare that fails leaves no transaction begun.
         let prepared = match self.before_send(cx, conn, req).await {
             Ok(p) => p,
-            Err(sent) => return sent,
+            Err(sent) => return stale(conn).unwrap_or(sent),
         };
         let replay = req.prep.replays_deferred_start();
         if replay {
@@ -99,6 +102,9 @@ impl ServerLink {
             }
             Err(RelayError::BackendBeforeAnswer(e)) => {
                 debug!(%server, error = %e, "connection lost after the request was sent");
+                if let Some(sent) = stale(conn) {
+                    return sent;
+                }
                 conn.mark_broken();
                 failover::report_failure(&cx.shared.congestion, server);
                 Sent::Failed(self.lost(cx, server))
@@ -145,6 +151,10 @@ impl ServerLink {
                 Some(Sent::Failed(not_started(&start.sql, &err)))
             }
             Err(_) => {
+                if let Some(sent) = stale(conn) {
+                    // Still deferred: the request replays it on the next connection.
+                    return Some(sent);
+                }
                 conn.mark_broken();
                 failover::report_failure(&cx.shared.congestion, server);
                 Some(if retry { Sent::Retry(self.lost(cx, server)) } else { Sent::Failed(self.lost(cx, server)) })
@@ -169,6 +179,9 @@ impl ServerLink {
         match conn.wire.need_frame(MAX_FRAME).await {
             Err(e) => {
                 debug!(%server, error = %e, "connection lost after the request was sent");
+                if let Some(sent) = stale(conn) {
+                    return Some(sent);
+                }
                 conn.mark_broken();
                 failover::report_failure(&cx.shared.congestion, server);
                 Some(Sent::Failed(self.lost(cx, server)))
@@ -219,6 +232,18 @@ impl ClientParts<'_, '_> {
             format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"),
         )
     }
+}
+
+/// [`Sent::Stale`] when `conn` failed because its check found it closed before the request went
+/// ([`crate::tls::Stream::stale`]): nothing ran there, and nothing the session has (its
+/// transaction, a deferred start, its statements) is lost. The connection is closed.
+pub(super) fn stale(conn: &mut PooledConn) -> Option<Sent> {
+    if !conn.wire.io.stale() {
+        return None;
+    }
+    conn.mark_broken();
+    debug!(server = %conn.key().server, thread = conn.thread_id(), "stale connection: the request goes again");
+    Some(Sent::Stale)
 }
 
 /// The answer to the statement whose replay of the deferred transaction start `start` the server

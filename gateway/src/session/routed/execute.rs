@@ -17,7 +17,7 @@ use super::request::{Request, Sent, Served};
 use crate::planner::Planned;
 use crate::protocol::codes;
 use crate::protocol::message::ErrPacket;
-use crate::session::pool::PoolError;
+use crate::session::pool::{PoolError, PooledConn};
 use crate::session::SessionError;
 
 impl ServerLink {
@@ -44,13 +44,10 @@ impl ServerLink {
                 .await;
         };
         let target = conn.key().server;
-        if !crate::session::pool::looks_alive(&mut conn) {
+        if !crate::session::pool::alive_or_checked_on_send(&mut conn) {
             // The server closed it while the session was idle (restart, kill, timeout).
             conn.mark_broken();
-            let err = cx.lost_before(target);
-            let mut s = cx.failed(req, err).await?;
-            s.target = Some(target);
-            return Ok(s);
+            return closed_before(cx, req, target).await;
         }
         match self.attempt(cx, &mut conn, req, false).await {
             Sent::Relayed(t) => {
@@ -66,6 +63,8 @@ impl ServerLink {
                 s.target = Some(target);
                 Ok(s)
             }
+            // Found closed as the request went: as above.
+            Sent::Stale => closed_before(cx, req, target).await,
             Sent::Fatal(e) => Err(e),
         }
     }
@@ -79,19 +78,43 @@ impl ServerLink {
         server: SocketAddr,
         dependent: bool,
     ) -> Result<Served, SessionError> {
-        let mut conn = match cx.checkout(server).await {
-            Ok(c) => c,
+        let (sent, conn) = match self.attempt_fresh(cx, req, server, false, dependent).await {
+            Ok(done) => done,
             Err(e) => return cx.failed(req, e.to_err_packet()).await,
         };
-        if dependent {
-            self.dependent.restore(&mut conn, cx.shared.config().connect_timeout()).await;
-        }
-        match self.attempt(cx, &mut conn, req, false).await {
+        match sent {
             Sent::Relayed(t) => {
                 Ok(Served { conn: Some(conn), tracker: Some(t), target: Some(server), candidate: None, attempts: 1 })
             }
             Sent::Retry(err) | Sent::Failed(err) => cx.failed(req, err).await,
+            Sent::Stale => cx.failed(req, never_sent(server)).await,
             Sent::Fatal(e) => Err(e),
+        }
+    }
+
+    /// An attempt on a connection to `server` checked out for it, with `LAST_INSERT_ID()`
+    /// restored there first when `dependent`; again on another while the one it got was found
+    /// closed as the request went ([`Sent::Stale`]: only a connection the session kept is
+    /// checked so, and the next checkout finds another), at most [`STALE_TRIES`] times.
+    async fn attempt_fresh(
+        &mut self,
+        cx: &mut ClientParts<'_, '_>,
+        req: &Request<'_>,
+        server: SocketAddr,
+        retry: bool,
+        dependent: bool,
+    ) -> Result<(Sent, PooledConn), PoolError> {
+        let mut tries = 0;
+        loop {
+            let mut conn = cx.checkout(server).await?;
+            if dependent {
+                self.dependent.restore(&mut conn, cx.shared.config().connect_timeout()).await;
+            }
+            tries += 1;
+            match self.attempt(cx, &mut conn, req, retry).await {
+                Sent::Stale if tries < STALE_TRIES => debug!(%server, "the kept connection was closed: another one"),
+                sent => return Ok((sent, conn)),
+            }
         }
     }
 
@@ -116,8 +139,8 @@ impl ServerLink {
         let tenant = &account.tenant;
         let mut last = None;
         for (i, cand) in order.iter().enumerate() {
-            let mut conn = match cx.checkout(cand.addr).await {
-                Ok(c) => c,
+            let (sent, conn) = match self.attempt_fresh(cx, req, cand.addr, true, false).await {
+                Ok(done) => done,
                 Err(e) if e.is_retryable() => {
                     if matches!(e, PoolError::Connect { .. }) {
                         failover::connect_feedback(planner, tenant, planned);
@@ -128,7 +151,7 @@ impl ServerLink {
                 }
                 Err(e) => return cx.failed(req, e.to_err_packet()).await,
             };
-            match self.attempt(cx, &mut conn, req, true).await {
+            match sent {
                 Sent::Relayed(t) => {
                     if let Some(code) = t.error_code {
                         failover::server_error_feedback(planner, tenant, planned, code);
@@ -142,6 +165,7 @@ impl ServerLink {
                     };
                     return Ok(served);
                 }
+                Sent::Stale => last = Some(never_sent(cand.addr)),
                 Sent::Retry(err) => {
                     failover::server_error_feedback(planner, tenant, planned, err.code);
                     debug!(server = %cand.addr, error = %err, "retrying on the next candidate");
@@ -164,6 +188,31 @@ impl ServerLink {
         s.attempts = order.len();
         Ok(s)
     }
+}
+
+/// Checkouts of a request whose connection was found closed as the request went
+/// ([`ServerLink::attempt_fresh`]).
+const STALE_TRIES: usize = 3;
+
+/// The answer to a request on the held connection, found closed before the request ran: the
+/// session's state there (its transaction) is lost.
+async fn closed_before(
+    cx: &mut ClientParts<'_, '_>,
+    req: &Request<'_>,
+    target: SocketAddr,
+) -> Result<Served, SessionError> {
+    let err = cx.lost_before(target);
+    let mut s = cx.failed(req, err).await?;
+    s.target = Some(target);
+    Ok(s)
+}
+
+/// The error of a request whose every connection to `server` was found closed as it went.
+fn never_sent(server: SocketAddr) -> ErrPacket {
+    ErrPacket::new(
+        codes::BACKEND_LOST,
+        format!("Lost connection to server {server} (gateway); the statement was not sent"),
+    )
 }
 
 fn sql_state(s: &str) -> [u8; 5] {

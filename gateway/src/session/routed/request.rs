@@ -67,6 +67,10 @@ pub(super) enum Sent {
     Retry(ErrPacket),
     /// The client gets this error (the request is over).
     Failed(ErrPacket),
+    /// The connection was closed before the request reached it (its check on the send found
+    /// it so: [`crate::tls::Stream::stale`]): nothing ran, nothing of the session is lost, and
+    /// the request may go again on another connection to the same server.
+    Stale,
     /// The session cannot go on.
     Fatal(SessionError),
 }

@@ -150,6 +150,9 @@ impl ServerLink {
 
     /// The connection failed under a gateway command: closed, and the request failed.
     fn broken(&self, cx: &mut ClientParts<'_, '_>, conn: &mut PooledConn) -> Sent {
+        if let Some(sent) = super::attempt::stale(conn) {
+            return sent;
+        }
         let server = conn.key().server;
         conn.mark_broken();
         failover::report_failure(&cx.shared.congestion, server);
