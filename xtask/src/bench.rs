@@ -324,8 +324,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                     outcome.segments =
                         segs_before.zip(segs_after).and_then(|(b, a)| segments::per_statement(b, a, outcome.queries));
                     outcome.deadlocks = before.0.zip(innodb_deadlocks(&rig.dbs)).map(|(b, a)| a.saturating_sub(b));
+                    let questions = cluster::questions(&rig.dbs);
                     if rig.dbs.len() > 1 {
-                        outcome.spread = cluster::spread(&before.1, &cluster::questions(&rig.dbs));
+                        outcome.spread = cluster::spread(&before.1, &questions);
+                    } else if args.cpu {
+                        outcome.server_questions = cluster::per_statement(&before.1, &questions, outcome.queries);
                     }
                     println!(
                         "[{:>2}/{total}] {}",

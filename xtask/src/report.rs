@@ -146,6 +146,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
         "server us/stmt",
         "server sc/stmt",
         "server cs/stmt",
+        "server q/stmt",
         "client us/stmt",
         "rest us/stmt",
         "failures",
@@ -202,6 +203,9 @@ pub fn summarize(samples: &[Sample]) -> Table {
             let per = |v: Vec<f64>| median(v).map(|c| format!("{c:.2}")).unwrap_or_default();
             let server_calls = per(ok.iter().filter_map(|s| s.outcome.server_syscalls).collect());
             let server_switches = per(ok.iter().filter_map(|s| s.outcome.server_switches).collect());
+            let questions = median(ok.iter().filter_map(|s| s.outcome.server_questions).collect())
+                .map(|c| format!("{c:.3}"))
+                .unwrap_or_default();
             let rest = us(ok.iter().filter_map(|s| rest_us(&s.outcome)).collect());
             let failures = match failed.first() {
                 None => String::new(),
@@ -237,6 +241,7 @@ pub fn summarize(samples: &[Sample]) -> Table {
                 server,
                 server_calls,
                 server_switches,
+                questions,
                 client,
                 rest,
                 failures,
@@ -279,6 +284,9 @@ pub fn summarize(samples: &[Sample]) -> Table {
     if !samples.iter().any(|s| s.outcome.server_syscalls.is_some()) {
         table.drop_column("server sc/stmt");
         table.drop_column("server cs/stmt");
+    }
+    if !samples.iter().any(|s| s.outcome.server_questions.is_some()) {
+        table.drop_column("server q/stmt");
     }
     table
 }

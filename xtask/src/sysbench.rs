@@ -42,6 +42,9 @@ pub struct Outcome {
     pub server_syscalls: Option<f64>,
     /// With `--cpu`, perf and one server: the server's context switches per statement over the run.
     pub server_switches: Option<f64>,
+    /// With `--cpu` and one server: the statements the server counted (`Questions`) per
+    /// statement sysbench sent; above 1, the proxy sent statements of its own.
+    pub server_questions: Option<f64>,
     /// With `--cpu`: sysbench's own CPU time over the run per statement, in µs.
     pub client_us: Option<f64>,
     /// With `--cpu`: the whole machine's busy CPU time over the run per statement, in µs (client,

@@ -100,6 +100,14 @@ pub fn questions(dbs: &[MariaDb]) -> Vec<Option<u64>> {
         .collect()
 }
 
+/// Statements the servers counted between two [`questions`] readings per statement sysbench
+/// sent (`queries`); `None` if a counter was unreadable or nothing was sent.
+pub fn per_statement(before: &[Option<u64>], after: &[Option<u64>], queries: u64) -> Option<f64> {
+    let counted =
+        before.iter().zip(after).map(|(b, a)| Some(a.as_ref()?.saturating_sub((*b)?))).sum::<Option<u64>>()?;
+    (queries > 0).then(|| counted as f64 / queries as f64)
+}
+
 /// The share of statements each server executed between two [`questions`] readings:
 /// `s1 51% s2 49% s3 0%`; `None` if a counter was unreadable or nothing ran.
 pub fn spread(before: &[Option<u64>], after: &[Option<u64>]) -> Option<String> {

@@ -101,6 +101,12 @@ fn rest_is_host_time_no_process_of_the_run_was_charged_with() {
     assert_eq!(t.rows[1][col("server sc/stmt")], "5.20");
     assert_eq!(t.rows[1][col("server cs/stmt")], "1.20");
     assert_eq!(t.rows[0][col("server sc/stmt")], "");
+    assert!(!t.header.contains(&"server q/stmt".to_string()), "no statement counts read");
+    counted[1].outcome.server_questions = Some(1.002);
+    counted[3].outcome.server_questions = Some(1.5);
+    let t = summarize(&counted);
+    let col = |title: &str| t.header.iter().position(|h| h == title).unwrap();
+    assert_eq!(t.rows[1][col("server q/stmt")], "1.251");
     let mut without = s.clone();
     without.iter_mut().for_each(|s| s.outcome.server_us = None);
     assert!(!summarize(&without).header.contains(&"rest us/stmt".to_string()));
