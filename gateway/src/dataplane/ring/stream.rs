@@ -158,8 +158,8 @@ impl RingStream {
     fn poll_check(&mut self, cx: &Context<'_>) -> Poll<io::Result<()>> {
         if let Check::Peek(slot) = self.check {
             let res = std::task::ready!(ops::poll(slot, cx));
-            // 0: closed; 1: bytes wait; only -EAGAIN says the connection was quiet.
-            self.check = if res >= 0 { Check::Stale } else { Check::None };
+            // 0: closed; 1: bytes wait; an error: reset. Only -EAGAIN says it was quiet.
+            self.check = if res == -libc::EAGAIN { Check::None } else { Check::Stale };
         }
         if self.check == Check::Stale {
             return Poll::Ready(Err(io::Error::new(

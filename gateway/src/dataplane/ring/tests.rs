@@ -340,23 +340,27 @@ fn a_stream_settles_once_its_send_is_done_and_gives_back_its_socket_with_unread_
 }
 
 /// A checked send ([`RingStream::check_on_send`], no system call of its own) on a quiet
-/// connection reads the answer; on one the peer closed, or spoke on unasked, before the send,
-/// every read fails and the stream says it was stale (the request ran nowhere).
+/// connection reads the answer; on one the peer closed (FIN, or RST as MariaDB's `wait_timeout`
+/// close), or spoke on unasked, before the send, every read fails and the stream says it was
+/// stale (the request ran nowhere).
 #[test]
 fn a_checked_send_finds_a_connection_closed_or_spoken_on_before_it() {
     let rt = runtime();
     let Some(threads) = threads(&rt, 1) else { return };
     let (mut live, live_far) = pair();
     let (closed, closed_far) = pair();
+    let (reset, reset_far) = pair();
     let (mut chatty, chatty_far) = pair();
-    // On loopback the end and the byte are in the far sockets' queues when these return.
+    // On loopback the end, the reset and the byte are in the far sockets' queues when these
+    // return.
     drop(closed);
+    abort(reset);
     chatty.write_all(b"x").expect("write");
     let (tx, rx) = mpsc::channel();
     threads.spawn(async move {
         let result = async {
             let mut seen = Vec::new();
-            for sock in [live_far, closed_far, chatty_far] {
+            for sock in [live_far, closed_far, reset_far, chatty_far] {
                 let mut s = RingStream::new(sock).map_err(|e| e.to_string())?;
                 let checked = s.check_on_send();
                 s.write_all(b"q").await.map_err(|e| e.to_string())?;
@@ -378,5 +382,24 @@ fn a_checked_send_finds_a_connection_closed_or_spoken_on_before_it() {
     let aborted = Err(std::io::ErrorKind::ConnectionAborted);
     assert_eq!(seen[0], (true, Ok(b"a".to_vec()), false, true), "quiet: the answer, settled after");
     assert_eq!(seen[1], (true, aborted.clone(), true, false), "closed before the send: stale, not an end");
-    assert_eq!(seen[2], (true, aborted, true, false), "spoken on before: stale, not an answer");
+    assert_eq!(seen[2], (true, aborted.clone(), true, false), "reset before the send: stale");
+    assert_eq!(seen[3], (true, aborted, true, false), "spoken on before: stale, not an answer");
+}
+
+/// Closes `sock` with a reset (SO_LINGER 0) instead of a FIN.
+fn abort(sock: TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    // SAFETY: a valid socket and a valid `linger` for the duration of the call.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "SO_LINGER");
+    drop(sock);
 }
