@@ -112,8 +112,15 @@ impl RingStream {
     /// ([`RingStream::into_std`]). A send whose completion came is taken here (on the stream's
     /// own thread, without waiting); `false` while one is still in the kernel.
     pub fn settle(&mut self) -> bool {
-        self.take_sent()
-            && self.take_check()
+        self.take_sent() && self.usable_as_known()
+    }
+
+    /// Whether nothing the stream knows makes it unusable: no receive in the ring, no failure,
+    /// nothing received unread, no end, not stale. The completions of a send and of a peek
+    /// that came are taken first; a peek still in flight makes it `false`, a send does not.
+    fn usable_as_known(&mut self) -> bool {
+        self.take_sent();
+        self.take_check()
             && self.check != Check::Stale
             && self.recv.is_none()
             && self.failed.is_none()
@@ -129,14 +136,7 @@ impl RingStream {
     /// another. What [`RingStream::quiet`] asks with a system call, for a stream reused at once
     /// on its own thread.
     pub fn check_on_send(&mut self) -> bool {
-        self.take_sent();
-        if !self.take_check()
-            || self.check == Check::Stale
-            || self.recv.is_some()
-            || self.failed.is_some()
-            || self.rstart < self.rend
-            || self.eof
-        {
+        if !self.usable_as_known() {
             return false;
         }
         self.check = Check::OnSend;
@@ -211,14 +211,7 @@ impl RingStream {
     /// blocking): an idle server connection never speaks first. A send may still be in flight
     /// (a command without an answer, COM_STMT_CLOSE, just written); a receive may not.
     pub fn quiet(&mut self) -> bool {
-        self.take_sent();
-        if !self.take_check()
-            || self.check == Check::Stale
-            || self.recv.is_some()
-            || self.failed.is_some()
-            || self.rstart < self.rend
-            || self.eof
-        {
+        if !self.usable_as_known() {
             return false;
         }
         let mut byte = 0u8;

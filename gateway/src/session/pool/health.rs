@@ -83,12 +83,9 @@ pub fn looks_alive(backend: &mut Backend) -> bool {
 /// peek queued in the ring right before its next send ([`crate::tls::Stream::stale`] then
 /// says the request went to a closed connection, and ran nowhere).
 pub fn alive_or_checked_on_send(backend: &mut Backend) -> bool {
-    if !backend.wire.buf.is_empty() {
-        return false;
-    }
     match &mut backend.wire.io {
-        Stream::Ring(ring) => ring.check_on_send(),
-        io => io.tcp().is_some_and(quiet),
+        Stream::Ring(ring) => backend.wire.buf.is_empty() && ring.check_on_send(),
+        _ => looks_alive(backend),
     }
 }
 
