@@ -36,7 +36,7 @@ impl ServerLink {
             // Detached: the socket is closed and the request was never sent.
             conn.mark_broken();
             debug!(%server, error = %e, "server connection could not move to the ring");
-            return if retry { Sent::Retry(self.lost(cx, server)) } else { Sent::Failed(self.lost(cx, server)) };
+            return self.not_reached(cx, server, retry);
         }
         if let Err(e) = conn.sync_state(cx.state).await {
             if let Some(sent) = stale(conn) {
@@ -74,7 +74,7 @@ impl ServerLink {
             conn.mark_broken();
             failover::report_failure(&cx.shared.congestion, server);
             debug!(%server, error = %e, "sending failed");
-            return if retry { Sent::Retry(self.lost(cx, server)) } else { Sent::Failed(self.lost(cx, server)) };
+            return self.not_reached(cx, server, retry);
         }
         let mut tracker =
             ResponseTracker::for_command(req.shape, payload, conn.capabilities & caps::DEPRECATE_EOF != 0);
@@ -157,7 +157,7 @@ impl ServerLink {
                 }
                 conn.mark_broken();
                 failover::report_failure(&cx.shared.congestion, server);
-                Some(if retry { Sent::Retry(self.lost(cx, server)) } else { Sent::Failed(self.lost(cx, server)) })
+                Some(self.not_reached(cx, server, retry))
             }
         }
     }
@@ -205,6 +205,17 @@ impl ServerLink {
         }
     }
 
+    /// The connection to `server` failed before the request reached it. With `retry` the next
+    /// candidate may serve it, and the session's state is untouched: a deferred start stays
+    /// deferred, so that the next candidate replays it (cleared, the statement would run there
+    /// outside the transaction the client began). Otherwise the client gets [`ServerLink::lost`].
+    fn not_reached(&self, cx: &mut ClientParts<'_, '_>, server: SocketAddr, retry: bool) -> Sent {
+        if retry {
+            return Sent::Retry(never_sent(server));
+        }
+        Sent::Failed(self.lost(cx, server))
+    }
+
     /// The error for a connection lost once the request was sent: never resent; the
     /// transaction, if any, is gone.
     pub(super) fn lost(&self, cx: &mut ClientParts<'_, '_>, server: SocketAddr) -> ErrPacket {
@@ -232,6 +243,14 @@ impl ClientParts<'_, '_> {
             format!("Lost connection to server {server} (gateway); the statement was not sent{tail}"),
         )
     }
+}
+
+/// The error of a request that never reached `server`: nothing ran, nothing is lost.
+pub(super) fn never_sent(server: SocketAddr) -> ErrPacket {
+    ErrPacket::new(
+        codes::BACKEND_LOST,
+        format!("Lost connection to server {server} (gateway); the statement was not sent"),
+    )
 }
 
 /// [`Sent::Stale`] when `conn` failed because its check found it closed before the request went

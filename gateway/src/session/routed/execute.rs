@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 
 use tracing::debug;
 
+use super::attempt::never_sent;
 use super::failover;
 use super::link::ServerLink;
 use super::parts::{lose_connection_state, ClientParts};
@@ -205,14 +206,6 @@ async fn closed_before(
     let mut s = cx.failed(req, err).await?;
     s.target = Some(target);
     Ok(s)
-}
-
-/// The error of a request whose every connection to `server` was found closed as it went.
-fn never_sent(server: SocketAddr) -> ErrPacket {
-    ErrPacket::new(
-        codes::BACKEND_LOST,
-        format!("Lost connection to server {server} (gateway); the statement was not sent"),
-    )
 }
 
 fn sql_state(s: &str) -> [u8; 5] {
