@@ -86,6 +86,10 @@ pub struct BenchArgs {
     /// figures to the baseline's. Not with `--cluster` or `--tls`.
     #[arg(long, value_name = "PATH")]
     baseline_bin: Option<std::path::PathBuf>,
+    /// Runs only these targets (say `routed-uring,haproxy` for a longer profile of one gateway);
+    /// every target of the rig when empty. Ratios to a target left out stay empty.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 /// Targets with `--cluster`.
@@ -254,7 +258,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     if let Some(bin) = &args.baseline_bin {
         rig.base = Some(start_baseline(&dir, bin, &rig.dbs[0])?);
     }
-    let targets = rig.targets();
+    let targets: Vec<&str> =
+        rig.targets().into_iter().filter(|t| args.only.is_empty() || args.only.iter().any(|o| o == t)).collect();
+    if targets.is_empty() {
+        bail!("--only {:?} names none of the rig's targets {:?}", args.only, rig.targets());
+    }
     let targets = targets.as_slice();
     let width = targets.iter().map(|t| t.len()).max().unwrap_or(0);
 
