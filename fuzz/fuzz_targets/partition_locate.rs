@@ -94,14 +94,14 @@ fuzz_target!(|input: Input| {
         .iter()
         .enumerate()
         .map(|(i, (b, subs))| Partition {
-            name: format!("p{i}"),
+            name: format!("p{i}").into(),
             bound: bound(b),
             tablet_id: Some(1000 + i as u64),
             subs: subs
                 .iter()
                 .take(8)
                 .enumerate()
-                .map(|(j, s)| SubPartition { name: format!("p{i}sp{j}"), bound: bound(s), tablet_id: None })
+                .map(|(j, s)| SubPartition { name: format!("p{i}sp{j}").into(), bound: bound(s), tablet_id: None })
                 .collect(),
         })
         .collect();

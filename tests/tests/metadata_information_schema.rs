@@ -192,9 +192,9 @@ fn leaves(s: &TableScheme) -> Vec<String> {
         .iter()
         .flat_map(|p| {
             if p.subs.is_empty() {
-                vec![p.name.clone()]
+                vec![p.name.to_string()]
             } else {
-                p.subs.iter().map(|x| x.name.clone()).collect()
+                p.subs.iter().map(|x| x.name.to_string()).collect()
             }
         })
         .collect()

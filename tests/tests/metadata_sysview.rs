@@ -245,7 +245,7 @@ async fn tables_tablets_and_a_moved_leader() {
     assert_eq!(entry.tablet_ids(), (200_001..=200_008).collect::<Vec<u64>>(), "partitions in position order");
     let scheme = entry.scheme.clone().expect("calculable");
     let loc = at(&scheme, &[KeyValue::Int(7)]);
-    assert_eq!((loc.part_name.as_str(), loc.tablet_id), ("p7", Some(200_008)));
+    assert_eq!((&*loc.part_name, loc.tablet_id), ("p7", Some(200_008)));
     let reps = locator.replicas(&orders, Some(&loc)).await.expect("replicas");
     let leader = reps.leader().expect("leader");
     assert_eq!(
@@ -276,11 +276,7 @@ async fn tables_tablets_and_a_moved_leader() {
     let entry = locator.table(&events).await.value().cloned().expect("events entry");
     assert_eq!((entry.table_id, entry.part_num), (Some(EVENTS_ID), 6));
     let scheme = entry.scheme.clone().expect("calculable");
-    assert_eq!(
-        scheme.partitions.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
-        ["p0", "p1", "p2"],
-        "ordered by bound"
-    );
+    assert_eq!(scheme.partitions.iter().map(|p| &*p.name).collect::<Vec<_>>(), ["p0", "p1", "p2"], "ordered by bound");
     let loc = at(&scheme, &[KeyValue::Int(150), KeyValue::Int(3)]);
     assert_eq!((loc.name(), loc.tablet_id), ("p1sp1", Some(200_104)));
     assert_eq!(at(&scheme, &[KeyValue::Int(-5), KeyValue::Int(4)]).tablet_id, Some(200_101));

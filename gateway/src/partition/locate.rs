@@ -2,6 +2,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
 
@@ -18,9 +19,9 @@ pub struct Location {
     /// First-level index in partition order.
     pub part_idx: usize,
     /// First-level partition name.
-    pub part_name: String,
+    pub part_name: Arc<str>,
     /// Sub-partition index within the partition and its name, for two-level tables.
-    pub sub: Option<(usize, String)>,
+    pub sub: Option<(usize, Arc<str>)>,
     /// Tablet id of the partition (or sub-partition) when the scheme carries it.
     pub tablet_id: Option<u64>,
 }

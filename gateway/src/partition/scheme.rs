@@ -115,8 +115,8 @@ pub(super) enum Bound {
 /// A sub-partition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubPartition {
-    /// Stored name (`p0sp1`, `p0ssa`, or as declared).
-    pub name: String,
+    /// Stored name (`p0sp1`, `p0ssa`, or as declared); shared with every [`super::Location`] in it.
+    pub name: std::sync::Arc<str>,
     /// Bound.
     pub bound: BoundSpec,
     /// Tablet id when known (metadata); DDL-derived schemes have none.
@@ -126,8 +126,9 @@ pub struct SubPartition {
 /// A first-level partition with its own sub-partition list (non-template, docs/partition.md §5).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Partition {
-    /// Name (`p0`, or as declared).
-    pub name: String,
+    /// Name (`p0`, or as declared); shared with every [`super::Location`] in it (no copy per
+    /// routed statement).
+    pub name: std::sync::Arc<str>,
     /// Bound.
     pub bound: BoundSpec,
     /// Tablet id when known (one-level tables).

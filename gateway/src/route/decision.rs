@@ -12,7 +12,7 @@ use super::consistency::{decide_consistency, Consistency, ConsistencyRule};
 use super::error::RouteError;
 use super::explain;
 use super::ldc::LdcContext;
-use super::order::{self, Classified, OrderParams, RankedCandidate};
+use super::order::{self, Classified, OrderParams, Ranked, RankedCandidate};
 use super::policy::RoutePolicy;
 use super::request::{PartitionState, RouteRequest};
 use super::select::{choose_policy, PolicyChoice, TenantFacts};
@@ -25,7 +25,7 @@ pub struct RouteDecision {
     pub chosen: RankedCandidate,
     /// The remaining candidates in retry order: usable ones in policy order, then congested ones
     /// by increasing severity (dead last).
-    pub retry: Vec<RankedCandidate>,
+    pub retry: Ranked,
     /// Every candidate was congested: the chosen one is tried anyway (`force_retry_congested`).
     pub force_retry_congested: bool,
     /// Congested candidates that the policy ranked before the first usable one (skipped, docs/routing.md §6);
@@ -162,10 +162,11 @@ fn order_candidates(
 
 /// Moves congested candidates behind the usable ones (stable, by severity) and reports those
 /// the policy had ranked before the first usable one.
-fn apply_congestion(mut ranked: Vec<RankedCandidate>) -> (Vec<RankedCandidate>, Vec<RankedCandidate>) {
+fn apply_congestion(mut ranked: Ranked) -> (Ranked, Vec<RankedCandidate>) {
+    // Empty, so not allocated, unless a candidate is congested.
     let skipped: Vec<RankedCandidate> = match ranked.iter().position(|r| !r.congestion.is_congested()) {
         Some(first_usable) => ranked[..first_usable].to_vec(),
-        None => ranked.clone(),
+        None => ranked.to_vec(),
     };
     ranked.sort_by_key(|r| r.congestion.severity());
     (ranked, skipped)

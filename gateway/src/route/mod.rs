@@ -33,7 +33,7 @@ pub use decision::{decide, decide_untraced, RouteDecision};
 pub use entry::{RoleMatch, RouteEntry};
 pub use error::{RouteError, TargetRefusal};
 pub use ldc::{ClientLocation, IdcType, LdcCode, LdcContext};
-pub use order::{RankedCandidate, Via};
+pub use order::{Ranked, RankedCandidate, Via};
 pub use policy::{ProxyRoutePolicy, RoutePolicy};
 pub use primary_zone::{parse_zone_list, PrimaryZone};
 pub use request::{PartitionState, RequestKind, RouteRequest, TargetDbServer, TargetSource, MAX_TARGETS};

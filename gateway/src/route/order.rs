@@ -62,6 +62,9 @@ pub struct RankedCandidate {
     pub replica_type: ReplicaType,
 }
 
+/// Candidates in order: inline for the usual few replicas (no allocation per routed statement).
+pub type Ranked = smallvec::SmallVec<[RankedCandidate; 3]>;
+
 /// A candidate with its LDC code.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Classified<'a> {
@@ -100,7 +103,7 @@ pub(crate) struct OrderParams<'a> {
 /// The policy order of the candidates, before congestion is taken into account.
 #[derive(Debug, Clone)]
 pub(crate) struct PolicyOrder {
-    pub ranked: Vec<RankedCandidate>,
+    pub ranked: Ranked,
     /// The policy actually walked (the `_OPTIMIZED` variant after the switch).
     pub effective: RoutePolicy,
 }
@@ -114,13 +117,13 @@ pub(crate) fn build(pool: &[Classified<'_>], p: &OrderParams<'_>) -> PolicyOrder
     }
 }
 
-fn plain(ranked: Vec<RankedCandidate>, effective: RoutePolicy) -> PolicyOrder {
+fn plain(ranked: Ranked, effective: RoutePolicy) -> PolicyOrder {
     PolicyOrder { ranked, effective }
 }
 
 /// Policy 18: the target addresses in the given order, known servers with their code.
-fn target_order(pool: &[Classified<'_>], targets: &[SocketAddr]) -> Vec<RankedCandidate> {
-    let mut out: Vec<RankedCandidate> = Vec::new();
+fn target_order(pool: &[Classified<'_>], targets: &[SocketAddr]) -> Ranked {
+    let mut out = Ranked::new();
     for addr in targets {
         if out.iter().any(|r| r.addr == *addr) {
             continue;
@@ -141,7 +144,7 @@ fn target_order(pool: &[Classified<'_>], targets: &[SocketAddr]) -> Vec<RankedCa
 }
 
 /// Policy 17: servers of the listed zones, by list position, random within a zone.
-fn proxy_zone_order(pool: &[Classified<'_>], zones: &[String]) -> Vec<RankedCandidate> {
+fn proxy_zone_order(pool: &[Classified<'_>], zones: &[String]) -> Ranked {
     let mut picked: Vec<(usize, RankedCandidate)> = pool
         .iter()
         .filter_map(|x| {
@@ -160,13 +163,13 @@ struct Walk<'p, 'a> {
     used: smallvec::SmallVec<[bool; 16]>,
     /// Members not placed yet: the walk ends when none is left.
     left: usize,
-    out: Vec<RankedCandidate>,
+    out: Ranked,
 }
 
 impl<'p, 'a> Walk<'p, 'a> {
     fn new(pool: &'p [Classified<'a>]) -> Self {
         let (used, left) = (smallvec::smallvec![false; pool.len()], pool.len());
-        Walk { pool, used, left, out: Vec::with_capacity(pool.len()) }
+        Walk { pool, used, left, out: Ranked::with_capacity(pool.len()) }
     }
 
     fn remaining(&self) -> impl Iterator<Item = &Classified<'a>> + '_ {

@@ -103,13 +103,15 @@ pub(super) fn run(inner: &Arc<Inner>) {
     // in the kernel when the loop ends.
     let counter: &'static mut [u8; 8] = Box::leak(Box::new([0u8; 8]));
     let mut wakers = Vec::new();
+    // Swapped with the shared queue each turn, so that neither is allocated again once grown.
+    let mut batch = VecDeque::new();
     if let Err(e) = arm_wake_read(inner, counter) {
         error!(error = %e, "session thread: cannot watch its eventfd");
         return;
     }
     loop {
-        let batch = std::mem::take(&mut *inner.queue());
-        for task in batch {
+        std::mem::swap(&mut batch, &mut *inner.queue());
+        for task in batch.drain(..) {
             poll_task(&task);
         }
         inner.sleeping.store(true, Ordering::SeqCst);

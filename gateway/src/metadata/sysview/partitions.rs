@@ -122,7 +122,7 @@ fn partition(
     let p = item.row;
     let Some(level2) = level2 else {
         return Ok(Partition {
-            name: p.name.clone(),
+            name: p.name.as_str().into(),
             bound: item.bound,
             tablet_id: Some(p.tablet_id),
             subs: Vec::new(),
@@ -137,9 +137,9 @@ fn partition(
     }
     let subs = ordered(table, level2, columns, own)?
         .into_iter()
-        .map(|s| SubPartition { name: s.row.name.clone(), bound: s.bound, tablet_id: Some(s.row.tablet_id) })
+        .map(|s| SubPartition { name: s.row.name.as_str().into(), bound: s.bound, tablet_id: Some(s.row.tablet_id) })
         .collect();
-    Ok(Partition { name: p.name.clone(), bound: item.bound, tablet_id: None, subs })
+    Ok(Partition { name: p.name.as_str().into(), bound: item.bound, tablet_id: None, subs })
 }
 
 /// The rows of one level with their bounds, in partition order.

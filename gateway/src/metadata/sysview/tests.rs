@@ -220,7 +220,7 @@ fn hash_partitions_follow_their_position_not_row_order() {
         [Some(200), Some(201), Some(202), Some(203)]
     );
     let loc = locate(&sc, &[KeyValue::Int(7)], &CastContext::default()).unwrap();
-    assert_eq!((loc.part_name.as_str(), loc.tablet_id), ("p3", Some(203)));
+    assert_eq!((&*loc.part_name, loc.tablet_id), ("p3", Some(203)));
     let mut gap = rows.clone();
     gap[0].position = Some(9);
     assert!(invalid(scheme("orders", &info, &gap, &[])).contains("position"));
@@ -248,7 +248,7 @@ fn range_hash_two_levels_from_shuffled_rows() {
         subs.push(sub(300 + 10 * pid as u64 + sid as u64, pid, sid, &format!("p{pid}sp{sid}"), &sid.to_string()));
     }
     let sc = scheme("events", &info, &parts, &subs).unwrap();
-    assert_eq!(sc.partitions.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["p0", "p1", "p2"]);
+    assert_eq!(sc.partitions.iter().map(|p| &*p.name).collect::<Vec<_>>(), ["p0", "p1", "p2"]);
     let loc = locate(&sc, &[KeyValue::Int(150), KeyValue::Int(3)], &CastContext::default()).unwrap();
     assert_eq!((loc.name(), loc.tablet_id), ("p1sp1", Some(311)));
     let loc = locate(&sc, &[KeyValue::Int(-5), KeyValue::Int(4)], &CastContext::default()).unwrap();

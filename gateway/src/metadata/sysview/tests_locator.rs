@@ -37,7 +37,7 @@ async fn not_master_refetches_the_tablet_after_the_minimum_interval() {
     let table = locator.table(&key).await;
     let scheme = table.value().unwrap().scheme.clone().unwrap();
     let loc = locate(&scheme, &[KeyValue::Int(7)], &CastContext::default()).unwrap();
-    assert_eq!((loc.part_name.as_str(), loc.tablet_id), ("p3", Some(200_004)));
+    assert_eq!((&*loc.part_name, loc.tablet_id), ("p3", Some(200_004)));
     let before = locator.replicas(&key, Some(&loc)).await.unwrap();
     let leader = before.leader().unwrap();
     assert_eq!(

@@ -74,14 +74,14 @@ pub(super) fn parse_partitioning(p: &mut Parser) -> Result<Partitioning, Partiti
                     (0..sub_count.unwrap_or(1)).map(|k| sub(format!("{}sp{k}", d.name), BoundSpec::None)).collect()
                 }
             };
-            Partition { name: d.name, bound: d.bound, tablet_id: None, subs }
+            Partition { name: d.name.into(), bound: d.bound, tablet_id: None, subs }
         })
         .collect();
     Ok(Partitioning { level1, level2, partitions })
 }
 
 fn sub(name: String, bound: BoundSpec) -> SubPartition {
-    SubPartition { name, bound, tablet_id: None }
+    SubPartition { name: name.into(), bound, tablet_id: None }
 }
 
 /// `[LINEAR] HASH (expr)`, `KEY [ALGORITHM = n] (cols)`, `RANGE [COLUMNS] (…)`, `LIST [COLUMNS] (…)`.

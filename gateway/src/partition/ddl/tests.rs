@@ -8,9 +8,9 @@ fn names(ddl: &str) -> Vec<String> {
         .iter()
         .flat_map(|p| {
             if p.subs.is_empty() {
-                vec![p.name.clone()]
+                vec![p.name.to_string()]
             } else {
-                p.subs.iter().map(|s| s.name.clone()).collect()
+                p.subs.iter().map(|s| s.name.to_string()).collect()
             }
         })
         .collect()

@@ -67,9 +67,14 @@ impl ServerLink {
         }
         let payload = prepared.as_deref().unwrap_or(req.payload);
         conn.set_in_flight(true);
-        let mut out = Vec::with_capacity(payload.len() + 8);
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
         encode_packet(&mut out, 0, payload);
-        if let Err(e) = conn.wire.write_raw(&out).await {
+        let written = conn.wire.write_raw(&out).await;
+        if out.capacity() <= super::link::KEEP_OUT {
+            self.out = out;
+        }
+        if let Err(e) = written {
             // write_all failed: the server never got the whole request, so it did not run.
             conn.mark_broken();
             failover::report_failure(&cx.shared.congestion, server);

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::planner::{Planned, Planner};
-use crate::route::{Calm, CongestionManager, CongestionState, RankedCandidate, RouteDecision};
+use crate::route::{Calm, CongestionManager, CongestionState, Ranked, RankedCandidate, RouteDecision};
 use crate::topology::{Feedback, FeedbackScope};
 
 /// `OB_TENANT_NOT_IN_SERVER`.
@@ -53,13 +53,13 @@ pub fn attempt_order(
     (congestion, calm): (&Mutex<CongestionManager>, &Calm),
     max_attempts: usize,
     now: Instant,
-) -> Vec<RankedCandidate> {
+) -> Ranked {
     if calm.is_calm() {
         // Every server is alive: the order is the decision's, without the lock every session
         // shares.
         return alive_order(decision, max_attempts);
     }
-    // Inline for the usual few replicas: the only allocation is the returned order.
+    // Inline for the usual few replicas, as the returned order.
     let mut ranked: smallvec::SmallVec<[(u8, RankedCandidate); 4]> = smallvec::SmallVec::new();
     let Ok(mut m) = congestion.lock() else {
         return decision.order().take(max_attempts).cloned().collect();
@@ -83,16 +83,13 @@ pub fn attempt_order(
     }
     ranked.sort_by_key(|(s, _)| *s);
     ranked.truncate(max_attempts.max(1));
-    // Collected into a new vector of the right size (an in-place collect shrinks by realloc).
-    let mut out = Vec::with_capacity(ranked.len());
-    out.extend(ranked.into_iter().map(|(_, c)| c));
-    out
+    ranked.into_iter().map(|(_, c)| c).collect()
 }
 
 /// [`attempt_order`] when every server is alive.
-fn alive_order(decision: &RouteDecision, max_attempts: usize) -> Vec<RankedCandidate> {
+fn alive_order(decision: &RouteDecision, max_attempts: usize) -> Ranked {
     let max = max_attempts.max(1);
-    let mut out: Vec<RankedCandidate> = Vec::with_capacity(max.min(1 + decision.retry.len()));
+    let mut out = Ranked::new();
     for c in decision.order() {
         if out.len() == max {
             break;

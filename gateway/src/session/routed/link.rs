@@ -32,7 +32,13 @@ pub(super) struct ServerLink {
     binding: Binding,
     /// The previous statement's server session and the last insert id (dependent functions).
     pub dependent: Dependent,
+    /// The framed request being sent, kept between requests (no allocation per statement) up
+    /// to [`KEEP_OUT`] bytes.
+    pub out: Vec<u8>,
 }
+
+/// The largest request buffer a session keeps for the next request.
+pub(super) const KEEP_OUT: usize = 64 * 1024;
 
 impl ServerLink {
     /// The kept connection.
