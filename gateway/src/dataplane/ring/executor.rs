@@ -1,6 +1,7 @@
 //! The executor of a session thread: runs its tasks until none can go on, then submits their
 //! socket operations and waits for the next completions in one `io_uring_enter`.
 
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -16,6 +17,14 @@ use tracing::{error, warn};
 use super::ops;
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+thread_local! {
+    /// The executor this thread runs (its [`Inner`]), while it runs one.
+    static RUNNING: Cell<*const Inner> = const { Cell::new(std::ptr::null()) };
+    /// Tasks woken on their own thread (by completions, or by each other): queued without the
+    /// shared queue's lock or a look at `sleeping`, since the thread polls them before it sleeps.
+    static LOCAL: RefCell<VecDeque<Arc<Task>>> = const { RefCell::new(VecDeque::new()) };
+}
 
 /// What the thread and the tasks' wakers share.
 pub(super) struct Inner {
@@ -85,11 +94,16 @@ struct Task {
 
 impl Wake for Task {
     fn wake(self: Arc<Self>) {
-        if !self.queued.swap(true, Ordering::AcqRel) {
-            let inner = self.inner.clone();
-            inner.queue().push_back(self);
-            inner.notify();
+        if self.queued.swap(true, Ordering::AcqRel) {
+            return;
         }
+        if RUNNING.with(Cell::get) == Arc::as_ptr(&self.inner) {
+            LOCAL.with(|q| q.borrow_mut().push_back(self));
+            return;
+        }
+        let inner = self.inner.clone();
+        inner.queue().push_back(self);
+        inner.notify();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
@@ -103,19 +117,26 @@ pub(super) fn run(inner: &Arc<Inner>) {
     // in the kernel when the loop ends.
     let counter: &'static mut [u8; 8] = Box::leak(Box::new([0u8; 8]));
     let mut wakers = Vec::new();
-    // Swapped with the shared queue each turn, so that neither is allocated again once grown.
+    // Swapped with the queues each turn, so that none is allocated again once grown.
     let mut batch = VecDeque::new();
     if let Err(e) = arm_wake_read(inner, counter) {
         error!(error = %e, "session thread: cannot watch its eventfd");
         return;
     }
+    RUNNING.with(|r| r.set(Arc::as_ptr(inner)));
     loop {
         std::mem::swap(&mut batch, &mut *inner.queue());
         for task in batch.drain(..) {
             poll_task(&task);
         }
+        // What the completions and the tasks above woke: a task woken again while this runs
+        // is queued for the next turn.
+        LOCAL.with(|q| std::mem::swap(&mut batch, &mut *q.borrow_mut()));
+        for task in batch.drain(..) {
+            poll_task(&task);
+        }
         inner.sleeping.store(true, Ordering::SeqCst);
-        let idle = inner.queue().is_empty();
+        let idle = inner.queue().is_empty() && LOCAL.with(|q| q.borrow().is_empty());
         if !idle {
             inner.sleeping.store(false, Ordering::SeqCst);
         } else if inner.stop.load(Ordering::SeqCst) {
@@ -140,6 +161,7 @@ pub(super) fn run(inner: &Arc<Inner>) {
             w.wake();
         }
     }
+    RUNNING.with(|r| r.set(std::ptr::null()));
 }
 
 /// Keeps a read of the eventfd in the ring, so that another thread's wake ends the wait.

@@ -172,6 +172,63 @@ fn tasks_are_woken_from_other_threads_and_by_tokios_timers() {
     assert!(!on_session_thread(), "the test's thread has no ring");
 }
 
+/// A task that is woken once more each time it is polled, `n` times, then done.
+struct Yields(u32);
+
+impl std::future::Future for Yields {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 == 0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 -= 1;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+#[test]
+fn tasks_on_one_thread_wake_each_other_and_themselves() {
+    const ROUNDS: u32 = 10_000;
+    let rt = runtime();
+    let Some(threads) = threads(&rt, 1) else { return };
+    let (tx, rx) = mpsc::channel();
+    let (ping_tx, mut ping_rx) = tokio::sync::mpsc::unbounded_channel::<u32>();
+    let (pong_tx, mut pong_rx) = tokio::sync::mpsc::unbounded_channel::<u32>();
+    let done = tx.clone();
+    // Each message wakes the other task, on the same thread.
+    threads.spawn(async move {
+        let mut got = 0;
+        while let Some(n) = ping_rx.recv().await {
+            got = n;
+            if n == ROUNDS || pong_tx.send(n).is_err() {
+                break;
+            }
+        }
+        let _ = done.send(("echo", got));
+    });
+    let done = tx.clone();
+    threads.spawn(async move {
+        let mut last = 0;
+        for n in 1..=ROUNDS {
+            if ping_tx.send(n).is_err() {
+                break;
+            }
+            if n < ROUNDS {
+                last = pong_rx.recv().await.unwrap_or(0);
+            }
+        }
+        let _ = done.send(("ping", last));
+    });
+    threads.spawn(async move {
+        Yields(ROUNDS).await;
+        let _ = tx.send(("yields", ROUNDS));
+    });
+    let mut seen: Vec<(&str, u32)> = (0..3).map(|_| rx.recv_timeout(WAIT).expect("every task ends")).collect();
+    seen.sort();
+    assert_eq!(seen, [("echo", ROUNDS), ("ping", ROUNDS - 1), ("yields", ROUNDS)]);
+}
+
 #[test]
 fn a_panicking_task_leaves_the_thread_serving_the_others() {
     let rt = runtime();
