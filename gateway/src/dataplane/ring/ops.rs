@@ -133,6 +133,38 @@ pub unsafe fn submit_untracked(entry: &squeue::Entry) -> io::Result<()> {
     })
 }
 
+/// Whether `slot`'s operation completed (its result is not taken); an unknown slot counts as
+/// completed, for [`poll`] to report.
+pub fn finished(slot: usize) -> bool {
+    RING.with(|r| {
+        let r = r.borrow();
+        let Some(r) = r.as_ref() else { return true };
+        !matches!(r.slots.get(slot), Some(Slot::Waiting(_)))
+    })
+}
+
+/// As [`finished`], keeping the task's waker when not: it is woken when the operation completes.
+pub fn finished_or_wait(slot: usize, cx: &Context<'_>) -> bool {
+    RING.with(|r| {
+        let mut r = r.borrow_mut();
+        let Some(r) = r.as_mut() else { return true };
+        match r.slots.get_mut(slot) {
+            Some(Slot::Waiting(w)) => {
+                keep_waker(w, cx);
+                false
+            }
+            _ => true,
+        }
+    })
+}
+
+/// Keeps the task's waker in a slot, unless it has it already (no clone per poll).
+fn keep_waker(w: &mut Option<Waker>, cx: &Context<'_>) {
+    if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+        *w = Some(cx.waker().clone());
+    }
+}
+
 /// The result of `slot` (the slot is freed), or `Pending` with the task's waker kept.
 pub fn poll(slot: usize, cx: &Context<'_>) -> Poll<i32> {
     poll_received(slot, cx, |_| ())
@@ -158,9 +190,7 @@ pub fn poll_received(slot: usize, cx: &Context<'_>, sink: impl FnOnce(&[u8])) ->
                 Poll::Ready(res)
             }
             Some(Slot::Waiting(w)) => {
-                if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                    *w = Some(cx.waker().clone());
-                }
+                keep_waker(w, cx);
                 Poll::Pending
             }
             Some(Slot::Free | Slot::Orphan(_)) | None => Poll::Ready(-libc::EINVAL),

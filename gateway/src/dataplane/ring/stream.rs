@@ -33,6 +33,16 @@ enum Recv {
     /// Into the stream's own `rbuf`.
     Own(usize),
 }
+
+impl Recv {
+    /// The receive's slot in the thread's table.
+    fn slot(&self) -> usize {
+        match *self {
+            Recv::Provided(slot) | Recv::Own(slot) => slot,
+        }
+    }
+}
+
 /// The liveness check a stream's next send carries ([`RingStream::check_on_send`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Check {
@@ -231,7 +241,14 @@ impl RingStream {
                 // The answer's receive goes in with the send, as without a check.
                 self.recv = Some(self.start_recv()?);
             }
-            // The peek completed before the send went: its result is in before any answer.
+            // The peek completed before the send went: its result is in before any answer. So
+            // the task waits on the receive alone (one wake per answer, not one more for the
+            // peek) and takes both once the receive is in.
+            if let (Check::Peek(peek), Some(recv)) = (self.check, &self.recv) {
+                if !ops::finished(peek) && !ops::finished_or_wait(recv.slot(), cx) {
+                    return Poll::Pending;
+                }
+            }
             std::task::ready!(self.poll_check(cx))?;
         }
         loop {
