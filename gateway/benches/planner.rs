@@ -10,24 +10,7 @@ use gateway::planner::{Planner, RouteMemo, StatementContext};
 use gateway::sql;
 
 fn planner(rt: &tokio::runtime::Runtime) -> Planner {
-    let config = RoutingConfig {
-        topology: Some("demo".into()),
-        server_addresses: Default::default(),
-        default_tenant: "sys".into(),
-        idc: Some("idc1".into()),
-        proxy_route_policy: None,
-        proxy_primary_zone_name: None,
-        enable_primary_zone: true,
-        target_db_server: None,
-        seed: None,
-        cache: Default::default(),
-        route_log: None,
-        connect_observer_max_retries: 3,
-        config_server_url: None,
-        cluster_sys_user: "proxyro@sys".into(),
-        cluster_sys_password: String::new(),
-        table_discovery: None,
-    };
+    let config = RoutingConfig::demo(None);
     match rt.block_on(Planner::from_config(&config)) {
         Ok(p) => p,
         Err(e) => panic!("demo topology: {e}"),

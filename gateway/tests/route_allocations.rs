@@ -78,24 +78,7 @@ fn ready<T>(fut: impl Future<Output = T>) -> T {
 }
 
 fn demo_planner() -> (tokio::runtime::Runtime, Planner) {
-    let config = RoutingConfig {
-        topology: Some("demo".into()),
-        server_addresses: Default::default(),
-        default_tenant: "sys".into(),
-        idc: Some("idc1".into()),
-        proxy_route_policy: None,
-        proxy_primary_zone_name: None,
-        enable_primary_zone: true,
-        target_db_server: None,
-        seed: None,
-        cache: Default::default(),
-        route_log: None,
-        connect_observer_max_retries: 3,
-        config_server_url: None,
-        cluster_sys_user: "proxyro@sys".into(),
-        cluster_sys_password: String::new(),
-        table_discovery: None,
-    };
+    let config = RoutingConfig::demo(None);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let planner = rt.block_on(Planner::from_config(&config)).expect("demo topology");
     (rt, planner)

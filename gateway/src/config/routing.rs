@@ -87,6 +87,32 @@ pub struct RoutingConfig {
     pub connect_observer_max_retries: usize,
 }
 
+impl RoutingConfig {
+    /// The embedded demo topology (`metadata/demo_topology.toml`) from a client in idc1, tenant
+    /// `sys`, tie-breaks seeded by `seed` (random when `None`): what planner tests and benches
+    /// route against.
+    pub fn demo(seed: Option<u64>) -> RoutingConfig {
+        RoutingConfig {
+            topology: Some("demo".into()),
+            server_addresses: Default::default(),
+            default_tenant: "sys".into(),
+            idc: Some("idc1".into()),
+            proxy_route_policy: None,
+            proxy_primary_zone_name: None,
+            enable_primary_zone: true,
+            target_db_server: None,
+            seed,
+            cache: Default::default(),
+            route_log: None,
+            connect_observer_max_retries: 3,
+            config_server_url: None,
+            cluster_sys_user: "proxyro@sys".into(),
+            cluster_sys_password: String::new(),
+            table_discovery: None,
+        }
+    }
+}
+
 fn default_sys_user() -> String {
     "proxyro@sys".into()
 }

@@ -4,24 +4,7 @@
 use super::*;
 
 pub(super) fn config(seed: u64) -> RoutingConfig {
-    RoutingConfig {
-        topology: Some("demo".into()),
-        server_addresses: Default::default(),
-        default_tenant: "sys".into(),
-        idc: Some("idc1".into()),
-        proxy_route_policy: None,
-        proxy_primary_zone_name: None,
-        enable_primary_zone: true,
-        target_db_server: None,
-        seed: Some(seed),
-        cache: Default::default(),
-        route_log: None,
-        connect_observer_max_retries: 3,
-        config_server_url: None,
-        cluster_sys_user: "proxyro@sys".into(),
-        cluster_sys_password: String::new(),
-        table_discovery: None,
-    }
+    RoutingConfig::demo(Some(seed))
 }
 
 pub(super) fn ctx() -> StatementContext {
