@@ -67,7 +67,9 @@ sysbench "$TEST" --mysql-host=127.0.0.1 --mysql-port="$DB_PORT" --mysql-user=roo
 } >"$DIR/topology.toml"
 
 config() { # mode port
-    printf '[listen]\naddress = "127.0.0.1:%s"\n\n[backend]\naddress = "127.0.0.1:%s"\n\n' "$2" "$DB_PORT"
+    # epoll session threads: valgrind (3.19) does not run the io_uring ones, and the gateway under
+    # it never answers. The code this counts (reading, analysis, planning, the relay) is the same.
+    printf '[listen]\naddress = "127.0.0.1:%s"\nsession_io = "epoll"\n\n[backend]\naddress = "127.0.0.1:%s"\n\n' "$2" "$DB_PORT"
     printf '[[users]]\nname = "root"\npassword = ""\nauth_plugin = "mysql_native_password"\n\n[log]\nlevel = "warn"\n'
     if [ "$1" = routed ]; then printf '\n[routing]\ntopology = "%s"\nidc = "idc1"\n' "$DIR/topology.toml"; fi
 }
