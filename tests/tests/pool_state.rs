@@ -546,15 +546,15 @@ async fn a_parked_connection_serves_its_session_and_goes_to_others_when_the_key_
     let mut conn = get(&mut homes1, 1).await.expect("first");
     let thread = conn.thread_id();
     assert_eq!(row(&mut conn, "SET @mine = 41").await, Ok(Vec::new()));
-    homes1.park(conn);
+    homes1.park(conn, Instant::now());
     let stats = pool.stats();
     assert_eq!((stats.in_use, stats.parked, stats.idle), (1, 1, 0), "{stats:?}");
     let reuses = stats.reuses;
-    let mut conn = pool.parked(&homes1, at, wire, 1).expect("its own parked connection");
+    let mut conn = pool.parked(&homes1, at, wire, 1, Instant::now()).expect("its own parked connection");
     assert_eq!(conn.thread_id(), thread);
     assert_eq!(row(&mut conn, "SELECT @mine + 1").await, Ok(vec![Some("42".into())]), "the session as it was");
     assert_eq!(pool.stats().reuses, reuses, "taken back without the pool's idle list");
-    homes1.park(conn);
+    homes1.park(conn, Instant::now());
 
     // Session 2 takes the free slot; session 3 finds the key full and takes the parked
     // connection, reset for it.
@@ -566,7 +566,7 @@ async fn a_parked_connection_serves_its_session_and_goes_to_others_when_the_key_
     assert!(started.elapsed() < Duration::from_secs(10), "not a wait for the acquire timeout");
     assert_eq!(other.thread_id(), thread, "no third connection");
     assert_eq!(row(&mut other, "SELECT @mine").await, Ok(vec![None]), "reset: nothing of session 1");
-    assert!(pool.parked(&homes1, at, wire, 1).is_none(), "session 1 no longer has it");
+    assert!(pool.parked(&homes1, at, wire, 1, Instant::now()).is_none(), "session 1 no longer has it");
 
     // Session 1 now waits for the key; session 3 does not park on the full key: the waiter gets
     // the connection.
@@ -581,7 +581,7 @@ async fn a_parked_connection_serves_its_session_and_goes_to_others_when_the_key_
     while pool.stats().waiting == 0 {
         tokio::task::yield_now().await;
     }
-    homes3.park(other);
+    homes3.park(other, Instant::now());
     assert_eq!(waiter.await.expect("task"), Ok(thread), "handed over, not parked");
     drop((second, homes2, homes3));
     let stats = pool.stats();

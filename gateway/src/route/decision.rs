@@ -90,13 +90,17 @@ pub fn decide_untraced(req: &RouteRequest) -> Result<RouteDecision, RouteError> 
     let candidates = dedup(&req.candidates);
     let choice = choose_policy(req, consistency, TenantFacts::of(&candidates))?;
     let pool_order = order_candidates(req, &candidates, consistency, &choice);
-    let (ordered, skipped_congested) = apply_congestion(pool_order.ranked);
-    let mut iter = ordered.into_iter();
-    let chosen = iter.next().ok_or(RouteError::NoCandidate(choice.policy))?;
+    // In place: the order is not moved or copied again (it is most of the decision's size).
+    let mut retry = pool_order.ranked;
+    let skipped_congested = apply_congestion(&mut retry);
+    if retry.is_empty() {
+        return Err(RouteError::NoCandidate(choice.policy));
+    }
+    let chosen = retry.remove(0);
     Ok(RouteDecision {
         force_retry_congested: chosen.congestion.is_congested(),
         chosen,
-        retry: iter.collect(),
+        retry,
         skipped_congested,
         consistency,
         consistency_rule,
@@ -162,12 +166,16 @@ fn order_candidates(
 
 /// Moves congested candidates behind the usable ones (stable, by severity) and reports those
 /// the policy had ranked before the first usable one.
-fn apply_congestion(mut ranked: Ranked) -> (Ranked, Vec<RankedCandidate>) {
+fn apply_congestion(ranked: &mut Ranked) -> Vec<RankedCandidate> {
+    // The usual case: nothing congested, nothing to move.
+    if ranked.iter().all(|r| !r.congestion.is_congested()) {
+        return Vec::new();
+    }
     // Empty, so not allocated, unless a candidate is congested.
     let skipped: Vec<RankedCandidate> = match ranked.iter().position(|r| !r.congestion.is_congested()) {
         Some(first_usable) => ranked[..first_usable].to_vec(),
         None => ranked.to_vec(),
     };
     ranked.sort_by_key(|r| r.congestion.severity());
-    (ranked, skipped)
+    skipped
 }

@@ -220,10 +220,11 @@ impl Pool {
     /// used as it is: the checks of an idle connection going back to its own client
     /// ([`Pool::ready_now`]). One that cannot goes to the key's idle list with its idle time,
     /// where the checkout that follows finds it and pings, resets or closes it.
-    pub fn parked(&self, homes: &Homes, key: KeyRef<'_>, wire: u64, client: u64) -> Option<PooledConn> {
+    /// `now`: the caller's recent clock reading, to which the connection's idle time is measured.
+    pub fn parked(&self, homes: &Homes, key: KeyRef<'_>, wire: u64, client: u64, now: Instant) -> Option<PooledConn> {
         let mut parked = homes.take_parked(key, wire)?;
         let cfg = &self.inner.cfg;
-        let age = parked.since.elapsed();
+        let age = now.saturating_duration_since(parked.since);
         let fresh = parked.conn.client() == client && age < cfg.health_check_after() && age <= cfg.idle_timeout();
         // Its own session's next request: a connection on the ring is checked as it is sent.
         if fresh && alive_or_checked_on_send(&mut parked.conn) {

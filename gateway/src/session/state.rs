@@ -262,6 +262,15 @@ impl ClientState {
         conn.owner == Some(self.id) && conn.version == self.version && self.pending.is_empty()
     }
 
+    /// Whether `conn` is in this state's database (or the state names none).
+    fn database_on(&self, conn: &ConnSync) -> bool {
+        match (&self.database, &conn.database) {
+            (None, _) => true,
+            (Some(db), Some(on)) => Arc::ptr_eq(db, on) || db == on,
+            (Some(_), None) => false,
+        }
+    }
+
     /// `USE db` or `COM_INIT_DB` succeeded (on `conn`, when it ran on one).
     pub fn set_database(&mut self, db: &str, conn: Option<&mut ConnSync>) {
         self.database = Some(Arc::from(db));
@@ -331,6 +340,11 @@ impl ClientState {
 
     /// What `conn` must run to hold this state.
     pub fn plan(&self, conn: &ConnSync) -> SyncPlan {
+        // The usual statement: the connection holds this very state already (nothing changed
+        // since it last ran one of this client's requests).
+        if self.in_sync(conn) && self.database_on(conn) {
+            return SyncPlan { steps: Vec::new(), version: self.version, pending: 0 };
+        }
         let fresh = conn.owner != Some(self.id);
         let since = if fresh { 0 } else { conn.version };
         let mut steps = Vec::new();

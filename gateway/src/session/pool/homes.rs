@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::park::{Parked, Spot};
 use super::{KeyPool, PoolKey, PooledConn};
@@ -79,12 +80,13 @@ impl Homes {
     /// another thread may take it ([`super::Pool::get`], the reaper).
     ///
     /// [settled]: crate::tls::Stream::settle
-    pub fn park(&mut self, mut conn: PooledConn) {
+    /// `since`: when it became idle (the end of its last answer).
+    pub fn park(&mut self, mut conn: PooledConn, since: Instant) {
         if !conn.reusable() || !conn.wire.io.settle() {
             return;
         }
         match self.known.iter().find(|h| Arc::ptr_eq(&h.pool, conn.home())) {
-            Some(h) => h.spot.park(&h.pool, conn),
+            Some(h) => h.spot.park(&h.pool, conn, since),
             None => drop(conn),
         }
     }

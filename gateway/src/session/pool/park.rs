@@ -51,13 +51,14 @@ impl Spot {
 
     /// Parks `conn` (of `home`), unless the key is full or a request waits for one of its
     /// connections: then it goes back to the idle list, whose return tells a waiter.
-    pub fn park(&self, home: &KeyPool, conn: PooledConn) {
+    /// `since`: when the connection became idle.
+    pub fn park(&self, home: &KeyPool, conn: PooledConn, since: Instant) {
         if home.waiting.load(Ordering::SeqCst) > 0 || home.slots.available_permits() == 0 {
             drop(conn);
             return;
         }
         let earlier = match self.parked.lock() {
-            Ok(mut parked) => parked.replace(Parked { conn, since: Instant::now() }),
+            Ok(mut parked) => parked.replace(Parked { conn, since }),
             Err(_) => return,
         };
         drop(earlier);

@@ -215,7 +215,10 @@ impl RoutedSession<'_> {
             let ctx = self.context();
             self.planner.route(a, &ctx, &mut self.memo, t0).await
         };
-        self.route_time = Some(t0.elapsed());
+        // The reading that ends the planning's time is the checkout's too (`clock`).
+        let t1 = tokio::time::Instant::now();
+        self.route_time = Some(t1.saturating_duration_since(t0));
+        self.clock = t1.into_std();
         // A remembered table was listed when the session first routed by it.
         if let Some(key) = planned.table.as_ref().filter(|_| !planned.remembered) {
             self.reg.touched(key);

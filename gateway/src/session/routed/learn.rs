@@ -104,7 +104,9 @@ impl RoutedSession<'_> {
         } else {
             // Kept for the session's next statement to the same server; the pool takes it back
             // when another request needs it (`pool::park`).
-            self.homes.park(conn);
+            // Its idle time starts where the answer ended (`ended`, read once per statement).
+            let since = self.ended.unwrap_or_else(std::time::Instant::now);
+            self.homes.park(conn, since);
         }
     }
 

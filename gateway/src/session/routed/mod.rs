@@ -99,6 +99,9 @@ pub struct RoutedSession<'a> {
     ended: Option<Instant>,
     /// How long planning the current request took, when it was planned (metrics).
     route_time: Option<std::time::Duration>,
+    /// The session's latest clock reading: the request's start, then the end of its planning. A
+    /// checkout measures a parked connection's idle time from it, without reading the clock again.
+    clock: Instant,
     /// The `[log]` settings of the current request (read once per request).
     logging: Logging,
     /// Requests routed so far (the route log's `seq`).
@@ -158,6 +161,7 @@ pub async fn serve(
         txn: Transaction::starting(shared.profile().status),
         link: link::ServerLink::default(),
         started: Instant::now(),
+        clock: Instant::now(),
         ended: None,
         route_time: None,
         logging: Logging::of(&shared.config()),
@@ -254,6 +258,7 @@ impl SessionKind for RoutedSession<'_> {
     fn started(&mut self, next: &NextCommand, text: &str) {
         // One clock reading: the statement's time (metrics, slow log) and the process list's.
         self.started = Instant::now();
+        self.clock = self.started;
         self.logging = Logging::of(self.front.config.current(&self.shared.live));
         match next.cmd {
             command::QUERY => self.reg.start_text("Query", text, self.started),
@@ -272,7 +277,8 @@ impl SessionKind for RoutedSession<'_> {
 
     async fn pooled(&self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
         // A KILL QUERY's connection (rare): the session's memory of pools is not at hand here.
-        parts::checkout(self.shared, &self.account, &mut Homes::default(), &self.front, &self.state, server).await
+        let now = Instant::now();
+        parts::checkout(self.shared, &self.account, &mut Homes::default(), &self.front, &self.state, server, now).await
     }
 
     /// On the session's held connection, else on a pooled connection to its last server.
@@ -353,6 +359,7 @@ impl<'a> RoutedSession<'a> {
             splice: &mut self.splice,
             reg: &self.reg,
             killed: &mut self.killed,
+            clock: self.clock,
         };
         (&mut self.link, cx)
     }
@@ -367,7 +374,8 @@ impl<'a> RoutedSession<'a> {
 
     /// A pooled connection to `server` for this session ([`parts::checkout`]).
     async fn checkout(&mut self, server: SocketAddr) -> Result<PooledConn, super::pool::PoolError> {
-        parts::checkout(self.shared, &self.account, &mut self.homes, &self.front, &self.state, server).await
+        let now = Instant::now();
+        parts::checkout(self.shared, &self.account, &mut self.homes, &self.front, &self.state, server, now).await
     }
 
     /// A statement's text as the SQL analysis reads it: in the default SQL mode, rewritten

@@ -4,6 +4,7 @@
 //! client-side facts every request asks (stickiness, a pooled connection as the client).
 
 use std::net::SocketAddr;
+use std::time::Instant;
 
 use super::registry::Registration;
 use super::request::{Request, Served};
@@ -49,6 +50,9 @@ pub(super) struct ClientParts<'s, 'a> {
     pub reg: &'s Registration<'a>,
     /// The session's own hold of its kill switch (it remembers the waits it left).
     pub killed: &'s mut KillSignal,
+    /// The session's latest clock reading (the request's start or the end of its planning): a
+    /// parked connection's idle time is measured to it.
+    pub clock: Instant,
 }
 
 /// The client's prepared statements, binary and text.
@@ -71,7 +75,7 @@ impl ClientParts<'_, '_> {
 
     /// A pooled connection to `server` for this session.
     pub(super) async fn checkout(&mut self, server: SocketAddr) -> Result<PooledConn, PoolError> {
-        checkout(self.shared, self.account, self.homes, self.front, self.state, server).await
+        checkout(self.shared, self.account, self.homes, self.front, self.state, server, self.clock).await
     }
 
     /// Why the next statement must use the session's current connection, if it must.
@@ -91,7 +95,8 @@ impl ClientParts<'_, '_> {
 }
 
 /// A pooled connection to `server` for the session of `front`, logged in as `account`, in the
-/// database of `state`; from one of the pools in `homes` when it is one of them.
+/// database of `state`; from one of the pools in `homes` when it is one of them. `now`: a recent
+/// clock reading, to which a parked connection's idle time is measured.
 pub(super) async fn checkout(
     shared: &Shared,
     account: &Account,
@@ -99,6 +104,7 @@ pub(super) async fn checkout(
     front: &ClientSide<'_>,
     state: &ClientState,
     server: SocketAddr,
+    now: Instant,
 ) -> Result<PooledConn, PoolError> {
     let key = KeyRef { server, tenant: &account.tenant, user: &account.user };
     // Bulk execution changes nothing else on the wire; progress reports only for clients that
@@ -106,7 +112,7 @@ pub(super) async fn checkout(
     let ext = crate::protocol::ext_caps::STMT_BULK_OPERATIONS | front.ext;
     let wire = crate::session::pool::wire_identity(front.caps, ext);
     // The connection the session kept since its last statement to this key: no pool traffic.
-    if let Some(conn) = shared.pool.parked(homes, key, wire, state.id()) {
+    if let Some(conn) = shared.pool.parked(homes, key, wire, state.id(), now) {
         return Ok(conn);
     }
     let login = || account.login_request(shared, front, state.database(), ext);
